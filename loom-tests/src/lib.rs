@@ -1,0 +1,11 @@
+//! Loom models of Tempo's concurrent protocols.
+//!
+//! The models live in `tests/`, one file per protocol, and compile only under
+//! `RUSTFLAGS="--cfg loom"`, where the crates under test swap their
+//! synchronisation primitives for loom's (see each crate's `sync` module), so
+//! loom explores the real code. Run them with:
+//!
+//! ```text
+//! RUSTFLAGS="--cfg loom" cargo test --release -p tempo-loom-tests --target-dir target/loom
+//! ```
+#![deny(missing_docs)]
