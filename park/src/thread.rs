@@ -250,7 +250,7 @@ mod tests {
 
     #[test]
     fn park_is_object_safe_behind_box() {
-        let mut p: Box<ParkThread> = Box::new(ParkThread::new());
+        let mut p: Box<ParkThread> = Box::default();
         p.unpark().unpark();
         p.park().unwrap();
         assert_eq!(p.stats(), crate::DriverStats::default());
