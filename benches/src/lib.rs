@@ -1,1 +1,23 @@
-//! Work in progress: see the issue tracker.
+//! Measurement library shared by the Tempo benchmark binaries.
+//!
+//! The binaries (`udp-sender`, `udp-receiver`, `udp-sweep`, `timer-streams`)
+//! compare Tempo with what a user would pick instead (tokio's current-thread
+//! runtime, a thread per stream, a hand-written mio loop) in the same run.
+//! Everything they measure with lives here, one concept per module, so that
+//! every runtime is measured by the same code.
+
+pub mod affinity;
+pub mod alloc_count;
+pub mod args;
+pub mod clock;
+pub mod fd_limit;
+pub mod latency;
+pub mod os_threads;
+pub mod packet;
+pub mod recv_stats;
+pub mod report;
+pub mod rusage;
+pub mod timer_error;
+pub mod udp_drops;
+pub mod udp_socket;
+pub mod window;
