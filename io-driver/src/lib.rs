@@ -1,1 +1,68 @@
-//! Work in progress: see the issue tracker.
+//! Tempo's I/O driver: a [mio] reactor behind the [`tempo_park::Park`]
+//! contract, and async UDP, TCP and Unix sockets ([`net`]).
+//!
+//! # Pieces
+//!
+//! * [`Driver`] owns the `mio::Poll`. Each `park*` waits in `epoll_wait` and
+//!   dispatches readiness to the registrations in one pass, waking at most a
+//!   reader and a writer per ready socket, allocating nothing.
+//! * [`Handle`] is a cheap, `Send + Sync` reference to a driver. The runtime
+//!   [enters](Handle::enter) it on the threads it runs; socket constructors
+//!   (`bind`, `connect`, `from_std`) register with [`Handle::current`] and
+//!   fail with a message saying what to do when there is none.
+//! * Readiness is edge-triggered and cached per socket; it is cleared only
+//!   when an operation returns `WouldBlock` *and* no event arrived since the
+//!   operation looked at it, so no edge is lost.
+//!
+//! # `try_*` methods: a difference from tokio
+//!
+//! tokio's `try_recv` (and every `try_*`) returns `WouldBlock` *without a
+//! syscall* when its cached readiness is empty. Tempo's `try_*` methods
+//! **always attempt the syscall**: under a throttling scheduler readiness is
+//! refreshed only once per tick, so a datagram that arrived since would be
+//! invisible to a readiness-gated `try_recv`. A `try_*` that returns
+//! `WouldBlock` clears the cached readiness, so `readable()` /
+//! `writable()` then wait for the next event, as in tokio.
+//!
+//! Async receives work the same way: they try the syscall first, and only on
+//! `WouldBlock` register the task's waker.
+//!
+//! # Cargo features
+//!
+//! * `futures-io` (**default**; the `futures-io` crate is tiny):
+//!   `futures_io::AsyncRead` / `AsyncWrite` for [`net::TcpStream`], its owned
+//!   halves and [`net::UnixStream`].
+//! * `tokio-io` (off by default): `tokio::io::AsyncRead` / `AsyncWrite` for the
+//!   same types, depending on tokio with default features off, so tokio-util
+//!   codecs (`Framed`) and tokio-based protocol crates run on Tempo.
+//!
+//! # Deferred drain retry
+//!
+//! [`Driver::set_defer_drain_retry`] implements DESIGN.md's datagram rule: a
+//! throttled receiver pays one `recvfrom` per datagram plus one `epoll_wait`
+//! per tick.
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms, missing_debug_implementations)]
+
+mod compat;
+mod driver;
+mod handle;
+mod poll_io;
+mod ready;
+mod registration;
+mod registrations;
+mod scheduled_io;
+mod sync;
+
+pub mod net;
+
+pub use driver::{Driver, UnparkDriver};
+pub use handle::{EnterGuard, Handle};
+
+/// Internals exposed to the loom models in `loom-tests/` only.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod loom_model {
+    pub use crate::ready::{Direction, Ready};
+    pub use crate::scheduled_io::{ReadyEvent, ScheduledIo};
+}

@@ -1,0 +1,249 @@
+//! [`Driver`]: the reactor. It owns the `mio::Poll` and its `Events` buffer,
+//! and implements [`tempo_park::Park`]: each `park*` waits in `epoll_wait`,
+//! then dispatches the events to the registrations in one pass.
+//!
+//! # One dispatch pass, no allocation
+//!
+//! Under the registrations lock, each event's token is resolved (stale
+//! tokens are dropped), its readiness is ORed into the registration, and the
+//! wakers it concerns are *moved* into a buffer owned by the driver. The
+//! lock is released before the wakers run, so a waker that drops a socket
+//! (and so deregisters) cannot deadlock. The `Events` buffer, the waker
+//! buffer and the deferred list are reused from park to park: after warm-up
+//! a park allocates nothing.
+//!
+//! # Deferred drain retry
+//!
+//! See [`Driver::set_defer_drain_retry`]: the datagram rule of DESIGN.md.
+
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::Arc;
+use std::task::Waker;
+use std::time::Duration;
+
+use mio::{Events, Poll, Token};
+use tempo_park::{DriverStats, Park, Unpark};
+
+use crate::ready::Ready;
+use crate::registrations::{Registrations, WAKER_TOKEN};
+use crate::Handle;
+
+/// Default size of the `Events` buffer: events beyond it wait for the next
+/// park (epoll returns them then; nothing is lost).
+const DEFAULT_EVENTS: usize = 1024;
+
+/// State shared by the driver and its handles.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) registry: mio::Registry,
+    pub(crate) waker: Arc<mio::Waker>,
+    pub(crate) registrations: parking_lot::Mutex<Registrations>,
+    /// Number of `park*` calls so far: the driver tick.
+    pub(crate) tick: AtomicU64,
+    pub(crate) defer_drain_retry: AtomicBool,
+    /// Registrations whose reader was deferred to the next tick.
+    pub(crate) deferred: parking_lot::Mutex<Vec<Token>>,
+    pub(crate) is_shutdown: AtomicBool,
+}
+
+/// The I/O reactor: a `mio::Poll`, its events buffer and the registrations
+/// of every socket created with its [`Handle`].
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo_park::Park;
+///
+/// let mut driver = tempo_io::Driver::new()?;
+/// let handle = driver.handle();
+/// handle.unpark();             // a wake-up before the park ...
+/// driver.park()?;              // ... makes it return at once
+/// driver.park_timeout(Duration::ZERO)?; // polls once, never blocks
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct Driver {
+    poll: Poll,
+    events: Events,
+    shared: Arc<Shared>,
+    /// Wakers taken during dispatch, woken after the lock is released.
+    wakers: Vec<Waker>,
+    /// Swapped with `Shared::deferred` at each park.
+    deferred: Vec<Token>,
+    tick: u64,
+    io_events: u64,
+}
+
+/// The [`Unpark`] handle of a [`Driver`]: writes its eventfd
+/// (`mio::Waker`). Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct UnparkDriver {
+    waker: Arc<mio::Waker>,
+}
+
+impl Unpark for UnparkDriver {
+    fn unpark(&self) {
+        // Fails only if the eventfd counter would overflow, which means it is
+        // already signalled: the wake-up is not lost.
+        let _ = self.waker.wake();
+    }
+}
+
+impl Driver {
+    /// Creates a driver with room for 1,024 events per park.
+    pub fn new() -> io::Result<Driver> {
+        Driver::with_capacity(DEFAULT_EVENTS)
+    }
+
+    /// Creates a driver whose `Events` buffer holds `events` events (at
+    /// least 1); more ready sockets than that are dispatched by the next park.
+    pub fn with_capacity(events: usize) -> io::Result<Driver> {
+        let poll = Poll::new()?;
+        let waker = Arc::new(mio::Waker::new(poll.registry(), WAKER_TOKEN)?);
+        let shared = Arc::new(Shared {
+            registry: poll.registry().try_clone()?,
+            waker,
+            registrations: parking_lot::Mutex::new(Registrations::default()),
+            tick: AtomicU64::new(0),
+            defer_drain_retry: AtomicBool::new(false),
+            deferred: parking_lot::Mutex::new(Vec::new()),
+            is_shutdown: AtomicBool::new(false),
+        });
+        Ok(Driver {
+            poll,
+            events: Events::with_capacity(events.max(1)),
+            shared,
+            wakers: Vec::new(),
+            deferred: Vec::new(),
+            tick: 0,
+            io_events: 0,
+        })
+    }
+
+    /// A handle that registers sockets with this driver, from any thread.
+    pub fn handle(&self) -> Handle {
+        Handle::from_shared(self.shared.clone())
+    }
+
+    /// Turns the deferred drain retry on or off (default: off).
+    ///
+    /// When on, a datagram socket that received successfully during the
+    /// current tick (the count of `park*` calls) does not retry the receive
+    /// syscall in the same tick: its next receive returns `Pending`, and the
+    /// driver wakes it at the start of the next `park*`, which then polls
+    /// with a zero timeout instead of blocking. A throttled receiver so pays
+    /// one `recvfrom` per datagram instead of two (the second would usually
+    /// return `WouldBlock`), and a datagram already queued is still received
+    /// at the next tick at the latest. It applies to `recv`/`recv_from` of
+    /// [`UdpSocket`](crate::net::UdpSocket) and
+    /// [`UnixDatagram`](crate::net::UnixDatagram) (the async and `poll_*`
+    /// forms; `try_*` always attempts the syscall).
+    pub fn set_defer_drain_retry(&mut self, enabled: bool) {
+        self.shared.defer_drain_retry.store(enabled, Relaxed);
+    }
+
+    /// Number of `park*` calls so far (the tick the deferred drain retry
+    /// counts in).
+    pub fn tick(&self) -> u64 {
+        self.tick
+    }
+
+    /// Number of sockets currently registered.
+    pub fn registered(&self) -> usize {
+        self.shared.registrations.lock().len()
+    }
+
+    fn turn(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        self.tick = self.tick.wrapping_add(1);
+        // Stored before taking the deferred list: a receiver on another
+        // thread that pushes after the swap sees the new tick and wakes
+        // itself (see `Registration::poll_recv_io`).
+        self.shared.tick.store(self.tick, SeqCst);
+        std::mem::swap(&mut *self.shared.deferred.lock(), &mut self.deferred);
+        let timeout = if self.deferred.is_empty() {
+            timeout
+        } else {
+            Some(Duration::ZERO)
+        };
+
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => {}
+            // A signal: a spurious return, which the contract allows.
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => self.events.clear(),
+            Err(e) => return Err(e),
+        }
+
+        {
+            let registrations = self.shared.registrations.lock();
+            for token in self.deferred.drain(..) {
+                if let Some(io) = registrations.get(token) {
+                    if let Some(waker) = io.take_reader() {
+                        self.wakers.push(waker);
+                    }
+                    self.io_events += 1;
+                }
+            }
+            for event in self.events.iter() {
+                let token = event.token();
+                if token == WAKER_TOKEN {
+                    continue;
+                }
+                let Some(io) = registrations.get(token) else {
+                    continue; // stale: the slot was freed or reused
+                };
+                let ready = Ready::from_event(event);
+                io.set_readiness(ready);
+                io.take_wakers(ready, &mut self.wakers);
+                self.io_events += 1;
+            }
+        }
+        for waker in self.wakers.drain(..) {
+            waker.wake();
+        }
+        Ok(())
+    }
+}
+
+impl Park for Driver {
+    type Unpark = UnparkDriver;
+    type Error = io::Error;
+
+    fn unpark(&self) -> UnparkDriver {
+        UnparkDriver {
+            waker: self.shared.waker.clone(),
+        }
+    }
+
+    fn park(&mut self) -> io::Result<()> {
+        self.turn(None)
+    }
+
+    fn park_timeout(&mut self, duration: Duration) -> io::Result<()> {
+        // mio rounds up to milliseconds and saturates huge values, so
+        // Duration::MAX waits (practically) forever without overflow.
+        self.turn(Some(duration))
+    }
+
+    fn stats(&self) -> DriverStats {
+        DriverStats {
+            io_events: self.io_events,
+            timers_fired: 0,
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.shared.is_shutdown.store(true, SeqCst);
+        {
+            let registrations = self.shared.registrations.lock();
+            for io in registrations.iter() {
+                io.shutdown();
+                io.take_all_wakers(&mut self.wakers);
+            }
+        }
+        for waker in self.wakers.drain(..) {
+            waker.wake();
+        }
+    }
+}

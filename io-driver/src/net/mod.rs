@@ -1,0 +1,24 @@
+//! Async sockets registered with the current thread's [`Driver`](crate::Driver).
+//!
+//! Method names and meanings follow tokio's `tokio::net`, so migrating is a
+//! change of imports, with these differences:
+//!
+//! * `try_*` methods always attempt the syscall (see the [crate docs](crate)).
+//! * `poll_recv*` / `poll_read` take `&mut [u8]` and return the byte count
+//!   (tokio takes its own `ReadBuf`).
+//! * Address arguments take [`std::net::ToSocketAddrs`]; name resolution is
+//!   synchronous (it blocks the thread for host names: pass IP addresses in
+//!   latency-sensitive code). Each resolved address is tried in turn.
+//! * One task may wait to read and one to write on a socket at a time; a
+//!   second waiter in the same direction replaces the first's waker.
+
+mod addr;
+mod tcp;
+mod udp;
+mod unix;
+
+pub use tcp::{
+    OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpStream, WriteHalf,
+};
+pub use udp::UdpSocket;
+pub use unix::{UnixDatagram, UnixListener, UnixStream};

@@ -1,0 +1,215 @@
+//! Halves of a [`TcpStream`]: borrowed ([`ReadHalf`], [`WriteHalf`]) and
+//! owned ([`OwnedReadHalf`], [`OwnedWriteHalf`]).
+//!
+//! The stream's reader and writer wakers are separate, so the two halves
+//! can wait in different tasks at the same time. Owned halves share the
+//! stream through an `Arc` (one allocation per split, none per operation).
+
+use std::error::Error;
+use std::fmt;
+use std::future::poll_fn;
+use std::io;
+use std::net::{Shutdown, SocketAddr};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use crate::net::TcpStream;
+
+/// The read half of a borrowed split ([`TcpStream::split`]).
+#[derive(Debug)]
+pub struct ReadHalf<'a>(&'a TcpStream);
+
+/// The write half of a borrowed split ([`TcpStream::split`]).
+#[derive(Debug)]
+pub struct WriteHalf<'a>(&'a TcpStream);
+
+/// The owned read half ([`TcpStream::into_split`]).
+#[derive(Debug)]
+pub struct OwnedReadHalf {
+    inner: Arc<TcpStream>,
+}
+
+/// The owned write half ([`TcpStream::into_split`]). Dropping it shuts
+/// down the write side, so the peer sees end of stream.
+#[derive(Debug)]
+pub struct OwnedWriteHalf {
+    inner: Arc<TcpStream>,
+    shutdown_on_drop: bool,
+}
+
+/// [`OwnedReadHalf::reunite`] was given halves of two different streams.
+#[derive(Debug)]
+pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
+
+impl fmt::Display for ReuniteError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("tried to reunite halves that are not from the same TcpStream")
+    }
+}
+
+impl Error for ReuniteError {}
+
+pub(crate) fn split(stream: &mut TcpStream) -> (ReadHalf<'_>, WriteHalf<'_>) {
+    (ReadHalf(stream), WriteHalf(stream))
+}
+
+pub(crate) fn split_owned(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) {
+    let inner = Arc::new(stream);
+    (
+        OwnedReadHalf {
+            inner: inner.clone(),
+        },
+        OwnedWriteHalf {
+            inner,
+            shutdown_on_drop: true,
+        },
+    )
+}
+
+/// Read methods shared by both read halves.
+macro_rules! read_half_methods {
+    () => {
+        /// Reads some bytes; `Ok(0)` at end of stream.
+        pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+            poll_fn(|cx| self.poll_read(cx, buf)).await
+        }
+
+        /// Polls a read.
+        pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+            self.stream().poll_read(cx, buf)
+        }
+
+        /// Reads now (always one syscall), or fails with `WouldBlock`.
+        pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stream().try_read(buf)
+        }
+
+        /// Reads without consuming.
+        pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+            self.stream().peek(buf).await
+        }
+
+        /// Waits until the stream may be readable.
+        pub async fn readable(&self) -> io::Result<()> {
+            self.stream().readable().await
+        }
+
+        /// The local address.
+        pub fn local_addr(&self) -> io::Result<SocketAddr> {
+            self.stream().local_addr()
+        }
+
+        /// The peer's address.
+        pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+            self.stream().peer_addr()
+        }
+    };
+}
+
+/// Write methods shared by both write halves.
+macro_rules! write_half_methods {
+    () => {
+        /// Writes some bytes.
+        pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
+            self.stream().write(buf).await
+        }
+
+        /// Writes all of `buf`.
+        pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
+            self.stream().write_all(buf).await
+        }
+
+        /// Polls a write.
+        pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+            self.stream().poll_write(cx, buf)
+        }
+
+        /// Writes now (always one syscall), or fails with `WouldBlock`.
+        pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+            self.stream().try_write(buf)
+        }
+
+        /// Waits until the stream may be writable.
+        pub async fn writable(&self) -> io::Result<()> {
+            self.stream().writable().await
+        }
+
+        /// Shuts down the write side of the stream.
+        pub async fn shutdown(&self) -> io::Result<()> {
+            self.stream().shutdown_std(Shutdown::Write)
+        }
+
+        /// The local address.
+        pub fn local_addr(&self) -> io::Result<SocketAddr> {
+            self.stream().local_addr()
+        }
+
+        /// The peer's address.
+        pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+            self.stream().peer_addr()
+        }
+
+        #[allow(dead_code)] // used by the I/O trait features only
+        pub(crate) fn shutdown_write(&self) -> io::Result<()> {
+            self.stream().shutdown_std(Shutdown::Write)
+        }
+    };
+}
+
+impl ReadHalf<'_> {
+    fn stream(&self) -> &TcpStream {
+        self.0
+    }
+    read_half_methods!();
+}
+
+impl WriteHalf<'_> {
+    fn stream(&self) -> &TcpStream {
+        self.0
+    }
+    write_half_methods!();
+}
+
+impl OwnedReadHalf {
+    fn stream(&self) -> &TcpStream {
+        &self.inner
+    }
+    read_half_methods!();
+
+    /// Puts the halves back together; fails if they are from different
+    /// streams.
+    pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
+        reunite(self, other)
+    }
+}
+
+impl OwnedWriteHalf {
+    fn stream(&self) -> &TcpStream {
+        &self.inner
+    }
+    write_half_methods!();
+
+    /// Puts the halves back together; fails if they are from different
+    /// streams.
+    pub fn reunite(self, other: OwnedReadHalf) -> Result<TcpStream, ReuniteError> {
+        reunite(other, self)
+    }
+}
+
+fn reunite(read: OwnedReadHalf, mut write: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
+    if !Arc::ptr_eq(&read.inner, &write.inner) {
+        return Err(ReuniteError(read, write));
+    }
+    write.shutdown_on_drop = false;
+    drop(write);
+    Ok(Arc::try_unwrap(read.inner)
+        .expect("both halves were given, so the read half holds the last reference"))
+}
+
+impl Drop for OwnedWriteHalf {
+    fn drop(&mut self) {
+        if self.shutdown_on_drop {
+            let _ = self.inner.shutdown_std(Shutdown::Write);
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! A minimal single-threaded executor for tests: polls futures and parks the
+//! I/O driver in between, the way the runtime will. Shared by the
+//! integration tests and `examples/udp_recv_count.rs`.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, ThreadId};
+
+use tempo_io::{Driver, Handle};
+use tempo_park::Park;
+
+/// Wakes the test's main future: sets a flag, and unparks the driver only
+/// when woken from another thread (a wake during dispatch costs nothing).
+struct FlagWaker {
+    woken: AtomicBool,
+    owner: ThreadId,
+    handle: Handle,
+}
+
+impl Wake for FlagWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.woken.store(true, SeqCst);
+        if thread::current().id() != self.owner {
+            self.handle.unpark();
+        }
+    }
+}
+
+/// The result of [`block_on`]: the output and how many times the driver
+/// was parked.
+pub struct Outcome<T> {
+    pub output: T,
+    pub parks: u64,
+}
+
+/// Runs `future` to completion on `driver` (entered as the current
+/// reactor), parking the driver whenever the future is pending. Panics
+/// after `max_parks` parks, so a lost wake-up fails the test instead of
+/// hanging it (each park blocks at most 10 s).
+pub fn block_on_bounded<F: Future>(
+    driver: &mut Driver,
+    max_parks: u64,
+    future: F,
+) -> Outcome<F::Output> {
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let flag = Arc::new(FlagWaker {
+        woken: AtomicBool::new(true),
+        owner: thread::current().id(),
+        handle: handle.clone(),
+    });
+    let waker = Waker::from(flag.clone());
+    let mut cx = Context::from_waker(&waker);
+    let mut future = pin!(future);
+    let mut parks = 0;
+    loop {
+        if flag.woken.swap(false, SeqCst) {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return Outcome { output, parks };
+            }
+            continue;
+        }
+        assert!(
+            parks < max_parks,
+            "future still pending after {max_parks} parks: lost wake-up?"
+        );
+        driver
+            .park_timeout(std::time::Duration::from_secs(10))
+            .expect("driver park failed");
+        parks += 1;
+    }
+}
+
+/// [`block_on_bounded`] with a generous bound.
+pub fn block_on<F: Future>(driver: &mut Driver, future: F) -> F::Output {
+    block_on_bounded(driver, 10_000_000, future).output
+}
+
+/// Raises the soft RLIMIT_NOFILE to `want` (capped at the hard limit);
+/// returns the new soft limit.
+pub fn raise_fd_limit(want: libc::rlim_t) -> libc::rlim_t {
+    let mut lim = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `lim` is a valid, writable rlimit for getrlimit to fill.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) };
+    assert_eq!(rc, 0, "getrlimit failed");
+    if lim.rlim_cur >= want {
+        return lim.rlim_cur;
+    }
+    lim.rlim_cur = want.min(lim.rlim_max);
+    // SAFETY: `lim` is a valid rlimit with cur <= max.
+    let rc = unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) };
+    assert_eq!(rc, 0, "setrlimit failed");
+    lim.rlim_cur
+}

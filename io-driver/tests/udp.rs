@@ -1,0 +1,428 @@
+//! UdpSocket on the I/O driver, driven by the test-support executor.
+
+mod support;
+
+use std::future::{poll_fn, Future};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use futures::future::join_all;
+use support::{block_on, block_on_bounded, raise_fd_limit};
+use tempo_io::net::UdpSocket;
+use tempo_io::Driver;
+use tempo_park::Park;
+
+struct NoopWaker;
+impl Wake for NoopWaker {
+    fn wake(self: Arc<Self>) {}
+}
+
+fn noop_waker() -> Waker {
+    Waker::from(Arc::new(NoopWaker))
+}
+
+#[test]
+fn echo_over_loopback() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let server = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let client = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        client.connect(server.local_addr().unwrap()).await.unwrap();
+        let server_task = async {
+            let mut buf = [0u8; 64];
+            for _ in 0..10 {
+                let (n, from) = server.recv_from(&mut buf).await.unwrap();
+                server.send_to(&buf[..n], from).await.unwrap();
+            }
+        };
+        let client_task = async {
+            let mut buf = [0u8; 64];
+            for i in 0..10u8 {
+                client.send(&[i, i + 1, i + 2]).await.unwrap();
+                let n = client.recv(&mut buf).await.unwrap();
+                assert_eq!(&buf[..n], &[i, i + 1, i + 2]);
+            }
+        };
+        futures::join!(server_task, client_task);
+    });
+    assert!(driver.stats().io_events > 0);
+}
+
+#[test]
+fn thousand_sockets_ten_datagrams_each_no_loss() {
+    const SOCKETS: usize = 1000;
+    const DATAGRAMS: u32 = 10;
+    assert!(
+        raise_fd_limit(SOCKETS as u64 + 200) > SOCKETS as u64 + 50,
+        "fd limit too low for 1,000 sockets"
+    );
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let sockets: Vec<UdpSocket> = (0..SOCKETS)
+        .map(|_| UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap())
+        .collect();
+    let addrs: Vec<SocketAddr> = sockets.iter().map(|s| s.local_addr().unwrap()).collect();
+    let sender = std::thread::spawn(move || {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        for seq in 0..DATAGRAMS {
+            for addr in &addrs {
+                socket.send_to(&seq.to_be_bytes(), addr).unwrap();
+            }
+        }
+    });
+    let received = block_on(
+        &mut driver,
+        join_all(sockets.iter().map(|socket| async move {
+            let mut buf = [0u8; 16];
+            let mut seen = Vec::new();
+            for _ in 0..DATAGRAMS {
+                let n = socket.recv(&mut buf).await.unwrap();
+                assert_eq!(n, 4);
+                seen.push(u32::from_be_bytes(buf[..4].try_into().unwrap()));
+            }
+            seen
+        })),
+    );
+    sender.join().unwrap();
+    for seen in received {
+        assert_eq!(
+            seen,
+            (0..DATAGRAMS).collect::<Vec<_>>(),
+            "datagrams lost or reordered"
+        );
+    }
+}
+
+#[test]
+fn readable_then_try_recv_until_would_block_then_readable_again() {
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let addr = socket.local_addr().unwrap();
+    for i in 0..3u8 {
+        sender.send_to(&[i], addr).unwrap();
+    }
+    block_on(&mut driver, socket.readable()).unwrap();
+    let mut buf = [0u8; 8];
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        match socket.try_recv(&mut buf) {
+            Ok(n) => got.push(buf[..n].to_vec()),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) => panic!("unexpected error {e}"),
+        }
+    }
+    assert_eq!(got, vec![vec![0], vec![1], vec![2]]);
+    // Readiness was cleared by the WouldBlock: readable() waits now ...
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(socket.poll_recv_ready(&mut cx).is_pending());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    assert!(
+        socket.poll_recv_ready(&mut cx).is_pending(),
+        "no datagram, no readiness"
+    );
+    // ... until a new datagram arrives (a new edge).
+    sender.send_to(&[9], addr).unwrap();
+    block_on(&mut driver, socket.readable()).unwrap();
+    assert_eq!(socket.try_recv(&mut buf).unwrap(), 1);
+    assert_eq!(buf[0], 9);
+}
+
+#[test]
+fn try_recv_attempts_the_syscall_even_without_cached_readiness() {
+    let driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender.send_to(b"x", socket.local_addr().unwrap()).unwrap();
+    // The driver has never been parked: no readiness is cached. tokio's
+    // try_recv would return WouldBlock here; Tempo's reads the datagram.
+    let mut buf = [0u8; 8];
+    let mut attempts = 0;
+    let n = loop {
+        attempts += 1;
+        match socket.try_recv(&mut buf) {
+            Ok(n) => break n,
+            // Loopback delivery is synchronous on Linux, but be tolerant.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock && attempts < 1000 => {
+                std::thread::yield_now()
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(&buf[..n], b"x");
+}
+
+#[test]
+fn deferred_drain_retry_receives_one_datagram_per_tick_and_strands_none() {
+    let mut driver = Driver::new().unwrap();
+    driver.set_defer_drain_retry(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender
+        .send_to(b"one", socket.local_addr().unwrap())
+        .unwrap();
+    sender
+        .send_to(b"two", socket.local_addr().unwrap())
+        .unwrap();
+
+    let outcome = block_on_bounded(&mut driver, 10, async {
+        let mut buf = [0u8; 8];
+        let mut ticks = Vec::new();
+        for _ in 0..2 {
+            let n = socket.recv(&mut buf).await.unwrap();
+            ticks.push(buf[..n].to_vec());
+        }
+        ticks
+    });
+    // Tick 0: the first recv finds "one" queued (no park needed). The
+    // second is deferred; the next park (tick 1) wakes it without blocking.
+    assert_eq!(outcome.output, vec![b"one".to_vec(), b"two".to_vec()]);
+    assert_eq!(
+        outcome.parks, 1,
+        "the second datagram is read at the next tick"
+    );
+
+    // Ordinary mode: both in the same tick, no park at all.
+    driver.set_defer_drain_retry(false);
+    sender.send_to(b"3", socket.local_addr().unwrap()).unwrap();
+    sender.send_to(b"4", socket.local_addr().unwrap()).unwrap();
+    let outcome = block_on_bounded(&mut driver, 10, async {
+        let mut buf = [0u8; 8];
+        socket.recv(&mut buf).await.unwrap();
+        socket.recv(&mut buf).await.unwrap();
+    });
+    assert_eq!(outcome.parks, 0);
+}
+
+#[test]
+fn deferred_reader_is_woken_by_a_park_that_does_not_block() {
+    let mut driver = Driver::new().unwrap();
+    driver.set_defer_drain_retry(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender.send_to(b"a", socket.local_addr().unwrap()).unwrap();
+    sender.send_to(b"b", socket.local_addr().unwrap()).unwrap();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut buf = [0u8; 8];
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut buf),
+        Poll::Ready(Ok(1))
+    ));
+    assert!(
+        socket.poll_recv(&mut cx, &mut buf).is_pending(),
+        "retry deferred to the next tick"
+    );
+    let before = driver.stats().io_events;
+    // park() without timeout: must not block, the deferred list is non-empty.
+    driver.park().unwrap();
+    assert!(
+        driver.stats().io_events > before,
+        "the deferred wake counts as an I/O event"
+    );
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut buf),
+        Poll::Ready(Ok(1))
+    ));
+    assert_eq!(buf[0], b'b');
+    // Nothing left: the next tick's retry finds WouldBlock and waits.
+    assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
+}
+
+#[test]
+fn port_in_use_is_addr_in_use() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let a = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let err = UdpSocket::bind(a.local_addr().unwrap()).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AddrInUse);
+    });
+}
+
+#[test]
+fn no_driver_gives_a_clear_error() {
+    let err = futures::executor::block_on(UdpSocket::bind("127.0.0.1:0")).unwrap_err();
+    assert!(err.to_string().contains("no Tempo I/O driver"), "{err}");
+    assert!(err.to_string().contains("enable_io"), "{err}");
+    let err = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap_err();
+    assert!(err.to_string().contains("Runtime::block_on"), "{err}");
+}
+
+#[test]
+fn moved_between_two_drivers_with_into_std_from_std() {
+    let mut first = Driver::new().unwrap();
+    let mut second = Driver::new().unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let socket = block_on(&mut first, async {
+        UdpSocket::bind("127.0.0.1:0").await.unwrap()
+    });
+    let addr = socket.local_addr().unwrap();
+    sender.send_to(b"1", addr).unwrap();
+    block_on(&mut first, async {
+        let mut buf = [0u8; 4];
+        assert_eq!(socket.recv(&mut buf).await.unwrap(), 1);
+    });
+    assert_eq!(first.registered(), 1);
+    let std_socket = socket.into_std().unwrap();
+    assert_eq!(first.registered(), 0);
+    let moved = block_on(&mut second, async {
+        UdpSocket::from_std(std_socket).unwrap()
+    });
+    assert_eq!(second.registered(), 1);
+    sender.send_to(b"22", addr).unwrap();
+    block_on(&mut second, async {
+        let mut buf = [0u8; 4];
+        assert_eq!(moved.recv(&mut buf).await.unwrap(), 2);
+        // Nothing more: the next receive waits on the second driver.
+        sender.send_to(b"333", addr).unwrap();
+        assert_eq!(moved.recv(&mut buf).await.unwrap(), 3);
+    });
+}
+
+#[test]
+fn dropping_a_waiting_task_deregisters_and_other_sockets_keep_working() {
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let waiting = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let other = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let waiting_addr = waiting.local_addr().unwrap();
+    let mut task = Box::pin(async move {
+        let mut buf = [0u8; 4];
+        waiting.recv(&mut buf).await
+    });
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(task.as_mut().poll(&mut cx).is_pending());
+    assert_eq!(driver.registered(), 2);
+    // A datagram for the socket is in flight while its task is dropped.
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sender.send_to(b"x", waiting_addr).unwrap();
+    drop(task);
+    assert_eq!(driver.registered(), 1);
+    driver.park_timeout(Duration::ZERO).unwrap();
+    sender.send_to(b"y", other.local_addr().unwrap()).unwrap();
+    block_on(&mut driver, async {
+        let mut buf = [0u8; 4];
+        assert_eq!(other.recv(&mut buf).await.unwrap(), 1);
+    });
+}
+
+#[test]
+fn dropping_the_driver_wakes_waiters_with_an_error() {
+    let driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let woken = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    struct Flag(Arc<std::sync::atomic::AtomicBool>);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+    let waker = Waker::from(Arc::new(Flag(woken.clone())));
+    let mut cx = Context::from_waker(&waker);
+    let mut buf = [0u8; 4];
+    let mut recv = Box::pin(socket.recv(&mut buf));
+    assert!(recv.as_mut().poll(&mut cx).is_pending());
+    drop(driver);
+    assert!(
+        woken.load(std::sync::atomic::Ordering::SeqCst),
+        "waiter woken on shutdown"
+    );
+    assert!(handle.is_shutdown());
+    match recv.as_mut().poll(&mut cx) {
+        Poll::Ready(Err(e)) => assert!(e.to_string().contains("shut down"), "{e}"),
+        other => panic!("expected a shutdown error, got {other:?}"),
+    }
+}
+
+#[test]
+fn connected_socket_to_closed_port_is_refused_not_hung() {
+    let mut driver = Driver::new().unwrap();
+    let closed = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let closed_addr = closed.local_addr().unwrap();
+    drop(closed);
+    block_on(&mut driver, async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        socket.connect(closed_addr).await.unwrap();
+        socket.send(b"ping").await.unwrap();
+        let mut buf = [0u8; 4];
+        let err = socket.recv(&mut buf).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+    });
+}
+
+#[test]
+fn five_thousand_sockets_on_one_driver() {
+    const SOCKETS: usize = 5000;
+    let limit = raise_fd_limit(SOCKETS as u64 + 256);
+    if limit < SOCKETS as u64 + 100 {
+        println!("skipping: RLIMIT_NOFILE hard limit {limit} is too low for {SOCKETS} sockets");
+        return;
+    }
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let sockets: Vec<UdpSocket> = (0..SOCKETS)
+        .map(|_| UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap())
+        .collect();
+    assert_eq!(driver.registered(), SOCKETS);
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for s in &sockets {
+        sender.send_to(b"hi", s.local_addr().unwrap()).unwrap();
+    }
+    let total = block_on(
+        &mut driver,
+        join_all(sockets.iter().map(|s| async move {
+            let mut buf = [0u8; 4];
+            s.recv(&mut buf).await.unwrap()
+        })),
+    );
+    assert_eq!(total.iter().sum::<usize>(), 2 * SOCKETS);
+    drop(sockets);
+    assert_eq!(driver.registered(), 0);
+}
+
+#[test]
+fn peek_then_recv_and_options() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        socket.set_ttl(33).unwrap();
+        assert_eq!(socket.ttl().unwrap(), 33);
+        socket.set_broadcast(true).unwrap();
+        assert!(socket.broadcast().unwrap());
+        let sender = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        sender
+            .send_to(b"peek", socket.local_addr().unwrap())
+            .await
+            .unwrap();
+        let mut buf = [0u8; 8];
+        let (n, from) = socket.peek_from(&mut buf).await.unwrap();
+        assert_eq!(
+            (&buf[..n], from),
+            (&b"peek"[..], sender.local_addr().unwrap())
+        );
+        let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"peek");
+        assert!(socket.try_recv_from(&mut buf).unwrap_err().kind() == io::ErrorKind::WouldBlock);
+        let _ = poll_fn(|cx| socket.poll_send_ready(cx)).await;
+    });
+}
