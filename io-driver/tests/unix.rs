@@ -1,0 +1,134 @@
+//! Unix stream and datagram sockets on the I/O driver.
+
+mod support;
+
+use std::io;
+use std::path::PathBuf;
+
+use support::block_on;
+use tempo_io::net::{UnixDatagram, UnixListener, UnixStream};
+use tempo_io::Driver;
+
+/// A fresh directory for socket paths, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("tempo-io-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[test]
+fn stream_echo_through_a_listener() {
+    let dir = TempDir::new("stream");
+    let path = dir.0.join("echo.sock");
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let listener = UnixListener::bind(&path).unwrap();
+        assert_eq!(
+            UnixListener::bind(&path).unwrap_err().kind(),
+            io::ErrorKind::AddrInUse
+        );
+        let server = async {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut buf = [0u8; 4096];
+            loop {
+                let n = stream.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                stream.write_all(&buf[..n]).await.unwrap();
+            }
+        };
+        let client = async {
+            let stream = UnixStream::connect(&path).await.unwrap();
+            let data: Vec<u8> = (0..200_000).map(|i| (i % 253) as u8).collect();
+            let send = async {
+                stream.write_all(&data).await.unwrap();
+                stream.shutdown().await.unwrap();
+            };
+            let receive = async {
+                let mut got = Vec::new();
+                let mut buf = [0u8; 4096];
+                loop {
+                    let n = stream.read(&mut buf).await.unwrap();
+                    if n == 0 {
+                        break got;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                }
+            };
+            let ((), got) = futures::join!(send, receive);
+            assert!(got == data);
+        };
+        futures::join!(server, client);
+    });
+}
+
+#[test]
+fn stream_pair_and_std_round_trip() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = UnixStream::pair().unwrap();
+        a.write_all(b"hi").await.unwrap();
+        let mut buf = [0u8; 2];
+        let mut got = 0;
+        while got < 2 {
+            got += b.read(&mut buf[got..]).await.unwrap();
+        }
+        assert_eq!(&buf, b"hi");
+        let std_b = b.into_std().unwrap();
+        let b = UnixStream::from_std(std_b).unwrap();
+        assert_eq!(
+            b.try_read(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+    });
+}
+
+#[test]
+fn datagram_echo_with_paths_and_pair() {
+    let dir = TempDir::new("dgram");
+    let server_path = dir.0.join("server.sock");
+    let client_path = dir.0.join("client.sock");
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let server = UnixDatagram::bind(&server_path).unwrap();
+        let client = UnixDatagram::bind(&client_path).unwrap();
+        let echo = async {
+            let mut buf = [0u8; 64];
+            for _ in 0..5 {
+                let (n, from) = server.recv_from(&mut buf).await.unwrap();
+                let from = from.as_pathname().unwrap().to_path_buf();
+                server.send_to(&buf[..n], from).await.unwrap();
+            }
+        };
+        let talk = async {
+            let mut buf = [0u8; 64];
+            for i in 0..5u8 {
+                client.send_to(&[i; 3], &server_path).await.unwrap();
+                let n = client.recv(&mut buf).await.unwrap();
+                assert_eq!(&buf[..n], &[i; 3]);
+            }
+        };
+        futures::join!(echo, talk);
+
+        let (a, b) = UnixDatagram::pair().unwrap();
+        a.send(b"pair").await.unwrap();
+        let mut buf = [0u8; 8];
+        assert_eq!(b.recv(&mut buf).await.unwrap(), 4);
+        assert_eq!(
+            b.try_recv(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+    });
+}
