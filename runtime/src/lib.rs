@@ -1,1 +1,44 @@
-//! Work in progress: see the issue tracker.
+//! Tempo: a single-thread async runtime with a throttling scheduler, for
+//! thousands of low-rate network streams.
+//!
+//! This crate is what applications depend on: the [task system](task), the
+//! schedulers, and the [runtime API](runtime). Names follow tokio's where
+//! the meaning is the same, so that moving a current-thread tokio
+//! application to Tempo is a change of imports.
+//!
+//! ```
+//! use tempo::runtime::Builder;
+//!
+//! let rt = Builder::new_current_thread().build().unwrap();
+//! let out = rt.block_on(async {
+//!     let handles: Vec<_> = (0..3).map(|i| tempo::spawn(async move { i * 10 })).collect();
+//!     let mut sum = 0;
+//!     for h in handles {
+//!         sum += h.await.unwrap();
+//!     }
+//!     sum
+//! });
+//! assert_eq!(out, 30);
+//! ```
+//!
+//! # Tasks and threads
+//!
+//! A runtime runs every task on one thread. [`spawn`] takes `Send` futures
+//! and works from any thread through a [`Handle`](runtime::Handle);
+//! [`spawn_local`] takes `!Send` futures on the runtime's thread. Wakers
+//! work from any thread; a wake from the runtime's thread costs no syscall,
+//! and a wake from another thread wakes the runtime's thread only if it is
+//! parked.
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms)]
+
+mod builder;
+mod context;
+mod driver;
+mod handle;
+pub mod runtime;
+mod scheduler;
+mod sync;
+pub mod task;
+
+pub use task::{spawn, spawn_local};

@@ -1,0 +1,168 @@
+//! The runtime: building it ([`Builder`]), running it ([`Runtime`]),
+//! reaching it from other threads ([`Handle`]), driving it from a host loop
+//! ([`Runtime::turn`], [`Turn`]).
+
+use std::fmt;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::rc::Rc;
+use std::time::Duration;
+
+use crate::context::{self, SetCurrentGuard};
+use crate::scheduler::basic::Core;
+use crate::task::JoinHandle;
+
+pub use crate::builder::Builder;
+pub use crate::handle::{Handle, TryCurrentError};
+pub use crate::scheduler::Turn;
+
+/// A single-thread Tempo runtime: a scheduler, its driver, and every task
+/// spawned onto it.
+///
+/// Build one with [`Builder`](crate::runtime::Builder), then either hand it
+/// the thread with [`block_on`](Runtime::block_on), or drive it from your
+/// own loop with [`turn`](Runtime::turn).
+///
+/// # `!Send`, unlike tokio's
+///
+/// A `Runtime` stays on the thread that built it, because it owns the
+/// `!Send` futures of [`spawn_local`](crate::spawn_local) and drops them
+/// there on shutdown. Use a [`Handle`] (`Send + Sync`) to reach it from
+/// other threads.
+///
+/// # Shutdown
+///
+/// Dropping the runtime (or [`shutdown_timeout`](Runtime::shutdown_timeout))
+/// drops every task's future and stored output on this thread, makes every
+/// JoinHandle resolve to a cancelled [`JoinError`](crate::task::JoinError),
+/// and makes later spawns through a `Handle` resolve cancelled.
+///
+/// ```
+/// use tempo::runtime::Builder;
+///
+/// let rt = Builder::new_current_thread().build().unwrap();
+/// let total = rt.block_on(async {
+///     let a = tempo::spawn(async { 1 });
+///     let b = tempo::spawn(async { 2 });
+///     a.await.unwrap() + b.await.unwrap()
+/// });
+/// assert_eq!(total, 3);
+/// ```
+pub struct Runtime {
+    core: Rc<Core>,
+    handle: Handle,
+}
+
+/// Keeps a runtime entered on this thread; see [`Runtime::enter`].
+#[must_use = "the runtime is only entered while the guard is alive"]
+pub struct EnterGuard<'a> {
+    _guard: SetCurrentGuard,
+    _runtime: PhantomData<&'a Runtime>,
+}
+
+impl Runtime {
+    pub(crate) fn from_core(core: Rc<Core>) -> Runtime {
+        let handle = Handle {
+            shared: core.shared.clone(),
+        };
+        Runtime { core, handle }
+    }
+
+    /// Runs `future` to completion on this thread, running spawned tasks
+    /// meanwhile, and returns its output.
+    ///
+    /// # Panics
+    ///
+    /// Panics if this thread is already running a Tempo runtime (inside
+    /// `block_on`, `turn` or a task): use `.await` or spawn instead.
+    /// Panics if the driver fails.
+    #[track_caller]
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let _guard = context::enter_running(self.core.clone(), "block_on");
+        self.core.block_on(future)
+    }
+
+    /// Runs one scheduler iteration and reports what it did.
+    ///
+    /// It moves tasks spawned or woken from other threads to the run queue,
+    /// polls ready tasks (at most `event_interval` of them), then parks the
+    /// driver: for at most `max_wait` if no task is ready any more
+    /// (`Duration::ZERO` polls it without blocking), with a zero timeout
+    /// otherwise; the driver is polled on every turn.
+    ///
+    /// This is how a host loop (a media framework's own thread, a game
+    /// loop) drives Tempo instead of giving it the thread.
+    ///
+    /// # Panics
+    ///
+    /// Panics if called from inside a task or `block_on` of a runtime on
+    /// this thread, or if the driver fails.
+    #[track_caller]
+    pub fn turn(&self, max_wait: Duration) -> Turn {
+        let _guard = context::enter_running(self.core.clone(), "turn");
+        self.core.turn(max_wait)
+    }
+
+    /// Spawns a future onto this runtime. It runs when the runtime runs
+    /// (`block_on` or `turn`).
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.core.spawn(future)
+    }
+
+    /// The runtime's handle, for other threads.
+    pub fn handle(&self) -> &Handle {
+        &self.handle
+    }
+
+    /// Enters the runtime on this thread without running it, so that
+    /// [`Handle::current`], [`spawn`](crate::spawn) and
+    /// [`spawn_local`](crate::spawn_local) work until the guard is dropped.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let join = {
+    ///     let _guard = rt.enter();
+    ///     tempo::spawn(async { 7 })
+    /// };
+    /// assert_eq!(rt.block_on(join).unwrap(), 7);
+    /// ```
+    pub fn enter(&self) -> EnterGuard<'_> {
+        EnterGuard {
+            _guard: context::enter(self.core.clone()),
+            _runtime: PhantomData,
+        }
+    }
+
+    /// Shuts the runtime down: see the [type docs](Runtime#shutdown).
+    ///
+    /// Every task is dropped synchronously on this thread and there is no
+    /// blocking pool to wait for, so this returns without waiting; the
+    /// timeout is accepted for compatibility with tokio.
+    pub fn shutdown_timeout(self, timeout: Duration) {
+        let _ = timeout;
+        drop(self);
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        let _guard = context::enter(self.core.clone());
+        self.core.shutdown();
+    }
+}
+
+impl fmt::Debug for Runtime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Runtime").field("core", &self.core).finish()
+    }
+}
+
+impl fmt::Debug for EnterGuard<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterGuard").finish_non_exhaustive()
+    }
+}

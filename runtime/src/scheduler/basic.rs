@@ -1,0 +1,376 @@
+//! The basic scheduler: one thread, a local run queue, an injection queue,
+//! a driver to park on.
+//!
+//! # One iteration
+//!
+//! [`Core::run_ready`] moves injected tasks to the local run queue, then
+//! polls tasks from its front until the queue is empty or the budget
+//! (`event_interval`, 61 by default) is spent; a task woken while it runs
+//! goes to the back, so [`yield_now`](crate::task::yield_now) is fair.
+//! [`Core::park_driver`] then parks the driver: for the caller's timeout if
+//! nothing is ready, with a zero timeout (a poll, never skipped) if work is
+//! left. `block_on` and [`Runtime::turn`](crate::runtime::Runtime::turn) are
+//! loops over these two calls.
+//!
+//! # Wake-up economy
+//!
+//! * A wake or spawn **on the owning thread** (inside `block_on`, `turn`,
+//!   a task, or after `enter`) pushes onto the local `VecDeque`: no lock,
+//!   no atomic read-modify-write beyond the task's state word, no syscall.
+//! * A wake or spawn **from another thread** pushes onto the
+//!   [`InjectQueue`] and unparks the driver only if the scheduler is
+//!   `PARKED`. A busy scheduler picks the task up at its next iteration.
+//!
+//! # The park handshake (why no wake-up is lost)
+//!
+//! `park_state` is a small state word, today `RUNNING` or `PARKED` (the
+//! throttling scheduler adds a third, `SLEEPING`, in which remote wakes
+//! deliberately do *not* unpark). Every access is `SeqCst`.
+//!
+//! ```text
+//! scheduler                                remote thread
+//! S1 park_state = PARKED                   R1 push onto inject (len += 1)
+//! S2 if inject.len > 0 or local work:      R2 if CAS(park_state, PARKED -> RUNNING):
+//!        park_state = RUNNING, poll only           unpark_count += 1; driver.unpark()
+//!    else driver.park(timeout)
+//! S3 park_state = RUNNING
+//! ```
+//!
+//! In the single total order of `SeqCst` operations, either R2 comes after
+//! S1, so R2 sees `PARKED` (or a later `RUNNING` written by another remote
+//! that already unparked) and the driver is unparked; the park contract
+//! makes an unpark before the park return at once; or R2 comes before S1,
+//! so R1 does too and S2 sees the task and does not block. Only one remote
+//! wins the CAS per park, so a burst of remote wakes to a parked scheduler
+//! costs one unpark, and wakes to a running scheduler cost none.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, Instant};
+
+use tempo_park::{DriverStats, Unpark};
+
+use super::inject::InjectQueue;
+use super::turn::Turn;
+use crate::context;
+use crate::driver::Driver;
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use crate::task::{self, JoinHandle, Notified, OwnedTasks, Schedule};
+
+/// `park_state`: the scheduler is running tasks (or about to): remote wakes
+/// only queue.
+pub(crate) const RUNNING: usize = 0;
+/// `park_state`: the scheduler is parked in the driver, or about to park:
+/// the first remote wake unparks it.
+pub(crate) const PARKED: usize = 1;
+
+/// The part of the scheduler other threads touch.
+pub(crate) struct Shared {
+    /// Spawns and wakes from other threads.
+    inject: InjectQueue<Notified<Arc<Shared>>>,
+    /// `RUNNING` or `PARKED`; see the module docs.
+    park_state: AtomicUsize,
+    /// Wakes the driver.
+    unpark: Arc<dyn Unpark>,
+    /// Driver unparks issued by remote spawns and wakes.
+    unpark_count: AtomicU64,
+    /// The `block_on` future was woken.
+    main_woken: AtomicBool,
+    /// The owned-task list id of this runtime.
+    id: u64,
+}
+
+impl Shared {
+    /// Unparks the driver if the scheduler is parked (or about to be).
+    fn notify_parked(&self) {
+        if self
+            .park_state
+            .compare_exchange(PARKED, RUNNING, SeqCst, SeqCst)
+            .is_ok()
+        {
+            self.unpark_count.fetch_add(1, Relaxed);
+            self.unpark.unpark();
+        }
+    }
+
+    /// `true` if this thread runs this scheduler right now.
+    fn is_current(self: &Arc<Self>) -> bool {
+        context::with_core(|core| Arc::ptr_eq(&core.shared, self)).unwrap_or(false)
+    }
+
+    /// Queues a task: on the local run queue when called on the owning
+    /// thread, else on the injection queue (with an unpark if parked).
+    /// Gives the task back if the runtime is shut down.
+    fn submit(self: &Arc<Self>, task: Notified<Arc<Shared>>) -> Result<(), Notified<Arc<Shared>>> {
+        let mut slot = Some(task);
+        let pushed_locally = context::with_core(|core| {
+            if Arc::ptr_eq(&core.shared, self) {
+                if let Some(task) = slot.take() {
+                    core.run_queue.borrow_mut().push_back(task);
+                }
+                true
+            } else {
+                false
+            }
+        })
+        .unwrap_or(false);
+        if pushed_locally {
+            return Ok(());
+        }
+        let task = slot.take().expect("task not consumed");
+        self.inject.push(task)?;
+        self.notify_parked();
+        Ok(())
+    }
+
+    /// Spawns a `Send` future from any thread.
+    pub(crate) fn spawn<F>(self: &Arc<Self>, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        task::spawn_send(future, self.clone(), self.id, |task| self.submit(task))
+    }
+
+    pub(crate) fn unpark_count(&self) -> u64 {
+        self.unpark_count.load(Relaxed)
+    }
+}
+
+impl Schedule for Arc<Shared> {
+    fn schedule(&self, task: Notified<Self>) {
+        // A wake after shutdown: the task is already cancelled (or about to
+        // be, by the shutdown in progress); dropping the reference is all
+        // that is left to do.
+        let _ = self.submit(task);
+    }
+}
+
+/// The `block_on` future's waker.
+impl Wake for Shared {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.main_woken.store(true, SeqCst);
+        if !self.is_current() {
+            self.notify_parked();
+        }
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("injected", &self.inject.len())
+            .field("park_state", &self.park_state.load(Relaxed))
+            .field("unpark_count", &self.unpark_count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What one park of the driver did.
+struct Parked {
+    parked: bool,
+    parked_for: Duration,
+    stats: DriverStats,
+}
+
+/// The owning thread's side of the scheduler. `!Send`: it lives in an
+/// `Rc` held by the `Runtime` and by this thread's context.
+pub(crate) struct Core {
+    pub(crate) shared: Arc<Shared>,
+    run_queue: RefCell<VecDeque<Notified<Arc<Shared>>>>,
+    owned: RefCell<OwnedTasks<Arc<Shared>>>,
+    driver: RefCell<Driver>,
+    event_interval: u32,
+    shut_down: Cell<bool>,
+}
+
+impl Core {
+    pub(crate) fn new(driver: Driver, event_interval: u32) -> Rc<Core> {
+        let owned = OwnedTasks::new();
+        let shared = Arc::new(Shared {
+            inject: InjectQueue::new(),
+            park_state: AtomicUsize::new(RUNNING),
+            unpark: driver.unpark(),
+            unpark_count: AtomicU64::new(0),
+            main_woken: AtomicBool::new(false),
+            id: owned.id(),
+        });
+        Rc::new(Core {
+            shared,
+            run_queue: RefCell::new(VecDeque::new()),
+            owned: RefCell::new(owned),
+            driver: RefCell::new(driver),
+            event_interval,
+            shut_down: Cell::new(false),
+        })
+    }
+
+    /// Spawns a `Send` future from the owning thread: straight onto the
+    /// local run queue.
+    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        task::spawn_send(future, self.shared.clone(), self.shared.id, |task| {
+            self.run_queue.borrow_mut().push_back(task);
+            Ok(())
+        })
+    }
+
+    /// Spawns a `!Send` future on the owning thread.
+    pub(crate) fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let (task, join) = self
+            .owned
+            .borrow()
+            .new_local_task(future, self.shared.clone());
+        self.run_queue.borrow_mut().push_back(task);
+        join
+    }
+
+    /// `true` if a task is ready (local or injected).
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.run_queue.borrow().is_empty() || !self.shared.inject.is_empty()
+    }
+
+    /// Moves injected tasks to the local queue, then polls ready tasks until
+    /// none is left or `budget` polls were made. Returns the polls made.
+    pub(crate) fn run_ready(&self, budget: u32) -> u64 {
+        self.shared
+            .inject
+            .drain_into(&mut self.run_queue.borrow_mut());
+        let mut polled = 0;
+        while polled < u64::from(budget) {
+            let next = self.run_queue.borrow_mut().pop_front();
+            let Some(task) = next else { break };
+            OwnedTasks::run(&self.owned, task);
+            polled += 1;
+        }
+        polled
+    }
+
+    /// Parks the driver: `Some(ZERO)` polls it; `None` or a longer timeout
+    /// blocks, unless work arrived (checked after announcing `PARKED`; see
+    /// the module docs), in which case it polls. `main` says whether a
+    /// pending `block_on` wake counts as work.
+    fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Parked {
+        let mut driver = self.driver.borrow_mut();
+        let before = driver.stats();
+        let mut parked = false;
+        let mut parked_for = Duration::ZERO;
+        let result = if timeout == Some(Duration::ZERO) {
+            driver.park_timeout(timeout)
+        } else {
+            self.shared.park_state.store(PARKED, SeqCst);
+            let work = self.has_ready() || (main && self.shared.main_woken.load(SeqCst));
+            if work {
+                self.shared.park_state.store(RUNNING, SeqCst);
+                driver.park_timeout(Some(Duration::ZERO))
+            } else {
+                let start = Instant::now();
+                let result = driver.park_timeout(timeout);
+                parked_for = start.elapsed();
+                parked = true;
+                self.shared.park_state.store(RUNNING, SeqCst);
+                result
+            }
+        };
+        if let Err(error) = result {
+            panic!("tempo: the runtime's driver failed to park: {error}");
+        }
+        let stats = driver.stats() - before;
+        Parked {
+            parked,
+            parked_for,
+            stats,
+        }
+    }
+
+    /// One iteration for a host loop.
+    pub(crate) fn turn(&self, max_wait: Duration) -> Turn {
+        let tasks_polled = self.run_ready(self.event_interval);
+        let timeout = if self.has_ready() {
+            Duration::ZERO
+        } else {
+            max_wait
+        };
+        let parked = self.park_driver(Some(timeout), false);
+        Turn {
+            tasks_polled,
+            parked: parked.parked,
+            parked_for: parked.parked_for,
+            io_events: parked.stats.io_events,
+            timers_fired: parked.stats.timers_fired,
+            tasks_remaining: self.has_ready(),
+        }
+    }
+
+    /// Runs `future` to completion, running tasks meanwhile.
+    pub(crate) fn block_on<F: Future>(&self, future: F) -> F::Output {
+        let mut future = std::pin::pin!(future);
+        let waker = Waker::from(self.shared.clone());
+        let mut cx = Context::from_waker(&waker);
+        self.shared.main_woken.store(true, SeqCst);
+        loop {
+            if self.shared.main_woken.swap(false, SeqCst) {
+                if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                    return output;
+                }
+            }
+            self.run_ready(self.event_interval);
+            let work = self.has_ready() || self.shared.main_woken.load(SeqCst);
+            let timeout = if work { Some(Duration::ZERO) } else { None };
+            self.park_driver(timeout, true);
+        }
+    }
+
+    /// Shuts the scheduler down: refuses new remote work, drops every
+    /// task's future on this thread (JoinHandles resolve cancelled), and
+    /// drops every queued reference. Idempotent. The caller enters the
+    /// context first, so that wakes and spawns made by destructors land in
+    /// the local queue, which this drains too.
+    pub(crate) fn shutdown(&self) {
+        if self.shut_down.replace(true) {
+            return;
+        }
+        self.shared.inject.close();
+        OwnedTasks::close_and_shutdown_all(&self.owned);
+        loop {
+            let next = self.run_queue.borrow_mut().pop_front();
+            let next = next.or_else(|| self.shared.inject.pop());
+            match next {
+                Some(task) => OwnedTasks::shutdown_queued(&self.owned, task),
+                None => break,
+            }
+        }
+    }
+
+    /// Live tasks that have run at least once (for tests and debugging).
+    #[allow(dead_code)]
+    pub(crate) fn owned_len(&self) -> usize {
+        self.owned.borrow().len()
+    }
+}
+
+impl std::fmt::Debug for Core {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Core")
+            .field("shared", &self.shared)
+            .field("ready", &self.run_queue.borrow().len())
+            .field("owned", &self.owned.borrow())
+            .field("event_interval", &self.event_interval)
+            .finish_non_exhaustive()
+    }
+}

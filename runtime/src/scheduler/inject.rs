@@ -1,0 +1,145 @@
+//! [`InjectQueue`]: how other threads hand tasks to a scheduler.
+//!
+//! A `Mutex<VecDeque>` plus an atomic length. Remote spawns and remote
+//! wakes are rare next to local wakes on the schedulers this crate targets,
+//! so a short uncontended lock is cheap enough; the atomic length lets the
+//! scheduler check for emptiness without taking the lock on every
+//! iteration, and is the "is there injected work?" half of the
+//! park/unpark handshake (see [`basic`](super::basic)): it is written with
+//! `SeqCst` inside the lock on push, and read with `SeqCst` by the scheduler
+//! after it announced that it is parking.
+//!
+//! The queue can be closed (at runtime shutdown): a push after that fails
+//! and gives the item back, so the caller can cancel a spawned task.
+
+use std::collections::VecDeque;
+
+use crate::sync::{AtomicUsize, Mutex, Ordering::SeqCst};
+
+/// A multi-producer queue drained by the scheduler's thread.
+#[derive(Debug)]
+pub(crate) struct InjectQueue<T> {
+    inner: Mutex<Inner<T>>,
+    len: AtomicUsize,
+}
+
+#[derive(Debug)]
+struct Inner<T> {
+    queue: VecDeque<T>,
+    closed: bool,
+}
+
+impl<T> InjectQueue<T> {
+    pub(crate) fn new() -> InjectQueue<T> {
+        InjectQueue {
+            inner: Mutex::new(Inner {
+                queue: VecDeque::new(),
+                closed: false,
+            }),
+            len: AtomicUsize::new(0),
+        }
+    }
+
+    /// Appends `item`, or gives it back if the queue is closed.
+    pub(crate) fn push(&self, item: T) -> Result<(), T> {
+        let mut inner = self.inner.lock();
+        if inner.closed {
+            return Err(item);
+        }
+        inner.queue.push_back(item);
+        self.len.store(inner.queue.len(), SeqCst);
+        Ok(())
+    }
+
+    /// `true` if nothing is queued. Lock-free; `SeqCst` for the park
+    /// handshake.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len.load(SeqCst) == 0
+    }
+
+    /// Number of queued items (a snapshot).
+    pub(crate) fn len(&self) -> usize {
+        self.len.load(SeqCst)
+    }
+
+    /// Moves every queued item to the back of `dst`, under one lock.
+    /// Does not lock when the queue is empty.
+    pub(crate) fn drain_into(&self, dst: &mut VecDeque<T>) -> usize {
+        if self.is_empty() {
+            return 0;
+        }
+        let mut inner = self.inner.lock();
+        let n = inner.queue.len();
+        dst.extend(inner.queue.drain(..));
+        self.len.store(0, SeqCst);
+        n
+    }
+
+    /// Removes the oldest item.
+    pub(crate) fn pop(&self) -> Option<T> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut inner = self.inner.lock();
+        let item = inner.queue.pop_front();
+        self.len.store(inner.queue.len(), SeqCst);
+        item
+    }
+
+    /// Refuses every later push. Items already queued stay for `pop`.
+    pub(crate) fn close(&self) {
+        self.inner.lock().closed = true;
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_and_len() {
+        let q = InjectQueue::new();
+        assert!(q.is_empty());
+        q.push(1).unwrap();
+        q.push(2).unwrap();
+        assert_eq!(q.len(), 2);
+        assert_eq!(q.pop(), Some(1));
+        let mut dst = VecDeque::new();
+        assert_eq!(q.drain_into(&mut dst), 1);
+        assert_eq!(dst, [2]);
+        assert!(q.is_empty());
+        assert_eq!(q.pop(), None);
+    }
+
+    #[test]
+    fn closed_refuses_push_keeps_items() {
+        let q = InjectQueue::new();
+        q.push(1).unwrap();
+        q.close();
+        assert_eq!(q.push(2), Err(2));
+        assert_eq!(q.pop(), Some(1));
+    }
+
+    #[test]
+    fn pushes_from_threads() {
+        let q = std::sync::Arc::new(InjectQueue::new());
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let q = q.clone();
+                std::thread::spawn(move || {
+                    for i in 0..1000 {
+                        q.push(t * 1000 + i).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        let mut dst = VecDeque::new();
+        q.drain_into(&mut dst);
+        let mut all: Vec<_> = dst.into_iter().collect();
+        all.sort_unstable();
+        assert_eq!(all, (0..4000).collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,12 @@
+//! Schedulers: what runs tasks on a thread.
+//!
+//! * [`basic`]: run ready tasks until none is left (within a poll budget),
+//!   then park the driver until an event.
+//! * [`inject`]: the queue other threads push spawns and wakes into.
+//! * [`turn`]: the report of one iteration, for host loops.
+
+pub(crate) mod basic;
+pub(crate) mod inject;
+pub(crate) mod turn;
+
+pub use turn::Turn;

@@ -1,0 +1,141 @@
+//! [`JoinError`]: why a task produced no output.
+
+use std::any::Any;
+use std::fmt;
+
+/// The error a [`JoinHandle`](crate::task::JoinHandle) resolves to when its
+/// task did not return a value: it was cancelled (aborted, or the runtime
+/// shut down), or it panicked.
+pub struct JoinError {
+    repr: Repr,
+}
+
+enum Repr {
+    Cancelled,
+    Panic(Payload),
+}
+
+/// A panic payload, made `Sync` so that `JoinError` can be boxed as a
+/// `dyn Error + Send + Sync`.
+struct Payload(Box<dyn Any + Send + 'static>);
+
+// SAFETY: through `&Payload` this module only calls `downcast_ref` for
+// `&'static str` and `String` (both `Sync`) and reads the result; it never
+// hands out `&dyn Any`. The box itself is only moved out by value.
+unsafe impl Sync for Payload {}
+
+impl JoinError {
+    pub(crate) fn cancelled() -> JoinError {
+        JoinError {
+            repr: Repr::Cancelled,
+        }
+    }
+
+    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> JoinError {
+        JoinError {
+            repr: Repr::Panic(Payload(payload)),
+        }
+    }
+
+    /// Returns `true` if the task was cancelled: aborted through
+    /// [`JoinHandle::abort`](crate::task::JoinHandle::abort), or dropped by
+    /// the runtime's shutdown.
+    pub fn is_cancelled(&self) -> bool {
+        matches!(self.repr, Repr::Cancelled)
+    }
+
+    /// Returns `true` if the task panicked.
+    pub fn is_panic(&self) -> bool {
+        matches!(self.repr, Repr::Panic(_))
+    }
+
+    /// Returns the panic payload.
+    ///
+    /// # Panics
+    ///
+    /// Panics if the task was cancelled rather than panicking; see
+    /// [`try_into_panic`](JoinError::try_into_panic).
+    #[track_caller]
+    pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
+        self.try_into_panic()
+            .expect("`JoinError::into_panic` called on a cancelled task's error")
+    }
+
+    /// Returns the panic payload, or the error itself if the task was
+    /// cancelled.
+    pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
+        match self.repr {
+            Repr::Panic(Payload(payload)) => Ok(payload),
+            Repr::Cancelled => Err(self),
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        Some(s)
+    } else {
+        payload.downcast_ref::<String>().map(String::as_str)
+    }
+}
+
+impl fmt::Display for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Panic(Payload(payload)) => match panic_message(payload.as_ref()) {
+                Some(message) => write!(f, "task panicked with message {message:?}"),
+                None => f.write_str("task panicked"),
+            },
+        }
+    }
+}
+
+impl fmt::Debug for JoinError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.repr {
+            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Panic(Payload(payload)) => match panic_message(payload.as_ref()) {
+                Some(message) => write!(f, "JoinError::Panic({message:?})"),
+                None => f.write_str("JoinError::Panic(..)"),
+            },
+        }
+    }
+}
+
+impl std::error::Error for JoinError {}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cancelled() {
+        let e = JoinError::cancelled();
+        assert!(e.is_cancelled() && !e.is_panic());
+        assert_eq!(e.to_string(), "task was cancelled");
+        assert!(e.try_into_panic().unwrap_err().is_cancelled());
+    }
+
+    #[test]
+    fn panic_with_message() {
+        let e = JoinError::panic(Box::new("boom"));
+        assert!(e.is_panic() && !e.is_cancelled());
+        assert_eq!(e.to_string(), "task panicked with message \"boom\"");
+        assert_eq!(format!("{e:?}"), "JoinError::Panic(\"boom\")");
+        let payload = e.into_panic();
+        assert_eq!(*payload.downcast::<&str>().unwrap(), "boom");
+    }
+
+    #[test]
+    fn panic_with_other_payload() {
+        let e = JoinError::panic(Box::new(7_u32));
+        assert_eq!(e.to_string(), "task panicked");
+    }
+
+    #[test]
+    #[should_panic(expected = "cancelled task")]
+    fn into_panic_of_cancelled_panics() {
+        JoinError::cancelled().into_panic();
+    }
+}

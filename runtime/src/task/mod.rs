@@ -1,0 +1,198 @@
+//! Tasks: spawning, joining, yielding; and the task system underneath.
+//!
+//! A task is one heap block holding a state word, the future, then its
+//! output ([`raw`]), handled through reference-counted pointers:
+//!
+//! * [`JoinHandle`]: the spawner's side, awaits the output.
+//! * a `Waker`: one reference; waking schedules the task ([`waker`]).
+//! * `Notified`: the reference a run queue holds while the task is
+//!   scheduled.
+//! * `Task`: the reference the runtime's owned-task list holds so that
+//!   shutdown can reach every live task ([`list`]).
+//!
+//! The lifecycle is the state machine of [`state`]; the typed operations
+//! (poll, cancel, complete, read the output) are in [`harness`].
+//!
+//! # Threads
+//!
+//! A task belongs to one runtime and is polled, cancelled and dropped only on
+//! that runtime's thread: the only way to poll a task is through
+//! [`OwnedTasks`], which is `!Send` and checks that the task belongs to it.
+//! Handles may move between threads (a `Waker` must), because moving one
+//! only moves a pointer and a reference. That is what lets
+//! [`spawn_local`] run `!Send` futures while their wakers are woken from
+//! anywhere.
+
+mod error;
+mod harness;
+mod join;
+mod list;
+mod raw;
+mod state;
+mod waker;
+mod yield_now;
+
+use std::future::Future;
+use std::marker::PhantomData;
+
+pub use error::JoinError;
+pub use join::JoinHandle;
+pub(crate) use list::OwnedTasks;
+pub use yield_now::yield_now;
+
+use raw::RawTask;
+
+/// A scheduler that tasks can wake into.
+pub(crate) trait Schedule: Send + Sync + Sized + 'static {
+    /// Queues a woken (or aborted) task to be run on the owning thread.
+    /// Called from any thread.
+    fn schedule(&self, task: Notified<Self>);
+}
+
+/// One counted reference to a task.
+pub(crate) struct Task<S: 'static> {
+    raw: RawTask,
+    _scheduler: PhantomData<S>,
+}
+
+/// The reference to a task that sits in a run queue: the task is NOTIFIED.
+pub(crate) struct Notified<S: 'static>(Task<S>);
+
+// SAFETY: a Task / Notified only carries a pointer and a reference count;
+// the future behind it is polled and dropped only through `OwnedTasks` on
+// the owning thread (see the module docs), and the state word is atomic.
+unsafe impl<S: Schedule> Send for Task<S> {}
+// SAFETY: as for Send; `&Task` gives access to the atomic state only.
+unsafe impl<S: Schedule> Sync for Task<S> {}
+
+impl<S: Schedule> Task<S> {
+    /// Takes ownership of a reference already counted in the state word.
+    fn from_raw(raw: RawTask) -> Task<S> {
+        Task {
+            raw,
+            _scheduler: PhantomData,
+        }
+    }
+
+    fn into_raw(self) -> RawTask {
+        let raw = self.raw;
+        std::mem::forget(self);
+        raw
+    }
+}
+
+impl<S: 'static> Drop for Task<S> {
+    fn drop(&mut self) {
+        self.raw.drop_reference();
+    }
+}
+
+impl<S: Schedule> Notified<S> {
+    fn from_raw(raw: RawTask) -> Notified<S> {
+        Notified(Task::from_raw(raw))
+    }
+}
+
+impl<S: 'static> std::fmt::Debug for Notified<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Notified")
+            .field(&self.0.raw.state())
+            .finish()
+    }
+}
+
+/// Spawns a `Send` future: allocates the task and hands its `Notified` to
+/// `submit`. If `submit` gives it back (the runtime is shut down), the task
+/// is cancelled right here, on the calling thread, which is sound because
+/// the future is `Send` and was never polled; the returned JoinHandle then
+/// resolves to a cancelled [`JoinError`].
+pub(crate) fn spawn_send<T, S>(
+    future: T,
+    scheduler: S,
+    owner_id: u64,
+    submit: impl FnOnce(Notified<S>) -> Result<(), Notified<S>>,
+) -> JoinHandle<T::Output>
+where
+    T: Future + Send + 'static,
+    T::Output: Send + 'static,
+    S: Schedule,
+{
+    let raw = RawTask::new(future, scheduler, owner_id);
+    let join = JoinHandle::new(raw);
+    if let Err(rejected) = submit(Notified::from_raw(raw)) {
+        // SAFETY: `T: Send`, so dropping the future on this thread is fine,
+        // and `rejected` holds a reference across the call.
+        unsafe { rejected.0.raw.shutdown() };
+        drop(rejected);
+    }
+    join
+}
+
+/// Spawns a future onto the current thread's runtime.
+///
+/// The future runs on the runtime's thread; `spawn` may be called from the
+/// runtime's thread or from any thread where the runtime is entered (see
+/// [`Runtime::enter`](crate::runtime::Runtime::enter)). To spawn from an
+/// arbitrary thread, use a [`Handle`](crate::runtime::Handle).
+///
+/// # Panics
+///
+/// Panics if called outside a Tempo runtime.
+///
+/// ```
+/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+/// rt.block_on(async {
+///     let h = tempo::spawn(async { "done" });
+///     assert_eq!(h.await.unwrap(), "done");
+/// });
+/// ```
+#[track_caller]
+pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    match crate::runtime::Handle::try_current() {
+        Ok(handle) => handle.spawn(future),
+        Err(_) => panic!(
+            "tempo::spawn called outside a Tempo runtime: call it from inside \
+             Runtime::block_on, a task, or after Runtime::enter, or use Handle::spawn"
+        ),
+    }
+}
+
+/// Spawns a `!Send` future onto the runtime that runs on this thread.
+///
+/// The future is polled and dropped on this thread only. Its waker may
+/// still be woken from any thread.
+///
+/// # Panics
+///
+/// Panics if this thread does not own an entered Tempo runtime (called
+/// outside `block_on` / `turn` / [`Runtime::enter`](crate::runtime::Runtime::enter),
+/// or from another thread).
+///
+/// ```
+/// use std::rc::Rc;
+///
+/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+/// let shared = Rc::new(5);
+/// let n = rt.block_on(async move {
+///     tempo::spawn_local(async move { *shared + 1 }).await.unwrap()
+/// });
+/// assert_eq!(n, 6);
+/// ```
+#[track_caller]
+pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    match crate::context::spawn_local(future) {
+        Some(join) => join,
+        None => panic!(
+            "tempo::spawn_local must be called on the thread that runs a Tempo runtime, \
+             inside Runtime::block_on, Runtime::turn, a task, or after Runtime::enter"
+        ),
+    }
+}
