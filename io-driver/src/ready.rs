@@ -10,11 +10,17 @@
 pub struct Ready(usize);
 
 impl Ready {
+    /// No readiness.
     pub const EMPTY: Ready = Ready(0);
+    /// The socket may be readable.
     pub const READABLE: Ready = Ready(1);
+    /// The socket may be writable.
     pub const WRITABLE: Ready = Ready(1 << 1);
+    /// The read side is closed (the peer shut down or hung up).
     pub const READ_CLOSED: Ready = Ready(1 << 2);
+    /// The write side is closed.
     pub const WRITE_CLOSED: Ready = Ready(1 << 3);
+    /// The socket has a pending error.
     pub const ERROR: Ready = Ready(1 << 4);
     /// Every bit: what fits in the low bits of the readiness word.
     pub const ALL: Ready = Ready((1 << 5) - 1);
@@ -22,27 +28,33 @@ impl Ready {
     /// states are final and stay set.
     pub const CLEARABLE: Ready = Ready(1 | (1 << 1));
 
+    /// The readiness in the low bits of `bits`.
     pub const fn from_bits(bits: usize) -> Ready {
         Ready(bits & Self::ALL.0)
     }
 
+    /// The raw bits.
     pub const fn bits(self) -> usize {
         self.0
     }
 
+    /// Whether no bit is set.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }
 
+    /// Bits set in either.
     pub const fn union(self, other: Ready) -> Ready {
         Ready(self.0 | other.0)
     }
 
+    /// Bits set in both.
     pub const fn intersection(self, other: Ready) -> Ready {
         Ready(self.0 & other.0)
     }
 
     #[cfg_attr(not(test), allow(dead_code))]
+    /// Whether every bit of `other` is set.
     pub const fn contains(self, other: Ready) -> bool {
         self.0 & other.0 == other.0
     }
