@@ -25,7 +25,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
@@ -144,7 +144,7 @@ fn main() -> std::io::Result<()> {
     'run: loop {
         // Run until no task is ready (join_all may yield early).
         while flag.0.swap(false, SeqCst) {
-            if let Poll::Ready(_) = receivers.as_mut().poll(&mut cx) {
+            if receivers.as_mut().poll(&mut cx).is_ready() {
                 break 'run;
             }
         }
