@@ -1,0 +1,260 @@
+//! [`Driver`]: the timer driver, a [`Park`] that wraps another one.
+//!
+//! # What a park does
+//!
+//! 1. Compute the tick to wake at: the wheel's next expiration minus the
+//!    firing window (under the wheel lock, where the driver also records
+//!    that tick in `parked_until` for cross-thread registrations to compare
+//!    against).
+//! 2. Park the inner driver until the earlier of that and the caller's
+//!    timeout (`park()`: no timeout). `park_timeout(ZERO)` never blocks.
+//! 3. Fire every timer due by `now + window`, waking their tasks.
+//!
+//! With a **paused clock** and a non-zero timeout, step 2 does not block:
+//! the driver polls the inner driver with a zero timeout and, if that
+//! reported no event (its [`DriverStats`] did not change), advances the
+//! clock to the wake tick (or by the timeout, whichever is earlier) instead
+//! of sleeping, and fires. A wake tick that only cascaded entries to a
+//! lower level of the wheel is followed by the next one within the same
+//! park, so one park reaches the next timer. With no timer and no timeout
+//! it parks the inner driver for real (until an unpark or an event). So a
+//! test of long timeouts runs at once, and always in the same order.
+//!
+//! With the real clock, a park can return after a cascade without having
+//! fired anything (at most once per wheel level for a long timer); callers
+//! loop anyway, since parks may return spuriously.
+//!
+//! Caveat of auto-advance: an [`Unpark`](tempo_park::Unpark) notification
+//! is not an event in [`DriverStats`] (a
+//! [`ParkThread`](tempo_park::ParkThread) consumes it
+//! silently), so a cross-thread wake that lands while the clock is paused
+//! does not stop the clock from jumping to the next timer.
+//!
+//! # Policies
+//!
+//! * [`Driver::set_firing_window`]: fire what is due by `now + window`. The
+//!   throttling scheduler passes `T/2` (nearest tick, error `±T/2`), the
+//!   basic one zero.
+//! * Never-early timers (`sleep_at_least`, `interval_at_least`, or every
+//!   timer with [`Driver::set_never_early`]) ignore the window: they fire
+//!   only once their deadline has passed, error in `[0, T]` (tokio's rule).
+//!
+//! # Shutdown
+//!
+//! Dropping the driver marks every registered timer as shut down and wakes
+//! its task; polling such a timer again panics with a message saying its
+//! runtime is gone. Dropping timers after the driver is fine.
+
+use std::fmt;
+use std::time::Duration;
+
+use tempo_park::{DriverStats, Park};
+
+use crate::handle::Handle;
+use crate::histogram::TimerErrorHistogram;
+use crate::shared::Shared;
+use crate::sync::Arc;
+use crate::{Clock, Instant};
+
+/// The timer driver: a hierarchical timing wheel on top of any [`Park`]
+/// driver (the I/O driver, a [`ParkThread`](tempo_park::ParkThread), or a
+/// host framework's own loop).
+pub struct Driver<P: Park> {
+    park: P,
+    handle: Handle,
+}
+
+impl<P: Park> Driver<P> {
+    /// A timer driver that parks `park` and reads `clock`.
+    pub fn new(park: P, clock: Clock) -> Driver<P> {
+        let shared = Shared::new(Box::new(park.unpark()), clock);
+        Driver {
+            park,
+            handle: Handle::new(Arc::new(shared)),
+        }
+    }
+
+    /// A handle that creates timers on this driver from any thread.
+    pub fn handle(&self) -> Handle {
+        self.handle.clone()
+    }
+
+    /// The clock this driver reads.
+    pub fn clock(&self) -> &Clock {
+        self.handle.clock()
+    }
+
+    /// The wrapped driver.
+    pub fn inner(&self) -> &P {
+        &self.park
+    }
+
+    /// The wrapped driver, mutably.
+    pub fn inner_mut(&mut self) -> &mut P {
+        &mut self.park
+    }
+
+    /// Fire, on each park, every timer due by `now + window` (rounded down
+    /// to whole milliseconds). The throttling scheduler passes `T/2`, the
+    /// basic one zero (the default). Never-early timers ignore the window.
+    ///
+    /// Set it before creating timers: a timer registered under a larger
+    /// window that was since shrunk may still fire up to the old window
+    /// early (never-early timers are always re-checked).
+    pub fn set_firing_window(&mut self, window: Duration) {
+        let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+        self.handle.shared().lock_state().window_ticks = ticks;
+    }
+
+    /// The firing window, in whole milliseconds.
+    pub fn firing_window(&self) -> Duration {
+        Duration::from_millis(self.handle.shared().lock_state().window_ticks)
+    }
+
+    /// Make every timer never early (tokio's rule: fire only once the
+    /// deadline has passed, late by at most one throttle period), as if all
+    /// were created with `sleep_at_least`. What
+    /// `Builder::timer_policy(TimerPolicy::NeverEarly)` sets.
+    pub fn set_never_early(&mut self, never_early: bool) {
+        self.handle.shared().lock_state().never_early = never_early;
+    }
+
+    /// A snapshot of the error (`fire time - deadline`) of every timer fired
+    /// so far, in log2 buckets of microseconds.
+    pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
+        self.handle.timer_error_histogram()
+    }
+
+    /// When the driver would wake for its next timer work (the next
+    /// expiration minus the firing window), or `None` with no timer.
+    pub fn next_wake(&self) -> Option<Instant> {
+        let shared = self.handle.shared();
+        let state = shared.lock_state();
+        state
+            .wheel
+            .next_expiration_tick()
+            .map(|t| shared.tick_instant(t.saturating_sub(state.window_ticks)))
+    }
+
+    fn park_internal(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
+        let shared = self.handle.shared();
+        let clock = shared.clock();
+        if timeout == Some(Duration::ZERO) {
+            self.park.park_timeout(Duration::ZERO)?;
+            shared.fire(clock.now());
+            return Ok(());
+        }
+        // A timeout too long to represent means "no timeout".
+        let timeout = timeout.filter(|d| *d < Instant::FAR_FUTURE);
+        if clock.is_paused() {
+            return self.park_paused(timeout);
+        }
+        let now = clock.now();
+        let cap_tick = timeout.map(|d| shared.deadline_tick(now + d));
+        let wake_tick = shared.prepare_park(cap_tick);
+        let until_wake = wake_tick.map(|t| shared.tick_instant(t).saturating_duration_since(now));
+        let result = match min_option(until_wake, timeout) {
+            Some(d) => self.park.park_timeout(d),
+            None => self.park.park(),
+        };
+        shared.unparked();
+        result?;
+        shared.fire(clock.now());
+        Ok(())
+    }
+
+    /// Paused clock: poll the inner driver; if it had no event, advance the
+    /// clock to the next wake tick (or by the timeout, if earlier) and fire,
+    /// repeating while the wake was only a cascade (at most once per level);
+    /// with no timer and no timeout, park the inner driver for real.
+    fn park_paused(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
+        let shared = self.handle.shared();
+        let clock = shared.clock();
+        let limit = timeout.map(|d| clock.now() + d);
+        for _ in 0..=crate::wheel::LEVELS {
+            let before = self.park.stats();
+            self.park.park_timeout(Duration::ZERO)?;
+            if self.park.stats() != before {
+                break;
+            }
+            let now = clock.now();
+            let cap_tick = limit.map(|l| shared.deadline_tick(l));
+            let wake = shared
+                .prepare_park(cap_tick)
+                .map(|t| shared.tick_instant(t));
+            match min_option(wake, limit) {
+                None => {
+                    // Nothing will ever be due: wait for an event or unpark.
+                    let result = self.park.park();
+                    shared.unparked();
+                    result?;
+                    break;
+                }
+                Some(target) => {
+                    shared.unparked();
+                    if target > now {
+                        clock.advance(target - now);
+                    }
+                }
+            }
+            let fired = shared.fire(clock.now());
+            if fired > 0 || limit.is_some_and(|l| clock.now() >= l) {
+                return Ok(());
+            }
+        }
+        shared.fire(clock.now());
+        Ok(())
+    }
+}
+
+fn min_option<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+impl<P: Park> Park for Driver<P> {
+    type Unpark = P::Unpark;
+    type Error = P::Error;
+
+    fn unpark(&self) -> P::Unpark {
+        self.park.unpark()
+    }
+
+    /// Parks the inner driver until the next timer (minus the window) or
+    /// an event, then fires due timers.
+    fn park(&mut self) -> Result<(), P::Error> {
+        self.park_internal(None)
+    }
+
+    /// Like [`park`](Park::park), for at most `duration`. `ZERO` never
+    /// blocks and still fires what is due.
+    fn park_timeout(&mut self, duration: Duration) -> Result<(), P::Error> {
+        self.park_internal(Some(duration))
+    }
+
+    /// The inner driver's counters plus `timers_fired`.
+    fn stats(&self) -> DriverStats {
+        self.park.stats()
+            + DriverStats {
+                io_events: 0,
+                timers_fired: self.handle.timers_fired(),
+            }
+    }
+}
+
+impl<P: Park> Drop for Driver<P> {
+    fn drop(&mut self) {
+        self.handle.shared().shutdown();
+    }
+}
+
+impl<P: Park + fmt::Debug> fmt::Debug for Driver<P> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Driver")
+            .field("park", &self.park)
+            .field("handle", &self.handle)
+            .finish()
+    }
+}

@@ -1,0 +1,137 @@
+//! [`Handle`]: a reference to a timer driver, usable from any thread, and
+//! the thread-local "current" handle that `sleep`, `Instant::now` and
+//! friends read.
+//!
+//! A runtime with time enabled enters its handle ([`Handle::enter`]) on the
+//! threads that run its tasks; free functions such as
+//! [`sleep`](crate::sleep) then find the driver through
+//! [`Handle::current`].
+
+use std::cell::RefCell;
+use std::fmt;
+use std::marker::PhantomData;
+
+use crate::histogram::TimerErrorHistogram;
+use crate::shared::Shared;
+use crate::sync::Arc;
+use crate::{Clock, Instant};
+
+thread_local! {
+    static CURRENT: RefCell<Option<Handle>> = const { RefCell::new(None) };
+}
+
+/// A handle to a timer [`Driver`](crate::Driver): creates timers on it from
+/// any thread. Cheap to clone.
+#[derive(Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+/// Restores the previously entered handle when dropped. Returned by
+/// [`Handle::enter`]; guards must be dropped in the reverse order of their
+/// creation (they are `!Send` to keep them on their thread).
+#[must_use = "the handle is only current until the guard is dropped"]
+pub struct EnterGuard {
+    previous: Option<Handle>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Handle {
+    pub(crate) fn new(shared: Arc<Shared>) -> Handle {
+        Handle { shared }
+    }
+
+    pub(crate) fn shared(&self) -> &Shared {
+        &self.shared
+    }
+
+    /// The handle of the timer driver of the runtime this thread is in.
+    ///
+    /// # Panics
+    ///
+    /// If no timer handle is entered on this thread.
+    #[track_caller]
+    pub fn current() -> Handle {
+        Handle::try_current().unwrap_or_else(|| {
+            panic!(
+                "there is no Tempo timer running: use a runtime built with enable_time() / \
+                 enable_all() and call this from inside it (in a task or block_on), \
+                 or enter a tempo_time::Handle"
+            )
+        })
+    }
+
+    /// The current handle, or `None` outside a runtime with time enabled.
+    pub fn try_current() -> Option<Handle> {
+        CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
+    }
+
+    /// Makes this handle the current one on this thread until the guard is
+    /// dropped; nested guards restore the previous handle.
+    pub fn enter(&self) -> EnterGuard {
+        let previous = CURRENT.with(|c| c.replace(Some(self.clone())));
+        EnterGuard {
+            previous,
+            _not_send: PhantomData,
+        }
+    }
+
+    /// The clock this driver reads.
+    pub fn clock(&self) -> &Clock {
+        self.shared.clock()
+    }
+
+    /// The current time by this driver's clock.
+    pub fn now(&self) -> Instant {
+        self.shared.clock().now()
+    }
+
+    /// A snapshot of the errors of every timer fired so far.
+    pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
+        self.shared.lock_state().histogram
+    }
+
+    /// Number of timers fired so far.
+    pub fn timers_fired(&self) -> u64 {
+        self.shared.timers_fired()
+    }
+
+    /// Fires every timer due by the clock's current time (within the firing
+    /// window), waking their tasks; returns how many fired. The driver does
+    /// this on every park; [`advance`](crate::advance) calls it after moving
+    /// a paused clock.
+    pub fn fire_due_timers(&self) -> u64 {
+        self.shared.fire(self.shared.clock().now())
+    }
+}
+
+/// The clock time of the entered handle, if any.
+pub(crate) fn clock_now() -> Option<Instant> {
+    CURRENT
+        .try_with(|c| c.borrow().as_ref().map(|h| h.now()))
+        .ok()
+        .flatten()
+}
+
+impl Drop for EnterGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        // Drop the replaced handle outside the borrow.
+        let replaced = CURRENT.try_with(|c| c.replace(previous));
+        drop(replaced);
+    }
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl fmt::Debug for EnterGuard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterGuard").finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,81 @@
+//! [`Timeout`]: a future with a deadline.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use crate::error::Elapsed;
+use crate::{Handle, Instant, Sleep};
+
+/// A future that completes with the inner future's output, or with
+/// [`Elapsed`] if the deadline passes first. Created by [`timeout`] or
+/// [`timeout_at`]. The inner future is dropped with the `Timeout`.
+#[derive(Debug)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Timeout<F> {
+    // Both fields are structurally pinned: see the projection in `entry.rs`.
+    pub(crate) value: F,
+    pub(crate) delay: Sleep,
+}
+
+/// Runs `future` for at most `duration`.
+///
+/// # Panics
+///
+/// Outside a runtime with time enabled (see [`Handle::current`]).
+#[track_caller]
+pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
+    timeout_at(Instant::now() + duration, future)
+}
+
+/// Runs `future` until `deadline` at most.
+///
+/// # Panics
+///
+/// Outside a runtime with time enabled (see [`Handle::current`]).
+#[track_caller]
+pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
+    Timeout {
+        value: future,
+        delay: Sleep::new(Handle::current(), deadline, false),
+    }
+}
+
+impl<F> Timeout<F> {
+    /// The inner future.
+    pub fn get_ref(&self) -> &F {
+        &self.value
+    }
+
+    /// The inner future, mutably.
+    pub fn get_mut(&mut self) -> &mut F {
+        &mut self.value
+    }
+
+    /// Consumes the timeout, returning the inner future.
+    pub fn into_inner(self) -> F {
+        self.value
+    }
+
+    /// The deadline.
+    pub fn deadline(&self) -> Instant {
+        self.delay.deadline()
+    }
+}
+
+impl<F: Future> Future for Timeout<F> {
+    type Output = Result<F::Output, Elapsed>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let (value, delay) = self.project();
+        // The inner future first: a future that is ready at the deadline wins.
+        if let Poll::Ready(output) = value.poll(cx) {
+            return Poll::Ready(Ok(output));
+        }
+        match delay.poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
