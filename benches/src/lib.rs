@@ -9,6 +9,7 @@
 pub mod affinity;
 pub mod alloc_count;
 pub mod args;
+pub mod child_process;
 pub mod clock;
 pub mod fd_limit;
 pub mod latency;
@@ -19,8 +20,10 @@ pub mod plot;
 pub mod receivers;
 pub mod recv_stats;
 pub mod report;
+pub mod runtime_name;
 pub mod rusage;
 pub mod timer_error;
+pub mod timer_streams;
 pub mod udp_cli;
 pub mod udp_drops;
 pub mod udp_receiver;

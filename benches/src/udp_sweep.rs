@@ -9,11 +9,11 @@
 //! (run 1 of every point, then run 2 of every point, ...) so that a noisy
 //! minute on a shared machine hits every runtime alike.
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
+use crate::child_process::{read_row, wait_bounded};
 use crate::median::median;
 use crate::plot::{line_chart, Series};
 use crate::receivers::{ReceiverRuntime, RuntimeNameError};
@@ -90,46 +90,13 @@ pub fn expand_runtimes(cfg: &SweepConfig) -> Result<(Vec<ReceiverRuntime>, Vec<S
         for n in names {
             match ReceiverRuntime::parse(&n) {
                 Ok(r) => out.push(r),
-                Err(e @ RuntimeNameError::NotYetAvailable(_)) => skipped.push(e.to_string()),
+                Err(e @ RuntimeNameError::NotYetAvailable { .. }) => skipped.push(e.to_string()),
                 Err(e) => return Err(e.to_string()),
             }
         }
     }
     skipped.dedup();
     Ok((out, skipped))
-}
-
-/// Waits for `child` at most `limit`, killing it past that.
-fn wait_bounded(child: &mut Child, limit: Duration, what: &str) -> Result<(), String> {
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) if status.success() => return Ok(()),
-            Ok(Some(status)) => return Err(format!("{what} exited with {status}")),
-            Ok(None) if Instant::now() >= deadline => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("{what} did not finish within {limit:?}: killed"));
-            }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
-            Err(e) => return Err(format!("{what}: {e}")),
-        }
-    }
-}
-
-fn read_row(child: &mut Child, what: &str) -> Result<CsvRow, String> {
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .ok_or_else(|| format!("{what}: no stdout"))?
-        .read_to_string(&mut out)
-        .map_err(|e| format!("{what}: {e}"))?;
-    let mut lines = out.lines().filter(|l| !l.trim().is_empty());
-    match (lines.next(), lines.next()) {
-        (Some(h), Some(v)) => CsvRow::parse(h, v).map_err(|e| format!("{what}: {e}")),
-        _ => Err(format!("{what}: expected a header and a row, got {out:?}")),
-    }
 }
 
 fn secs_arg(d: Duration) -> String {

@@ -15,6 +15,8 @@ use std::io;
 use std::net::UdpSocket;
 use std::time::Duration;
 
+pub use crate::runtime_name::RuntimeNameError;
+use crate::runtime_name::{fmt_ms, parse_period};
 use crate::window::MeasureWindow;
 
 pub mod mio_loop;
@@ -50,47 +52,6 @@ pub enum ReceiverRuntime {
     MioThrottled(Duration),
 }
 
-/// Why a runtime name was not accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum RuntimeNameError {
-    /// Not a runtime this benchmark knows.
-    Unknown(String),
-    /// A runtime this benchmark knows but that is not built yet.
-    NotYetAvailable(String),
-    /// A `:T` suffix that is not a number of milliseconds.
-    BadPeriod(String),
-}
-
-impl std::fmt::Display for RuntimeNameError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            RuntimeNameError::Unknown(n) => write!(
-                f,
-                "unknown runtime `{n}` (known: {})",
-                RUNTIME_NAMES.join(", ")
-            ),
-            RuntimeNameError::NotYetAvailable(n) => write!(
-                f,
-                "runtime `{n}` is not available yet: the Tempo receiver needs \
-                 tempo::net::UdpSocket, which has not landed in this build"
-            ),
-            RuntimeNameError::BadPeriod(n) => {
-                write!(f, "`{n}`: expected a throttling period in ms after `:`")
-            }
-        }
-    }
-}
-
-impl std::error::Error for RuntimeNameError {}
-
-fn parse_period(name: &str, ms: &str) -> Result<Duration, RuntimeNameError> {
-    ms.parse::<f64>()
-        .ok()
-        .filter(|v| v.is_finite() && *v >= 0.0)
-        .map(|v| Duration::from_secs_f64(v / 1e3))
-        .ok_or_else(|| RuntimeNameError::BadPeriod(name.to_string()))
-}
-
 impl ReceiverRuntime {
     /// Parses `tokio`, `threads`, `mio-loop`, `mio-throttled:20`, ...
     pub fn parse(name: &str) -> Result<ReceiverRuntime, RuntimeNameError> {
@@ -106,9 +67,15 @@ impl ReceiverRuntime {
             // Tempo receivers: add `Tempo` / `TempoThrottled(Duration)` variants
             // and a `receivers::tempo` module once tempo::net::UdpSocket exists.
             ("tempo", None) | ("tempo-throttled", Some(_)) => {
-                Err(RuntimeNameError::NotYetAvailable(name.to_string()))
+                Err(RuntimeNameError::NotYetAvailable {
+                    name: name.to_string(),
+                    needs: "tempo's runtime and tempo::net::UdpSocket",
+                })
             }
-            _ => Err(RuntimeNameError::Unknown(name.to_string())),
+            _ => Err(RuntimeNameError::Unknown {
+                name: name.to_string(),
+                known: RUNTIME_NAMES,
+            }),
         }
     }
 
@@ -133,16 +100,6 @@ impl ReceiverRuntime {
     }
 }
 
-/// Milliseconds without a trailing `.0` for whole numbers.
-pub fn fmt_ms(d: Duration) -> String {
-    let ms = d.as_secs_f64() * 1e3;
-    if ms.fract() == 0.0 {
-        format!("{}", ms as u64)
-    } else {
-        format!("{ms}")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -164,7 +121,7 @@ mod tests {
     fn tempo_is_rejected_until_it_exists() {
         for name in ["tempo", "tempo-throttled:20"] {
             let err = ReceiverRuntime::parse(name).unwrap_err();
-            assert!(matches!(err, RuntimeNameError::NotYetAvailable(_)));
+            assert!(matches!(err, RuntimeNameError::NotYetAvailable { .. }));
             assert!(err.to_string().contains("not available yet"));
         }
     }
@@ -177,11 +134,11 @@ mod tests {
         ));
         assert!(matches!(
             ReceiverRuntime::parse("tokio:5"),
-            Err(RuntimeNameError::Unknown(_))
+            Err(RuntimeNameError::Unknown { .. })
         ));
         assert!(matches!(
             ReceiverRuntime::parse("glommio"),
-            Err(RuntimeNameError::Unknown(_))
+            Err(RuntimeNameError::Unknown { .. })
         ));
     }
 }

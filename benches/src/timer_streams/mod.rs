@@ -1,0 +1,245 @@
+//! The timer-stream benchmark (threadshare's `ts-standalone` analog): S
+//! streams, each a source task woken by a periodic timer that hands a small
+//! buffer to its sink. It measures what a timer-heavy, I/O-free load costs a
+//! runtime: CPU (and its complement, the time parked), timer error, and the
+//! latency from buffer creation to sink for each hand-off design.
+//!
+//! Adding a runtime is one module with a `run(kind, streams, period,
+//! aligned, window)` function, one [`TimerRuntime`] variant, one line in
+//! [`TimerRuntime::parse`] and one arm in [`TimerRuntime::run`].
+
+use std::io;
+use std::time::Duration;
+
+use crate::alloc_count::allocations;
+use crate::clock::{monotonic_ns, sleep_until_ns};
+use crate::os_threads::os_threads;
+use crate::report::CsvRow;
+pub use crate::runtime_name::RuntimeNameError;
+use crate::rusage::{cpu_percent, process_cpu_time};
+use crate::window::MeasureWindow;
+
+pub mod stats;
+pub mod stream;
+pub mod tokio_current_thread;
+
+use stats::{collect, TimerStreamStats};
+use stream::SinkKind;
+
+/// Every runtime name `timer-streams` knows of.
+pub const RUNTIME_NAMES: &[&str] = &["tempo", "tempo-throttled:T", "tokio"];
+
+/// A runtime for the timer-stream benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimerRuntime {
+    /// tokio current_thread with `tokio::time::interval_at`.
+    Tokio,
+}
+
+impl TimerRuntime {
+    /// Parses a runtime name; Tempo names are recognised but not available
+    /// until the Tempo runtime and its time driver have landed.
+    pub fn parse(name: &str) -> Result<TimerRuntime, RuntimeNameError> {
+        match name.split_once(':').map_or(name, |(b, _)| b) {
+            "tokio" if name == "tokio" => Ok(TimerRuntime::Tokio),
+            // Tempo: add `Tempo` / `TempoThrottled(Duration)` variants and a
+            // `timer_streams::tempo` module once tempo's runtime and
+            // `tempo::time::interval_at` exist.
+            "tempo" | "tempo-throttled" => Err(RuntimeNameError::NotYetAvailable {
+                name: name.to_string(),
+                needs: "tempo's runtime and tempo::time::interval_at",
+            }),
+            _ => Err(RuntimeNameError::Unknown {
+                name: name.to_string(),
+                known: RUNTIME_NAMES,
+            }),
+        }
+    }
+
+    /// The canonical name.
+    pub fn name(&self) -> String {
+        match self {
+            TimerRuntime::Tokio => "tokio".into(),
+        }
+    }
+
+    /// Runs the streams until `window` ends.
+    pub fn run(
+        &self,
+        kind: SinkKind,
+        streams: usize,
+        period: Duration,
+        aligned: bool,
+        window: MeasureWindow,
+    ) -> io::Result<()> {
+        match self {
+            TimerRuntime::Tokio => {
+                tokio_current_thread::run(kind, streams, period, aligned, window)
+            }
+        }
+    }
+
+    /// Fraction of the window the runtime thread spent parked, in percent,
+    /// if the runtime reports it itself (Tempo's metrics will); `None` means
+    /// it is estimated as wall time minus process CPU.
+    pub fn reported_parked_pct(&self) -> Option<f64> {
+        match self {
+            TimerRuntime::Tokio => None,
+        }
+    }
+}
+
+/// One point of the benchmark.
+#[derive(Debug, Clone)]
+pub struct TimerStreamsConfig {
+    /// Runtime under test.
+    pub runtime: TimerRuntime,
+    /// Hand-off design.
+    pub sink: SinkKind,
+    /// Number of streams.
+    pub streams: usize,
+    /// Timer period of every source.
+    pub period: Duration,
+    /// All streams tick at the same instants instead of spread evenly.
+    pub aligned: bool,
+    /// Time before the window.
+    pub warmup: Duration,
+    /// Measured window.
+    pub window: Duration,
+}
+
+/// What one point measured.
+#[derive(Debug, Clone)]
+pub struct TimerStreamsResult {
+    /// The point.
+    pub config: TimerStreamsConfig,
+    /// Counts from sources and sinks.
+    pub stats: TimerStreamStats,
+    /// Window wall time.
+    pub wall: Duration,
+    /// Process CPU over the window.
+    pub cpu: Duration,
+    /// Allocations over the window.
+    pub allocations: u64,
+    /// OS threads, the controller excluded.
+    pub os_threads: u64,
+}
+
+impl TimerStreamsResult {
+    /// CPU in percent of one core.
+    pub fn cpu_pct(&self) -> f64 {
+        cpu_percent(self.cpu, self.wall)
+    }
+
+    /// Time parked in percent: as reported by the runtime, or wall - CPU.
+    pub fn parked_pct(&self) -> f64 {
+        self.config
+            .runtime
+            .reported_parked_pct()
+            .unwrap_or_else(|| (100.0 - self.cpu_pct()).max(0.0))
+    }
+
+    /// Ticks the schedule called for over the window.
+    pub fn expected(&self) -> u64 {
+        (self.wall.as_secs_f64() / self.config.period.as_secs_f64() * self.config.streams as f64)
+            .round() as u64
+    }
+
+    /// The result as one CSV row.
+    pub fn to_row(&self) -> CsvRow {
+        let s = &self.stats;
+        let mut row = CsvRow::new();
+        row.push("runtime", self.config.runtime.name())
+            .push("sink", self.config.sink.name())
+            .push("streams", self.config.streams)
+            .push_f64("period_ms", self.config.period.as_secs_f64() * 1e3, 3)
+            .push("aligned", self.config.aligned)
+            .push_f64("window_s", self.wall.as_secs_f64(), 3)
+            .push("expected", self.expected())
+            .push("ticks", s.ticks)
+            .push("buffers", s.buffers)
+            .push("gaps", s.gaps)
+            .push_f64("cpu_pct", self.cpu_pct(), 2)
+            .push_f64("parked_pct", self.parked_pct(), 2)
+            .push_f64(
+                "cpu_us_per_buffer",
+                self.cpu.as_secs_f64() * 1e6 / s.buffers.max(1) as f64,
+                3,
+            )
+            .push("lat_p50_us", s.latency.percentile_us(0.5))
+            .push("lat_p99_us", s.latency.percentile_us(0.99))
+            .push("lat_max_us", s.latency.max_us())
+            .push("timer_err_p50_us", s.timer_error.percentile_us(0.5))
+            .push("timer_err_p99_us", s.timer_error.percentile_us(0.99))
+            .push("timer_err_p1_us", s.timer_error.percentile_us(0.01))
+            .push_f64("timer_err_mean_us", s.timer_error.mean_us(), 1)
+            .push_f64(
+                "allocs_per_buffer",
+                self.allocations as f64 / s.buffers.max(1) as f64,
+                4,
+            )
+            .push("os_threads", self.os_threads);
+        row
+    }
+
+    /// A human-readable summary.
+    pub fn summary(&self) -> String {
+        let s = &self.stats;
+        format!(
+            "{} {} x{}: {} ticks / {} expected, {} buffers, cpu {:.1}% (parked {:.1}%), \
+             latency p50 {} us p99 {} us, timer error p50 {} us p99 {} us (mean {:.0} us), \
+             {:.3} allocs/buffer, {} OS threads",
+            self.config.runtime.name(),
+            self.config.sink.name(),
+            self.config.streams,
+            s.ticks,
+            self.expected(),
+            s.buffers,
+            self.cpu_pct(),
+            self.parked_pct(),
+            s.latency.percentile_us(0.5),
+            s.latency.percentile_us(0.99),
+            s.timer_error.percentile_us(0.5),
+            s.timer_error.percentile_us(0.99),
+            s.timer_error.mean_us(),
+            self.allocations as f64 / s.buffers.max(1) as f64,
+            self.os_threads,
+        )
+    }
+}
+
+/// Runs one point in this process and measures it (a controller thread reads
+/// CPU and allocations at the window's ends, as in the UDP receiver).
+pub fn run_point(cfg: &TimerStreamsConfig) -> io::Result<TimerStreamsResult> {
+    let window = MeasureWindow::after_warmup(cfg.warmup, cfg.window);
+    let controller = std::thread::Builder::new()
+        .name("controller".into())
+        .spawn(move || -> io::Result<_> {
+            sleep_until_ns(window.start_ns);
+            let threads = os_threads()?;
+            let a0 = allocations();
+            let c0 = process_cpu_time();
+            let t0 = monotonic_ns();
+            sleep_until_ns(window.end_ns);
+            let t1 = monotonic_ns();
+            let c1 = process_cpu_time();
+            let a1 = allocations();
+            Ok((threads, t1 - t0, c1.saturating_sub(c0), a1 - a0))
+        })?;
+    let ran = cfg
+        .runtime
+        .run(cfg.sink, cfg.streams, cfg.period, cfg.aligned, window);
+    let measured = controller
+        .join()
+        .map_err(|_| io::Error::other("controller thread panicked"))?;
+    ran?;
+    let (threads, wall_ns, cpu, allocations) = measured?;
+    Ok(TimerStreamsResult {
+        config: cfg.clone(),
+        stats: collect(),
+        wall: Duration::from_nanos(wall_ns),
+        cpu,
+        allocations,
+        os_threads: threads.saturating_sub(1),
+    })
+}
