@@ -23,6 +23,9 @@ impl<S: Source> PollIo<S> {
     }
 
     pub(crate) fn with_handle(mut io: S, handle: Handle) -> io::Result<PollIo<S>> {
+        if handle.is_shutdown() {
+            return Err(crate::scheduled_io::shutdown_error());
+        }
         let registration = Registration::new(&mut io, handle)?;
         Ok(PollIo {
             io: Some(io),

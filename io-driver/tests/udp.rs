@@ -351,6 +351,9 @@ fn dropping_the_driver_wakes_waiters_with_an_error() {
         Poll::Ready(Err(e)) => assert!(e.to_string().contains("shut down"), "{e}"),
         other => panic!("expected a shutdown error, got {other:?}"),
     }
+    // A socket created on the dead driver's handle fails clearly too.
+    let err = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap_err();
+    assert!(err.to_string().contains("shut down"), "{err}");
 }
 
 #[test]
