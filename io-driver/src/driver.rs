@@ -239,7 +239,8 @@ impl Drop for Driver {
             let registrations = self.shared.registrations.lock();
             for io in registrations.iter() {
                 io.shutdown();
-                io.take_all_wakers(&mut self.wakers);
+                self.wakers
+                    .extend(io.take_all_wakers().into_iter().flatten());
             }
         }
         for waker in self.wakers.drain(..) {

@@ -12,7 +12,7 @@
 use std::io;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
 use mio::event::Source;
 use mio::{Interest, Token};
@@ -150,8 +150,12 @@ impl Drop for Registration {
             removed.is_none() || removed.as_ref().is_some_and(|r| Arc::ptr_eq(r, &self.io))
         );
         self.io.shutdown();
-        let mut wakers = Vec::new();
-        self.io.take_all_wakers(&mut wakers);
-        wakers.into_iter().for_each(|w| w.wake());
+        // Waiters (e.g. another task holding a clone of an owned half's
+        // stream) wake up to the shutdown error instead of hanging.
+        self.io
+            .take_all_wakers()
+            .into_iter()
+            .flatten()
+            .for_each(Waker::wake);
     }
 }

@@ -208,11 +208,10 @@ impl ScheduledIo {
         }
     }
 
-    /// Takes both wakers (for shutdown).
-    pub(crate) fn take_all_wakers(&self, out: &mut Vec<Waker>) {
+    /// Takes both wakers (for shutdown), without allocating.
+    pub(crate) fn take_all_wakers(&self) -> [Option<Waker>; 2] {
         let mut waiters = self.waiters.lock();
-        out.extend(waiters.reader.take());
-        out.extend(waiters.writer.take());
+        [waiters.reader.take(), waiters.writer.take()]
     }
 
     /// Takes the reader waker only (deferred drain retry).
@@ -287,8 +286,8 @@ mod tests {
         assert_eq!(count.0.load(SeqCst), 1);
         assert!(io.poll_ready(&mut cx, Direction::Read).is_ready());
         // The writer waker is still stored.
-        io.take_all_wakers(&mut out);
-        assert_eq!(out.len(), 1);
+        let [reader, writer] = io.take_all_wakers();
+        assert!(reader.is_none() && writer.is_some());
     }
 
     #[test]
