@@ -11,6 +11,7 @@ pub mod alloc_count;
 pub mod args;
 pub mod child_process;
 pub mod clock;
+pub mod controller;
 pub mod fd_limit;
 pub mod latency;
 pub mod median;

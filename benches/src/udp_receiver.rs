@@ -1,8 +1,8 @@
 //! The UDP receiver benchmark: bind N sockets, run a receiver runtime over
 //! them, and measure one window after a warm-up.
 //!
-//! A controller thread reads the process-wide counters at the two ends of the
-//! window, ordered so that its own work (parsing `/proc/net/udp`) falls
+//! A controller thread ([`crate::controller`]) reads the process-wide
+//! counters at the two ends of the window, ordered so that its own work (parsing `/proc/net/udp`) falls
 //! outside the CPU measurement: at the start it reads the thread count and
 //! drops, then allocations, then CPU; at the end CPU first, then allocations, then drops.
 //! Per-datagram counts come from the receive loops themselves
@@ -14,7 +14,8 @@ use std::ops::Range;
 use std::time::Duration;
 
 use crate::alloc_count::allocations;
-use crate::clock::{monotonic_ns, sleep_until_ns};
+use crate::clock::monotonic_ns;
+use crate::controller::spawn_controller;
 use crate::os_threads::os_threads;
 use crate::receivers::ReceiverRuntime;
 use crate::recv_stats::{collect, RecvStats};
@@ -94,6 +95,9 @@ pub struct ReceiverResult {
     pub kernel_drops: u64,
     /// OS threads of the receiver, controller excluded.
     pub os_threads: u64,
+    /// How late the controller read the counters (scheduler delay): a
+    /// result is only trustworthy if this is small against the window.
+    pub controller_lateness: Duration,
 }
 
 impl ReceiverResult {
@@ -153,6 +157,7 @@ impl ReceiverResult {
                 4,
             )
             .push("os_threads", self.os_threads)
+            .push("controller_late_ms", self.controller_lateness.as_millis())
             .push("out_of_order", s.out_of_order)
             .push("malformed", s.malformed)
             .push("errors", s.errors);
@@ -180,7 +185,19 @@ impl ReceiverResult {
             s.latency.max_us(),
             self.allocations as f64 / s.received.max(1) as f64,
             self.os_threads,
-        )
+        ) + &self.lateness_warning()
+    }
+
+    /// A warning if the counters were read late, else nothing.
+    pub fn lateness_warning(&self) -> String {
+        if self.controller_lateness * 20 > self.config.window {
+            format!(
+                " -- WARNING: counters read {:?} late (receiver thread overload): this row is unreliable",
+                self.controller_lateness
+            )
+        } else {
+            String::new()
+        }
     }
 }
 
@@ -190,31 +207,29 @@ pub fn run_receiver(cfg: &ReceiverConfig) -> io::Result<ReceiverResult> {
     let sockets = bind_streams(cfg.base_port, cfg.streams, cfg.rcvbuf)?;
     let ports = cfg.base_port..cfg.base_port + cfg.streams as u16;
     let window = MeasureWindow::after_warmup(cfg.warmup, cfg.window);
-    let controller = {
-        let ports = ports.clone();
-        std::thread::Builder::new()
-            .name("controller".into())
-            .spawn(move || -> io::Result<(Snapshot, Snapshot, u64)> {
-                sleep_until_ns(window.start_ns);
-                // Threads are counted at steady state, before loops start
-                // ending with the window.
-                let threads = os_threads()?;
-                let start = snapshot_at_start(ports.clone())?;
-                sleep_until_ns(window.end_ns);
-                let end = snapshot_at_end(ports)?;
-                Ok((start, end, threads))
-            })?
-    };
+    let (ports_start, ports_end) = (ports.clone(), ports);
+    let controller = spawn_controller(
+        window,
+        move || -> io::Result<(Snapshot, u64)> {
+            // Threads are counted at steady state, before loops start ending
+            // with the window.
+            let threads = os_threads()?;
+            Ok((snapshot_at_start(ports_start)?, threads))
+        },
+        move || snapshot_at_end(ports_end),
+    )?;
     let ran = cfg.runtime.run(sockets, window);
     let measured = controller
         .join()
         .map_err(|_| io::Error::other("controller thread panicked"))?;
     ran?;
-    let (start, end, threads) = measured?;
+    let readings = measured?;
+    let ((start, threads), end) = (readings.start, readings.end);
     Ok(ReceiverResult {
         config: cfg.clone(),
         stats: collect(),
-        wall: Duration::from_nanos(end.at_ns - start.at_ns),
+        wall: Duration::from_nanos(end.at_ns.saturating_sub(start.at_ns)),
+        controller_lateness: Duration::from_nanos(readings.max_lateness_ns),
         cpu: end.cpu.saturating_sub(start.cpu),
         allocations: end.allocations - start.allocations,
         kernel_drops: end.drops.saturating_sub(start.drops),

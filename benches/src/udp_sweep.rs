@@ -183,6 +183,7 @@ const RECEIVER_MEDIANS: &[&str] = &[
     "lat_max_us",
     "allocs_per_pkt",
     "os_threads",
+    "controller_late_ms",
 ];
 
 /// Sender columns reported as medians, renamed with a `sender_` prefix.

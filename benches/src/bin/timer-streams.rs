@@ -87,6 +87,7 @@ const MEDIANS: &[&str] = &[
     "timer_err_p1_us",
     "allocs_per_buffer",
     "os_threads",
+    "controller_late_ms",
 ];
 
 fn sweep(mut args: Args) -> Result<(), String> {

@@ -12,7 +12,7 @@ use std::io;
 use std::time::Duration;
 
 use crate::alloc_count::allocations;
-use crate::clock::{monotonic_ns, sleep_until_ns};
+use crate::controller::spawn_controller;
 use crate::os_threads::os_threads;
 use crate::report::CsvRow;
 pub use crate::runtime_name::RuntimeNameError;
@@ -123,6 +123,8 @@ pub struct TimerStreamsResult {
     pub allocations: u64,
     /// OS threads, the controller excluded.
     pub os_threads: u64,
+    /// How late the controller read the counters (see [`crate::controller`]).
+    pub controller_lateness: Duration,
 }
 
 impl TimerStreamsResult {
@@ -178,7 +180,8 @@ impl TimerStreamsResult {
                 self.allocations as f64 / s.buffers.max(1) as f64,
                 4,
             )
-            .push("os_threads", self.os_threads);
+            .push("os_threads", self.os_threads)
+            .push("controller_late_ms", self.controller_lateness.as_millis());
         row
     }
 
@@ -212,20 +215,15 @@ impl TimerStreamsResult {
 /// CPU and allocations at the window's ends, as in the UDP receiver).
 pub fn run_point(cfg: &TimerStreamsConfig) -> io::Result<TimerStreamsResult> {
     let window = MeasureWindow::after_warmup(cfg.warmup, cfg.window);
-    let controller = std::thread::Builder::new()
-        .name("controller".into())
-        .spawn(move || -> io::Result<_> {
-            sleep_until_ns(window.start_ns);
+    let controller = spawn_controller(
+        window,
+        || -> io::Result<(u64, u64, std::time::Duration)> {
             let threads = os_threads()?;
             let a0 = allocations();
-            let c0 = process_cpu_time();
-            let t0 = monotonic_ns();
-            sleep_until_ns(window.end_ns);
-            let t1 = monotonic_ns();
-            let c1 = process_cpu_time();
-            let a1 = allocations();
-            Ok((threads, t1 - t0, c1.saturating_sub(c0), a1 - a0))
-        })?;
+            Ok((threads, a0, process_cpu_time()))
+        },
+        || -> io::Result<(std::time::Duration, u64)> { Ok((process_cpu_time(), allocations())) },
+    )?;
     let ran = cfg
         .runtime
         .run(cfg.sink, cfg.streams, cfg.period, cfg.aligned, window);
@@ -233,13 +231,15 @@ pub fn run_point(cfg: &TimerStreamsConfig) -> io::Result<TimerStreamsResult> {
         .join()
         .map_err(|_| io::Error::other("controller thread panicked"))?;
     ran?;
-    let (threads, wall_ns, cpu, allocations) = measured?;
+    let r = measured?;
+    let ((threads, a0, c0), (c1, a1)) = (r.start, r.end);
     Ok(TimerStreamsResult {
         config: cfg.clone(),
         stats: collect(),
-        wall: Duration::from_nanos(wall_ns),
-        cpu,
-        allocations,
+        wall: Duration::from_nanos(r.wall_ns()),
+        cpu: c1.saturating_sub(c0),
+        allocations: a1 - a0,
         os_threads: threads.saturating_sub(1),
+        controller_lateness: Duration::from_nanos(r.max_lateness_ns),
     })
 }
