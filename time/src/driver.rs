@@ -172,30 +172,28 @@ impl<P: Park> Driver<P> {
         let clock = shared.clock();
         let limit = timeout.map(|d| clock.now() + d);
         for _ in 0..=crate::wheel::LEVELS {
-            let before = self.park.stats();
-            self.park.park_timeout(Duration::ZERO)?;
-            if self.park.stats() != before {
-                break;
-            }
             let now = clock.now();
             let cap_tick = limit.map(|l| shared.deadline_tick(l));
             let wake = shared
                 .prepare_park(cap_tick)
                 .map(|t| shared.tick_instant(t));
-            match min_option(wake, limit) {
-                None => {
-                    // Nothing will ever be due: wait for an event or unpark.
-                    let result = self.park.park();
-                    shared.unparked();
-                    result?;
-                    break;
-                }
-                Some(target) => {
-                    shared.unparked();
-                    if target > now {
-                        clock.advance(target - now);
-                    }
-                }
+            let Some(target) = min_option(wake, limit) else {
+                // Nothing will ever be due: wait for an event or an unpark
+                // (not preceded by a zero-timeout poll, which would consume
+                // a pending unpark notification).
+                let result = self.park.park();
+                shared.unparked();
+                result?;
+                break;
+            };
+            shared.unparked();
+            let before = self.park.stats();
+            self.park.park_timeout(Duration::ZERO)?;
+            if self.park.stats() != before {
+                break;
+            }
+            if target > now {
+                clock.advance(target - now);
             }
             let fired = shared.fire(clock.now());
             if fired > 0 || limit.is_some_and(|l| clock.now() >= l) {

@@ -11,6 +11,12 @@ impl Elapsed {
     pub(crate) fn new() -> Elapsed {
         Elapsed(())
     }
+
+    /// An `Elapsed` value, for tests that compare results.
+    #[doc(hidden)]
+    pub fn new_for_tests() -> Elapsed {
+        Elapsed(())
+    }
 }
 
 impl fmt::Display for Elapsed {
