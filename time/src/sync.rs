@@ -22,7 +22,7 @@ pub(crate) use loom::sync::{
 };
 
 /// A mutex whose `lock` cannot fail: parking_lot's, or loom's under `cfg(loom)`.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Mutex<T> {
     #[cfg(not(loom))]
     inner: parking_lot::Mutex<T>,

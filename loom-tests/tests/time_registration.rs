@@ -1,0 +1,100 @@
+//! Models: cross-thread timer registration and cancellation racing the
+//! timer driver's fire pass, and a registration waking a parked driver
+//! (issue 7, item 4). The real `tempo_time` code runs on loom's primitives
+//! (its `sync` shim), under the paused clock so that time is deterministic.
+#![cfg(loom)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use loom::thread;
+use tempo_park::{Park, ParkThread};
+use tempo_time::{Clock, Driver, Sleep};
+
+struct FlagWaker(AtomicBool);
+
+impl Wake for FlagWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, SeqCst);
+    }
+}
+
+fn flag_waker() -> (std::sync::Arc<FlagWaker>, Waker) {
+    let flag = std::sync::Arc::new(FlagWaker(AtomicBool::new(false)));
+    (flag.clone(), Waker::from(flag))
+}
+
+fn poll(sleep: Pin<&mut Sleep>, waker: &Waker) -> Poll<()> {
+    sleep.poll(&mut Context::from_waker(waker))
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+/// A timer registered on another thread while the driver fires is either
+/// fired by that pass or by the next one: its task is never left waiting.
+#[test]
+fn registration_races_fire_pass() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let deadline = handle.now() + MS;
+        let remote = thread::spawn(move || {
+            let (flag, waker) = flag_waker();
+            let mut sleep = Box::pin(Sleep::new(handle, deadline, false));
+            let first = poll(sleep.as_mut(), &waker);
+            (sleep, flag, waker, first)
+        });
+        driver.clock().advance(MS);
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let (mut sleep, flag, waker, first) = remote.join().unwrap();
+        driver.park_timeout(Duration::ZERO).unwrap();
+        if first.is_pending() {
+            // Registered before the clock moved: a fire pass woke it.
+            assert!(flag.0.load(SeqCst), "registered timer never woken");
+        }
+        assert!(sleep.is_elapsed());
+        assert!(poll(sleep.as_mut(), &waker).is_ready());
+    });
+}
+
+/// Cancelling (dropping) a timer on another thread while the driver fires
+/// never wakes a dropped task twice nor touches freed memory.
+#[test]
+fn cancellation_races_fire_pass() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let (flag, waker) = flag_waker();
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+        assert!(poll(sleep.as_mut(), &waker).is_pending());
+        driver.clock().advance(MS);
+        let remote = thread::spawn(move || drop(sleep));
+        driver.park_timeout(Duration::ZERO).unwrap();
+        remote.join().unwrap();
+        let fired = driver.stats().timers_fired;
+        assert!(fired <= 1);
+        assert_eq!(flag.0.load(SeqCst), fired == 1);
+    });
+}
+
+/// A registration from another thread wakes a driver that is blocked with
+/// no timer (if the wake-up were lost, loom would report a deadlock).
+#[test]
+fn registration_unparks_a_parked_driver() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let remote = thread::spawn(move || {
+            let (_flag, waker) = flag_waker();
+            let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+            assert!(poll(sleep.as_mut(), &waker).is_pending());
+            sleep
+        });
+        driver.park().unwrap();
+        let sleep = remote.join().unwrap();
+        drop(sleep);
+    });
+}
