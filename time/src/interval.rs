@@ -17,7 +17,7 @@
 //! window) is never missed: the next one is scheduled a period after the
 //! scheduled instant, not after the early completion.
 
-use std::future::poll_fn;
+use std::future::{poll_fn, Future as _};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -183,5 +183,3 @@ impl Interval {
         self.missed_tick_behavior = behavior;
     }
 }
-
-use std::future::Future as _;

@@ -11,6 +11,19 @@
 //!   to the next timer instead of waiting, so tests of long timeouts finish
 //!   at once and deterministically.
 //!
+//! # Timer policies
+//!
+//! A scheduler that fires timers only once per tick of period `T` (the
+//! throttling scheduler) sets a firing window of `T/2`
+//! ([`Driver::set_firing_window`]). By default a timer then fires at the
+//! tick *nearest* its deadline: error within `±T/2`, mean about zero.
+//! Timers created with [`sleep_at_least`], [`Sleep::at_least`] or
+//! [`interval_at_least`] (or every timer, with
+//! [`Driver::set_never_early`]) are *never early*: they fire at the first
+//! tick at or after their deadline, error within `[0, T]`, which is tokio's
+//! rule. With a zero window (the basic scheduler) both policies are the
+//! same: never early, late by the wake-up latency only.
+//!
 //! The names follow `tokio::time` so that code can switch by changing its
 //! imports.
 //!
