@@ -77,7 +77,9 @@ pub struct Interval {
 /// If `period` is zero, or outside a runtime with time enabled.
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
-    interval_at(Instant::now(), period)
+    let handle = Handle::current();
+    let start = handle.now();
+    Interval::new(handle, start, period, false)
 }
 
 /// An interval whose first tick completes at `start`.
@@ -98,7 +100,9 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 /// If `period` is zero, or outside a runtime with time enabled.
 #[track_caller]
 pub fn interval_at_least(period: Duration) -> Interval {
-    Interval::new(Handle::current(), Instant::now(), period, true)
+    let handle = Handle::current();
+    let start = handle.now();
+    Interval::new(handle, start, period, true)
 }
 
 impl Interval {

@@ -35,7 +35,9 @@ pub struct Sleep {
 /// Outside a runtime with time enabled (see [`Handle::current`]).
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
-    Sleep::new(Handle::current(), Instant::now() + duration, false)
+    let handle = Handle::current();
+    let deadline = handle.now() + duration;
+    Sleep::new(handle, deadline, false)
 }
 
 /// Waits until `deadline`.
@@ -57,7 +59,9 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// Outside a runtime with time enabled (see [`Handle::current`]).
 #[track_caller]
 pub fn sleep_at_least(duration: Duration) -> Sleep {
-    Sleep::new(Handle::current(), Instant::now() + duration, true)
+    let handle = Handle::current();
+    let deadline = handle.now() + duration;
+    Sleep::new(handle, deadline, true)
 }
 
 impl Sleep {

@@ -26,7 +26,12 @@ pub struct Timeout<F> {
 /// Outside a runtime with time enabled (see [`Handle::current`]).
 #[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
-    timeout_at(Instant::now() + duration, future)
+    let handle = Handle::current();
+    let deadline = handle.now() + duration;
+    Timeout {
+        value: future,
+        delay: Sleep::new(handle, deadline, false),
+    }
 }
 
 /// Runs `future` until `deadline` at most.
