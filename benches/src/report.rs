@@ -89,6 +89,20 @@ impl CsvRow {
     }
 }
 
+/// Writes rows (all with the same columns) as a CSV file.
+pub fn write_csv(path: &std::path::Path, rows: &[CsvRow]) -> Result<(), String> {
+    let mut text = String::new();
+    if let Some(first) = rows.first() {
+        text.push_str(&first.header());
+        text.push('\n');
+    }
+    for r in rows {
+        text.push_str(&r.values());
+        text.push('\n');
+    }
+    std::fs::write(path, text).map_err(|e| format!("write {}: {e}", path.display()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -105,6 +119,20 @@ mod tests {
         assert_eq!(back, row);
         assert_eq!(back.get_f64("cpu_pct"), Some(12.35));
         assert_eq!(back.get("missing"), None);
+    }
+
+    #[test]
+    fn writes_header_once_then_rows() {
+        let dir = std::env::temp_dir().join(format!("tempo-benches-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("t.csv");
+        let mut a = CsvRow::new();
+        a.push("x", 1);
+        let mut b = CsvRow::new();
+        b.push("x", 2);
+        write_csv(&path, &[a, b]).unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "x\n1\n2\n");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -17,7 +17,7 @@ use crate::child_process::{read_row, wait_bounded};
 use crate::median::median;
 use crate::plot::{line_chart, Series};
 use crate::receivers::{ReceiverRuntime, RuntimeNameError};
-use crate::report::CsvRow;
+use crate::report::{write_csv, CsvRow};
 
 /// Default runtimes, in the order they appear in the results.
 pub const DEFAULT_RUNTIMES: &[&str] = &[
@@ -237,20 +237,6 @@ pub fn summarize(
         }
     }
     rows
-}
-
-/// Writes rows (all with the same columns) as a CSV file.
-pub fn write_csv(path: &Path, rows: &[CsvRow]) -> Result<(), String> {
-    let mut text = String::new();
-    if let Some(first) = rows.first() {
-        text.push_str(&first.header());
-        text.push('\n');
-    }
-    for r in rows {
-        text.push_str(&r.values());
-        text.push('\n');
-    }
-    std::fs::write(path, text).map_err(|e| format!("write {}: {e}", path.display()))
 }
 
 /// Draws the two figures from the summary rows; returns the paths written.

@@ -21,10 +21,9 @@ use tempo_benches::child_process::run_for_row;
 use tempo_benches::median::median;
 use tempo_benches::plot::{line_chart, Series};
 use tempo_benches::receivers::RuntimeNameError;
-use tempo_benches::report::CsvRow;
+use tempo_benches::report::{write_csv, CsvRow};
 use tempo_benches::timer_streams::stream::SinkKind;
 use tempo_benches::timer_streams::{run_point, TimerRuntime, TimerStreamsConfig};
-use tempo_benches::udp_sweep::write_csv;
 
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
