@@ -42,3 +42,10 @@ mod sync;
 pub mod task;
 
 pub use task::{spawn, spawn_local};
+
+/// Internals exposed to the loom models in `loom-tests/` only; not API.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom {
+    pub use crate::scheduler::inject::InjectQueue;
+}

@@ -25,24 +25,35 @@
 //!
 //! `park_state` is a small state word, today `RUNNING` or `PARKED` (the
 //! throttling scheduler adds a third, `SLEEPING`, in which remote wakes
-//! deliberately do *not* unpark). Every access is `SeqCst`.
+//! deliberately do *not* unpark).
 //!
 //! ```text
-//! scheduler                                remote thread
-//! S1 park_state = PARKED                   R1 push onto inject (len += 1)
-//! S2 if inject.len > 0 or local work:      R2 if CAS(park_state, PARKED -> RUNNING):
-//!        park_state = RUNNING, poll only           unpark_count += 1; driver.unpark()
+//! scheduler                                  remote thread
+//! S1 swap(park_state, PARKED)                R1 push onto inject: fetch_add(len, 1)
+//! S2 if fetch_add(len, 0) > 0 (or local      R2 if CAS(park_state, PARKED -> RUNNING):
+//!       work, or block_on woken):                  unpark_count += 1; driver.unpark()
+//!        store(park_state, RUNNING); poll
 //!    else driver.park(timeout)
-//! S3 park_state = RUNNING
+//! S3 store(park_state, RUNNING)
 //! ```
 //!
-//! In the single total order of `SeqCst` operations, either R2 comes after
-//! S1, so R2 sees `PARKED` (or a later `RUNNING` written by another remote
-//! that already unparked) and the driver is unparked; the park contract
-//! makes an unpark before the park return at once; or R2 comes before S1,
-//! so R1 does too and S2 sees the task and does not block. Only one remote
-//! wins the CAS per park, so a burst of remote wakes to a parked scheduler
-//! costs one unpark, and wakes to a running scheduler cost none.
+//! Every step is a read-modify-write, so each reads the latest value of its
+//! location, and the argument needs only acquire/release (which is also
+//! what loom checks; it treats `SeqCst` as acquire/release):
+//!
+//! * If S2 comes after R1 in `len`'s modification order, S2 sees the task
+//!   and the scheduler does not block.
+//! * Otherwise R1 reads S2's value, so S2 (and S1 before it) happens-before
+//!   R1, and R2 (after R1) reads `PARKED` or a later value: either R2 wins
+//!   the CAS and unparks (the park contract makes an unpark before the park
+//!   return at once), or another remote won it first and already unparked,
+//!   or the scheduler already stored `RUNNING` in S3, having returned from
+//!   the park; then its next iteration starts by draining the queue.
+//!
+//! Only one remote wins the CAS per park, so a burst of remote wakes to a
+//! parked scheduler costs one unpark, and wakes to a running scheduler cost
+//! none. The `block_on` wake flag (`main_woken`) follows the same pattern:
+//! a `swap` by the waker, a `fetch_or(false)` by the scheduler.
 
 use std::cell::{Cell, RefCell};
 use std::collections::VecDeque;
@@ -157,7 +168,7 @@ impl Wake for Shared {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        self.main_woken.store(true, SeqCst);
+        self.main_woken.swap(true, SeqCst);
         if !self.is_current() {
             self.notify_parked();
         }
@@ -273,8 +284,10 @@ impl Core {
         let result = if timeout == Some(Duration::ZERO) {
             driver.park_timeout(timeout)
         } else {
-            self.shared.park_state.store(PARKED, SeqCst);
-            let work = self.has_ready() || (main && self.shared.main_woken.load(SeqCst));
+            self.shared.park_state.swap(PARKED, SeqCst);
+            let work = !self.run_queue.borrow().is_empty()
+                || !self.shared.inject.is_empty_latest()
+                || (main && self.shared.main_woken.fetch_or(false, SeqCst));
             if work {
                 self.shared.park_state.store(RUNNING, SeqCst);
                 driver.park_timeout(Some(Duration::ZERO))

@@ -5,9 +5,10 @@
 //! so a short uncontended lock is cheap enough; the atomic length lets the
 //! scheduler check for emptiness without taking the lock on every
 //! iteration, and is the "is there injected work?" half of the
-//! park/unpark handshake (see [`basic`](super::basic)): it is written with
-//! `SeqCst` inside the lock on push, and read with `SeqCst` by the scheduler
-//! after it announced that it is parking.
+//! park/unpark handshake (see [`basic`](super::basic)): it is changed only
+//! by read-modify-writes inside the lock, and read with a read-modify-write
+//! ([`InjectQueue::is_empty_latest`]) by the scheduler after it announced
+//! that it is parking.
 //!
 //! The queue can be closed (at runtime shutdown): a push after that fails
 //! and gives the item back, so the caller can cancel a spawned task.
@@ -17,8 +18,11 @@ use std::collections::VecDeque;
 use crate::sync::{AtomicUsize, Mutex, Ordering::SeqCst};
 
 /// A multi-producer queue drained by the scheduler's thread.
+///
+/// Crate-internal; `pub` only so that the loom models can reach it through
+/// the hidden `__loom` module.
 #[derive(Debug)]
-pub(crate) struct InjectQueue<T> {
+pub struct InjectQueue<T> {
     inner: Mutex<Inner<T>>,
     len: AtomicUsize,
 }
@@ -29,8 +33,15 @@ struct Inner<T> {
     closed: bool,
 }
 
+impl<T> Default for InjectQueue<T> {
+    fn default() -> InjectQueue<T> {
+        InjectQueue::new()
+    }
+}
+
 impl<T> InjectQueue<T> {
-    pub(crate) fn new() -> InjectQueue<T> {
+    /// An empty, open queue.
+    pub fn new() -> InjectQueue<T> {
         InjectQueue {
             inner: Mutex::new(Inner {
                 queue: VecDeque::new(),
@@ -41,53 +52,63 @@ impl<T> InjectQueue<T> {
     }
 
     /// Appends `item`, or gives it back if the queue is closed.
-    pub(crate) fn push(&self, item: T) -> Result<(), T> {
+    pub fn push(&self, item: T) -> Result<(), T> {
         let mut inner = self.inner.lock();
         if inner.closed {
             return Err(item);
         }
         inner.queue.push_back(item);
-        self.len.store(inner.queue.len(), SeqCst);
+        self.len.fetch_add(1, SeqCst);
         Ok(())
     }
 
     /// `true` if nothing is queued. Lock-free; `SeqCst` for the park
     /// handshake.
-    pub(crate) fn is_empty(&self) -> bool {
+    pub fn is_empty(&self) -> bool {
         self.len.load(SeqCst) == 0
     }
 
+    /// `true` if nothing is queued, read with a read-modify-write, which
+    /// always reads the latest length. The scheduler's final check before
+    /// blocking uses this; see the park handshake in
+    /// [`basic`](super::basic).
+    pub fn is_empty_latest(&self) -> bool {
+        self.len.fetch_add(0, SeqCst) == 0
+    }
+
     /// Number of queued items (a snapshot).
-    pub(crate) fn len(&self) -> usize {
+    pub fn len(&self) -> usize {
         self.len.load(SeqCst)
     }
 
     /// Moves every queued item to the back of `dst`, under one lock.
     /// Does not lock when the queue is empty.
-    pub(crate) fn drain_into(&self, dst: &mut VecDeque<T>) -> usize {
+    pub fn drain_into(&self, dst: &mut VecDeque<T>) -> usize {
         if self.is_empty() {
             return 0;
         }
         let mut inner = self.inner.lock();
         let n = inner.queue.len();
         dst.extend(inner.queue.drain(..));
-        self.len.store(0, SeqCst);
+        self.len.fetch_sub(n, SeqCst);
         n
     }
 
     /// Removes the oldest item.
-    pub(crate) fn pop(&self) -> Option<T> {
+    pub fn pop(&self) -> Option<T> {
         if self.is_empty() {
             return None;
         }
         let mut inner = self.inner.lock();
         let item = inner.queue.pop_front();
-        self.len.store(inner.queue.len(), SeqCst);
+        if item.is_some() {
+            self.len.fetch_sub(1, SeqCst);
+        }
         item
     }
 
     /// Refuses every later push. Items already queued stay for `pop`.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         self.inner.lock().closed = true;
     }
 }
