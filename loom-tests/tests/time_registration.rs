@@ -98,3 +98,33 @@ fn registration_unparks_a_parked_driver() {
         drop(sleep);
     });
 }
+
+/// Re-arming a registered timer on another thread while the driver fires:
+/// the timer ends either fired at the new deadline or pending with its task
+/// to be woken by a later pass; never fired for the old deadline after the
+/// reset returned.
+#[test]
+fn reset_races_fire_pass() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let start = handle.now();
+        let (flag, waker) = flag_waker();
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), start + MS, false));
+        assert!(poll(sleep.as_mut(), &waker).is_pending());
+        driver.clock().advance(MS);
+        let remote = thread::spawn(move || {
+            sleep.as_mut().reset(start + MS * 10);
+            sleep
+        });
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let mut sleep = remote.join().unwrap();
+        // After the reset the timer waits for the new deadline.
+        assert!(!sleep.is_elapsed());
+        assert!(poll(sleep.as_mut(), &waker).is_pending());
+        driver.clock().advance(MS * 9);
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert!(flag.0.load(SeqCst));
+        assert!(sleep.is_elapsed());
+    });
+}
