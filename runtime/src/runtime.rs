@@ -19,7 +19,7 @@ pub use crate::scheduler::Turn;
 /// A single-thread Tempo runtime: a scheduler, its driver, and every task
 /// spawned onto it.
 ///
-/// Build one with [`Builder`](crate::runtime::Builder), then either hand it
+/// Build one with [`Builder`], then either hand it
 /// the thread with [`block_on`](Runtime::block_on), or drive it from your
 /// own loop with [`turn`](Runtime::turn).
 ///
@@ -29,6 +29,11 @@ pub use crate::scheduler::Turn;
 /// `!Send` futures of [`spawn_local`](crate::spawn_local) and drops them
 /// there on shutdown. Use a [`Handle`] (`Send + Sync`) to reach it from
 /// other threads.
+///
+/// ```compile_fail
+/// fn assert_send<T: Send>() {}
+/// assert_send::<tempo::runtime::Runtime>();
+/// ```
 ///
 /// # Shutdown
 ///

@@ -1,23 +1,23 @@
 //! Tasks: spawning, joining, yielding; and the task system underneath.
 //!
 //! A task is one heap block holding a state word, the future, then its
-//! output ([`raw`]), handled through reference-counted pointers:
+//! output (`task/raw.rs`), handled through reference-counted pointers:
 //!
 //! * [`JoinHandle`]: the spawner's side, awaits the output.
-//! * a `Waker`: one reference; waking schedules the task ([`waker`]).
+//! * a `Waker`: one reference; waking schedules the task (`task/waker.rs`).
 //! * `Notified`: the reference a run queue holds while the task is
 //!   scheduled.
 //! * `Task`: the reference the runtime's owned-task list holds so that
-//!   shutdown can reach every live task ([`list`]).
+//!   shutdown can reach every live task (`task/list.rs`).
 //!
-//! The lifecycle is the state machine of [`state`]; the typed operations
-//! (poll, cancel, complete, read the output) are in [`harness`].
+//! The lifecycle is the state machine of `task/state.rs`; the typed operations
+//! (poll, cancel, complete, read the output) are in `task/harness.rs`.
 //!
 //! # Threads
 //!
 //! A task belongs to one runtime and is polled, cancelled and dropped only on
 //! that runtime's thread: the only way to poll a task is through
-//! [`OwnedTasks`], which is `!Send` and checks that the task belongs to it.
+//! the owned-task list, which is `!Send` and checks that the task belongs to it.
 //! Handles may move between threads (a `Waker` must), because moving one
 //! only moves a pointer and a reference. That is what lets
 //! [`spawn_local`] run `!Send` futures while their wakers are woken from

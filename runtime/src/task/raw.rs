@@ -15,7 +15,7 @@
 //! [`JoinHandle`](super::JoinHandle), a `Waker`) is a `NonNull<Header>` plus
 //! one reference in the state word. Operations that need the concrete `T`
 //! and `S` go through the [`Vtable`], monomorphised once per task type in
-//! [`harness`](super::harness). Spawning allocates exactly this one block;
+//! [`harness`]. Spawning allocates exactly this one block;
 //! waking and polling allocate nothing.
 
 use std::future::Future;
