@@ -30,7 +30,6 @@
 //! 5. Wakers are never dropped or woken while the lock is held: a waker may
 //!    run arbitrary code, including dropping another `Sleep` (which locks).
 
-use std::cell::UnsafeCell;
 use std::marker::PhantomPinned;
 use std::pin::Pin;
 use std::ptr::NonNull;
@@ -38,6 +37,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::handle::Handle;
 use crate::sleep::Sleep;
+use crate::sync::UnsafeCell;
 use crate::timeout::Timeout;
 use crate::Instant;
 
@@ -96,7 +96,7 @@ pub(crate) struct EntryShared {
 /// long as it is reachable from the wheel, and it is dereferenced (by
 /// [`EntryRef::with`]) only under the wheel lock, never nested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EntryRef(NonNull<EntryShared>);
+pub(crate) struct EntryRef(NonNull<UnsafeCell<EntryShared>>);
 
 // SAFETY: an EntryRef is only dereferenced under the wheel lock (invariant
 // above), so moving it to the thread that holds the lock is sound; the data
@@ -105,7 +105,14 @@ unsafe impl Send for EntryRef {}
 
 impl EntryRef {
     fn new(cell: &UnsafeCell<EntryShared>) -> EntryRef {
-        EntryRef(NonNull::new(cell.get()).expect("UnsafeCell::get is never null"))
+        EntryRef(NonNull::from(cell))
+    }
+
+    fn cell(&self) -> &UnsafeCell<EntryShared> {
+        // SAFETY: by the EntryRef invariant the entry (and so its cell) is
+        // alive while anyone can reach this EntryRef; the cell itself is only
+        // ever borrowed shared.
+        unsafe { self.0.as_ref() }
     }
 
     /// Runs `f` with exclusive access to the entry's shared part.
@@ -113,25 +120,30 @@ impl EntryRef {
     /// Callers hold the wheel lock (or own an entry the wheel has never
     /// seen) and never call `with` on the same entry from inside `f`.
     pub(crate) fn with<R>(self, f: impl FnOnce(&mut EntryShared) -> R) -> R {
-        // SAFETY: by the EntryRef invariant the pointee is alive (its owner
-        // unlinks it under the lock before dropping it) and the caller holds
-        // the lock without nesting, so this is the only live reference.
-        f(unsafe { &mut *self.0.as_ptr() })
+        self.cell().with_mut(|ptr| {
+            // SAFETY: by the EntryRef invariant the pointee is alive (its
+            // owner unlinks it under the lock before dropping it) and the
+            // caller holds the lock without nesting, so this is the only live
+            // reference.
+            f(unsafe { &mut *ptr })
+        })
     }
 
     /// Runs `f` with shared access: for an owner holding `&TimerEntry` of an
     /// entry the wheel has never seen (other `&` holders only read too).
     fn read<R>(self, f: impl FnOnce(&EntryShared) -> R) -> R {
-        // SAFETY: the entry is alive (borrowed by the caller) and nobody
-        // holds `&mut` to it: writes need `&mut TimerEntry` or the lock,
-        // and an entry the wheel never saw is not reachable under the lock.
-        f(unsafe { &*self.0.as_ptr() })
+        self.cell().with(|ptr| {
+            // SAFETY: the entry is alive (borrowed by the caller) and nobody
+            // holds `&mut` to it: writes need `&mut TimerEntry` or the lock,
+            // and an entry the wheel never saw is not reachable under the
+            // lock.
+            f(unsafe { &*ptr })
+        })
     }
 }
 
 /// A timer registration that can be pinned inside a future: the heart of
 /// [`Sleep`].
-#[derive(Debug)]
 pub(crate) struct TimerEntry {
     handle: Handle,
     deadline: Instant,
@@ -250,6 +262,16 @@ impl TimerEntry {
         this.handle
             .shared()
             .register(entry, deadline, this.at_least, None, true);
+    }
+}
+
+impl std::fmt::Debug for TimerEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TimerEntry")
+            .field("deadline", &self.deadline)
+            .field("at_least", &self.at_least)
+            .field("registered", &self.linked_once)
+            .finish_non_exhaustive()
     }
 }
 

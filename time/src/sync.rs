@@ -21,6 +21,33 @@ pub(crate) use loom::sync::{
     Arc,
 };
 
+/// loom's `UnsafeCell` tracks every access, so a model flags an entry
+/// touched by two threads without the wheel lock ordering them.
+#[cfg(loom)]
+pub(crate) use loom::cell::UnsafeCell;
+
+/// std's `UnsafeCell` with loom's closure-based API.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+
+#[cfg(not(loom))]
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(value: T) -> UnsafeCell<T> {
+        UnsafeCell(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a pointer for reading.
+    pub(crate) fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Runs `f` with a pointer for writing.
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
 /// A mutex whose `lock` cannot fail: parking_lot's, or loom's under `cfg(loom)`.
 #[derive(Debug)]
 pub(crate) struct Mutex<T> {
