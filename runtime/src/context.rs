@@ -45,6 +45,9 @@ thread_local! {
 /// Restores the previously entered runtime when dropped. `!Send`.
 #[derive(Debug)]
 pub(crate) struct SetCurrentGuard {
+    /// `false` if the thread-local was already destroyed (a runtime dropped
+    /// by a thread-local destructor): nothing was entered.
+    active: bool,
     prev: Option<Rc<Core>>,
     was_running: bool,
     _not_send: PhantomData<*const ()>,
@@ -52,11 +55,19 @@ pub(crate) struct SetCurrentGuard {
 
 /// Enters `core` on this thread (not running it).
 pub(crate) fn enter(core: Rc<Core>) -> SetCurrentGuard {
-    CONTEXT.with(|cx| SetCurrentGuard {
-        prev: cx.core.replace(Some(core)),
-        was_running: cx.running.get(),
-        _not_send: PhantomData,
-    })
+    CONTEXT
+        .try_with(|cx| SetCurrentGuard {
+            active: true,
+            prev: cx.core.replace(Some(core)),
+            was_running: cx.running.get(),
+            _not_send: PhantomData,
+        })
+        .unwrap_or(SetCurrentGuard {
+            active: false,
+            prev: None,
+            was_running: false,
+            _not_send: PhantomData,
+        })
 }
 
 /// Enters `core` and marks this thread as running a scheduler.
@@ -66,7 +77,7 @@ pub(crate) fn enter(core: Rc<Core>) -> SetCurrentGuard {
 /// If this thread already runs one (a nested `block_on` or `turn`).
 #[track_caller]
 pub(crate) fn enter_running(core: Rc<Core>, what: &str) -> SetCurrentGuard {
-    let already = CONTEXT.with(|cx| cx.running.get());
+    let already = CONTEXT.try_with(|cx| cx.running.get()).unwrap_or(false);
     if already {
         panic!(
             "Cannot call {what} from inside a Tempo runtime: this thread is already running \
@@ -75,12 +86,15 @@ pub(crate) fn enter_running(core: Rc<Core>, what: &str) -> SetCurrentGuard {
         );
     }
     let guard = enter(core);
-    CONTEXT.with(|cx| cx.running.set(true));
+    let _ = CONTEXT.try_with(|cx| cx.running.set(true));
     guard
 }
 
 impl Drop for SetCurrentGuard {
     fn drop(&mut self) {
+        if !self.active {
+            return;
+        }
         let prev = self.prev.take();
         let was_running = self.was_running;
         // During thread teardown the context may be gone: nothing to restore.

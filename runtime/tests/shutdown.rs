@@ -223,3 +223,31 @@ fn join_handle_awaiting_a_task_of_a_dropped_runtime_wakes() {
     drop(a);
     assert!(b.block_on(jb).unwrap());
 }
+
+#[test]
+fn runtime_dropped_by_a_thread_local_destructor() {
+    struct Holder(std::cell::RefCell<Option<Runtime>>);
+    thread_local! {
+        static HELD: Holder = const { Holder(std::cell::RefCell::new(None)) };
+    }
+    let drops = Arc::new(AtomicUsize::new(0));
+    let d = drops.clone();
+    thread::spawn(move || {
+        let rt = rt();
+        let (p, _, _) = probe();
+        let counted = Probe {
+            drops: d,
+            dropped_on: p.dropped_on.clone(),
+        };
+        drop(rt.spawn(async move {
+            let _c = counted;
+            pending::<()>().await;
+        }));
+        rt.turn(Duration::ZERO);
+        HELD.with(|h| *h.0.borrow_mut() = Some(rt));
+        // The runtime is dropped during thread-local destruction.
+    })
+    .join()
+    .unwrap();
+    assert_eq!(drops.load(SeqCst), 1);
+}
