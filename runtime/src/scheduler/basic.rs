@@ -186,10 +186,13 @@ impl std::fmt::Debug for Shared {
 }
 
 /// What one park of the driver did.
-struct Parked {
-    parked: bool,
-    parked_for: Duration,
-    stats: DriverStats,
+pub(crate) struct Parked {
+    /// The driver was parked with a non-zero timeout.
+    pub(crate) parked: bool,
+    /// Time spent in that park.
+    pub(crate) parked_for: Duration,
+    /// What the driver did (difference of two `stats()` readings).
+    pub(crate) stats: DriverStats,
 }
 
 /// The owning thread's side of the scheduler. `!Send`: it lives in an
@@ -276,7 +279,7 @@ impl Core {
     /// blocks, unless work arrived (checked after announcing `PARKED`; see
     /// the module docs), in which case it polls. `main` says whether a
     /// pending `block_on` wake counts as work.
-    fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Parked {
+    pub(crate) fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Parked {
         let mut driver = self.driver.borrow_mut();
         let before = driver.stats();
         let mut parked = false;
