@@ -164,7 +164,14 @@ unsafe impl Send for TimerEntry {}
 unsafe impl Sync for TimerEntry {}
 
 impl TimerEntry {
-    pub(crate) fn new(handle: Handle, deadline: Instant, at_least: bool) -> TimerEntry {
+    /// A new entry; `elapsed`: the caller knows the deadline has passed
+    /// (a zero duration), so the entry starts fired and never registers.
+    pub(crate) fn new(
+        handle: Handle,
+        deadline: Instant,
+        at_least: bool,
+        elapsed: bool,
+    ) -> TimerEntry {
         TimerEntry {
             handle,
             deadline,
@@ -178,7 +185,11 @@ impl TimerEntry {
                 deadline_tick: 0,
                 deadline,
                 at_least,
-                state: EntryState::Idle,
+                state: if elapsed {
+                    EntryState::Fired
+                } else {
+                    EntryState::Idle
+                },
                 waker: None,
             }),
             _pinned: PhantomPinned,
@@ -207,7 +218,8 @@ impl TimerEntry {
         entry.with(|e| e.state == EntryState::Fired)
     }
 
-    /// Registers on first poll; completes once fired.
+    /// Registers on first poll; completes once fired (on the first poll
+    /// already if the driver has processed the deadline's tick).
     ///
     /// # Panics
     ///
@@ -222,11 +234,8 @@ impl TimerEntry {
             if entry.with(|e| e.state == EntryState::Fired) {
                 return Poll::Ready(());
             }
-            if this.deadline <= shared.clock().now() {
-                // Already due: complete without touching the wheel.
-                entry.with(|e| e.state = EntryState::Fired);
-                return Poll::Ready(());
-            }
+            // No clock read here (it would cost a third of a registration):
+            // the wheel says whether the deadline's tick is already processed.
             this.linked_once = true;
             let state =
                 shared.register(entry, this.deadline, this.at_least, Some(cx.waker()), false);

@@ -114,8 +114,11 @@ impl Interval {
     #[track_caller]
     pub fn new(handle: Handle, start: Instant, period: Duration, at_least: bool) -> Interval {
         assert!(!period.is_zero(), "an Interval's period must be non-zero");
+        // One clock read per interval, so that a first tick at or before now
+        // completes at once (see `Sleep` on past deadlines).
+        let due = start <= handle.now();
         Interval {
-            delay: Box::pin(Sleep::new(handle, start, at_least)),
+            delay: Box::pin(Sleep::with_state(handle, start, at_least, due)),
             period,
             missed_tick_behavior: MissedTickBehavior::default(),
         }

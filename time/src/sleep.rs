@@ -2,10 +2,20 @@
 //!
 //! A `Sleep` owns its timer entry (pinned inside it), so creating, polling,
 //! resetting and dropping it allocate nothing; it registers with the wheel
-//! on its first poll. A deadline that has already passed at the first poll
-//! (e.g. `sleep(Duration::ZERO)`) completes on that poll without touching
-//! the wheel. `Duration::MAX` saturates to about a century
+//! on its first poll. `Duration::MAX` saturates to about a century
 //! ([`Instant::FAR_FUTURE`]) and never fires in practice.
+//!
+//! # Deadlines that have already passed
+//!
+//! * `sleep(Duration::ZERO)` (and `sleep_at_least`, `timeout` with a zero
+//!   duration) completes on its first poll without touching the wheel.
+//! * Any other deadline at or before the last tick the driver processed
+//!   (its last fire pass, `now + window` at that time) completes on the
+//!   first poll, or at once on a reset (the waiting task is woken).
+//! * A deadline after that tick but already in the past completes at the
+//!   driver's next fire pass: the next turn of the scheduler (whose park
+//!   does not block, since the timer is due). Registration reads no clock,
+//!   which keeps an insert + cancel pair cheap; tokio behaves the same.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -37,7 +47,7 @@ pub struct Sleep {
 pub fn sleep(duration: Duration) -> Sleep {
     let handle = Handle::current();
     let deadline = handle.now() + duration;
-    Sleep::new(handle, deadline, false)
+    Sleep::with_state(handle, deadline, false, duration.is_zero())
 }
 
 /// Waits until `deadline`.
@@ -61,15 +71,25 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub fn sleep_at_least(duration: Duration) -> Sleep {
     let handle = Handle::current();
     let deadline = handle.now() + duration;
-    Sleep::new(handle, deadline, true)
+    Sleep::with_state(handle, deadline, true, duration.is_zero())
 }
 
 impl Sleep {
     /// A sleep on a given timer handle (for code that holds a handle rather
     /// than running inside the runtime). `at_least`: never early.
     pub fn new(handle: Handle, deadline: Instant, at_least: bool) -> Sleep {
+        Sleep::with_state(handle, deadline, at_least, false)
+    }
+
+    /// `elapsed`: the caller knows the deadline has passed already.
+    pub(crate) fn with_state(
+        handle: Handle,
+        deadline: Instant,
+        at_least: bool,
+        elapsed: bool,
+    ) -> Sleep {
         Sleep {
-            entry: TimerEntry::new(handle, deadline, at_least),
+            entry: TimerEntry::new(handle, deadline, at_least, elapsed),
         }
     }
 

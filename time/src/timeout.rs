@@ -30,7 +30,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     let deadline = handle.now() + duration;
     Timeout {
         value: future,
-        delay: Sleep::new(handle, deadline, false),
+        delay: Sleep::with_state(handle, deadline, false, duration.is_zero()),
     }
 }
 

@@ -458,3 +458,24 @@ fn next_wake_is_the_next_expiration_minus_the_window() {
     assert_eq!(handle.now() - start, Duration::from_millis(50));
     assert_ready!(at_least.poll());
 }
+
+#[test]
+fn past_deadlines_complete_by_the_next_fire_pass() {
+    let mut driver = paused_driver();
+    let handle = driver.handle();
+    let _guard = handle.enter();
+    let start = Instant::now();
+    handle.clock().advance(Duration::from_millis(10));
+    // The driver has not processed 10 ms yet: due at its next fire pass.
+    let mut past = task::spawn(tempo_time::sleep_until(start + Duration::from_millis(5)));
+    assert_pending!(past.poll());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    assert!(past.is_woken());
+    assert_ready!(past.poll());
+    // Now it has: a deadline at or before that tick is ready on first poll.
+    let mut processed = task::spawn(tempo_time::sleep_until(start + Duration::from_millis(10)));
+    assert_ready!(processed.poll());
+    // A zero timeout polls the future once, then reports Elapsed at once.
+    let mut t = task::spawn(tempo_time::timeout(Duration::ZERO, pending::<()>()));
+    assert_eq!(assert_ready!(t.poll()), Err(Elapsed::new_for_tests()));
+}
