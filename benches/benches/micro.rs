@@ -2,10 +2,9 @@
 //! with one function per runtime in the same group and the same run, so that
 //! the report puts Tempo and tokio's current_thread runtime side by side.
 //!
-//! The tokio side is in `tokio_side`. The Tempo side goes in a `tempo_side`
-//! module with the same function names and signatures (`fn(&mut Bencher)`),
-//! registered by one `group.bench_function("tempo", tempo_side::NAME)` line
-//! per group in `main`.
+//! The tokio side is in `tokio_side`, the Tempo side in `tempo_side`, with
+//! the same function names and signatures (`fn(&mut Bencher)`); `GROUPS`
+//! lists, per group, the runtimes that have it.
 //!
 //! Run: `cargo bench -p tempo-benches --bench micro` (add `-- GROUP` to run
 //! one group).
@@ -248,29 +247,213 @@ mod tokio_side {
     }
 }
 
+/// Tempo (basic scheduler). Groups that need Tempo's timer or I/O driver
+/// (`timer_insert_cancel`, `sleep_fire`, `udp_send_recv`) are added once the
+/// runtime composes them; channels are tokio's runtime-agnostic `sync` ones,
+/// the same code as on the tokio side.
+mod tempo_side {
+    use std::hint::black_box;
+    use std::sync::mpsc as std_mpsc;
+
+    use criterion::Bencher;
+    use tempo::runtime::{Builder, Runtime};
+    use tempo::task::JoinHandle;
+    use tokio::sync::{mpsc, oneshot};
+
+    use super::*;
+
+    fn runtime() -> Runtime {
+        Builder::new_current_thread().build().unwrap()
+    }
+
+    pub fn spawn_many_local(b: &mut Bencher) {
+        let rt = runtime();
+        b.iter(|| {
+            rt.block_on(async {
+                let handles: Vec<JoinHandle<()>> =
+                    (0..SPAWN_TASKS).map(|_| tempo::spawn(async {})).collect();
+                for h in handles {
+                    h.await.unwrap();
+                }
+            })
+        });
+    }
+
+    pub fn spawn_many_remote(b: &mut Bencher) {
+        let rt = runtime();
+        let handle = rt.handle().clone();
+        let (req_tx, req_rx) = std_mpsc::channel::<()>();
+        let (resp_tx, resp_rx) = std_mpsc::channel::<Vec<JoinHandle<()>>>();
+        let spawner = std::thread::spawn(move || {
+            // Ends when the sender of requests is dropped.
+            while req_rx.recv().is_ok() {
+                let hs = (0..SPAWN_TASKS).map(|_| handle.spawn(async {})).collect();
+                if resp_tx.send(hs).is_err() {
+                    return;
+                }
+            }
+        });
+        b.iter(|| {
+            req_tx.send(()).unwrap();
+            let handles = resp_rx.recv().unwrap();
+            rt.block_on(async {
+                for h in handles {
+                    h.await.unwrap();
+                }
+            })
+        });
+        drop(req_tx);
+        spawner.join().unwrap();
+    }
+
+    pub fn yield_many(b: &mut Bencher) {
+        let rt = runtime();
+        b.iter(|| {
+            rt.block_on(async {
+                let handles: Vec<JoinHandle<()>> = (0..YIELD_TASKS)
+                    .map(|_| {
+                        tempo::spawn(async {
+                            for _ in 0..YIELDS_PER_TASK {
+                                tempo::task::yield_now().await;
+                            }
+                        })
+                    })
+                    .collect();
+                for h in handles {
+                    h.await.unwrap();
+                }
+            })
+        });
+    }
+
+    pub fn ping_pong(b: &mut Bencher) {
+        let rt = runtime();
+        b.iter(|| {
+            rt.block_on(async {
+                let (ping_tx, mut ping_rx) = mpsc::channel::<u32>(1);
+                let (pong_tx, mut pong_rx) = mpsc::channel::<u32>(1);
+                let ponger = tempo::spawn(async move {
+                    while let Some(v) = ping_rx.recv().await {
+                        pong_tx.send(v).await.unwrap();
+                    }
+                });
+                for i in 0..PING_PONGS as u32 {
+                    ping_tx.send(i).await.unwrap();
+                    black_box(pong_rx.recv().await.unwrap());
+                }
+                drop(ping_tx);
+                ponger.await.unwrap();
+            })
+        });
+    }
+
+    fn chain(done: oneshot::Sender<()>, left: usize) {
+        if left == 0 {
+            let _ = done.send(());
+        } else {
+            tempo::spawn(async move { chain(done, left - 1) });
+        }
+    }
+
+    pub fn chained_spawn(b: &mut Bencher) {
+        let rt = runtime();
+        b.iter(|| {
+            rt.block_on(async {
+                let (tx, rx) = oneshot::channel();
+                chain(tx, CHAIN_DEPTH);
+                rx.await.unwrap();
+            })
+        });
+    }
+
+    pub fn block_on_ready(b: &mut Bencher) {
+        let rt = runtime();
+        b.iter(|| rt.block_on(async { black_box(1u64) }));
+    }
+
+    pub fn mpsc_handoff(b: &mut Bencher) {
+        let rt = runtime();
+        b.iter(|| {
+            rt.block_on(async {
+                let (tx, mut rx) = mpsc::channel::<u64>(128);
+                let consumer = tempo::spawn(async move {
+                    let mut sum = 0u64;
+                    while let Some(v) = rx.recv().await {
+                        sum += v;
+                    }
+                    sum
+                });
+                let producer = tempo::spawn(async move {
+                    for i in 0..MESSAGES {
+                        tx.send(i).await.unwrap();
+                    }
+                });
+                producer.await.unwrap();
+                black_box(consumer.await.unwrap());
+            })
+        });
+    }
+}
+
 type BenchFn = fn(&mut criterion::Bencher);
 
 /// Every group with its runtimes; a Tempo entry is one more pair per row.
 const GROUPS: &[(&str, &[(&str, BenchFn)])] = &[
     (
         "spawn_many_local",
-        &[("tokio", tokio_side::spawn_many_local)],
+        &[
+            ("tempo", tempo_side::spawn_many_local),
+            ("tokio", tokio_side::spawn_many_local),
+        ],
     ),
     (
         "spawn_many_remote",
-        &[("tokio", tokio_side::spawn_many_remote)],
+        &[
+            ("tempo", tempo_side::spawn_many_remote),
+            ("tokio", tokio_side::spawn_many_remote),
+        ],
     ),
-    ("yield_many", &[("tokio", tokio_side::yield_many)]),
-    ("ping_pong", &[("tokio", tokio_side::ping_pong)]),
-    ("chained_spawn", &[("tokio", tokio_side::chained_spawn)]),
-    ("block_on_ready", &[("tokio", tokio_side::block_on_ready)]),
+    (
+        "yield_many",
+        &[
+            ("tempo", tempo_side::yield_many),
+            ("tokio", tokio_side::yield_many),
+        ],
+    ),
+    (
+        "ping_pong",
+        &[
+            ("tempo", tempo_side::ping_pong),
+            ("tokio", tokio_side::ping_pong),
+        ],
+    ),
+    (
+        "chained_spawn",
+        &[
+            ("tempo", tempo_side::chained_spawn),
+            ("tokio", tokio_side::chained_spawn),
+        ],
+    ),
+    (
+        "block_on_ready",
+        &[
+            ("tempo", tempo_side::block_on_ready),
+            ("tokio", tokio_side::block_on_ready),
+        ],
+    ),
     (
         "timer_insert_cancel",
         &[("tokio", tokio_side::timer_insert_cancel)],
     ),
     ("sleep_fire", &[("tokio", tokio_side::sleep_fire)]),
     ("udp_send_recv", &[("tokio", tokio_side::udp_send_recv)]),
-    ("mpsc_handoff", &[("tokio", tokio_side::mpsc_handoff)]),
+    (
+        "mpsc_handoff",
+        &[
+            ("tempo", tempo_side::mpsc_handoff),
+            ("tokio", tokio_side::mpsc_handoff),
+        ],
+    ),
 ];
 
 fn micro(c: &mut Criterion) {
