@@ -2,87 +2,242 @@
 
 use std::fmt;
 use std::io;
+use std::time::Duration;
 
 use tempo_park::Park;
 
-use crate::driver::Driver;
+use crate::driver::{Driver, DriverConfig};
 use crate::runtime::Runtime;
-use crate::scheduler::basic::Core;
+use crate::scheduler::basic::{Core, SchedulerConfig};
 
-/// Configures a [`Runtime`].
+/// The longest throttling period [`Builder::max_throttling`] accepts.
+///
+/// Past a second, "throttling" is no longer batching but a stalled
+/// runtime: every I/O event and cross-thread wake would wait that long.
+pub const MAX_THROTTLING: Duration = Duration::from_secs(1);
+
+/// The shortest non-zero throttling period: the timer wheel's resolution.
+pub const MIN_THROTTLING: Duration = Duration::from_millis(1);
+
+/// When a timer fires relative to its deadline, under a throttling
+/// scheduler of period `T` (with `T = 0` both rules are the same: never
+/// early, late by the time the scheduler takes to notice).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimerPolicy {
+    /// Fire at the tick nearest the deadline: error within `±T/2`, mean
+    /// about zero. The default; what GStreamer's threadshare does.
+    #[default]
+    NearestTick,
+    /// Never fire before the deadline: error in `[0, T]` (tokio's rule).
+    /// Per timer, [`time::sleep_at_least`](crate::time::sleep_at_least) and
+    /// [`time::interval_at_least`](crate::time::interval_at_least) give this
+    /// rule under the default policy.
+    NeverEarly,
+}
+
+/// Builds a [`Runtime`] with custom settings.
 ///
 /// ```
+/// use std::time::Duration;
 /// use tempo::runtime::Builder;
 ///
-/// let rt = Builder::new_current_thread()
-///     .event_interval(31)
+/// // The basic scheduler, with I/O and timers.
+/// let basic = Builder::new_current_thread().enable_all().build().unwrap();
+///
+/// // The throttling scheduler: one wake-up per 20 ms at most.
+/// let throttled = Builder::new_current_thread()
+///     .enable_all()
+///     .max_throttling(Duration::from_millis(20))
 ///     .build()
 ///     .unwrap();
-/// assert_eq!(rt.block_on(async { 5 }), 5);
+/// # drop((basic, throttled));
 /// ```
 pub struct Builder {
     event_interval: u32,
-    driver: Option<Box<dyn FnOnce() -> Driver + Send>>,
+    tick_budget: u32,
+    max_throttling: Duration,
+    timer_policy: TimerPolicy,
+    enable_io: bool,
+    enable_time: bool,
+    start_paused: bool,
+    custom_park: Option<CustomPark>,
 }
 
+/// Builds the driver stack on top of the user's [`Park`] driver.
+type CustomPark = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
+
 impl Builder {
-    /// A builder for a runtime that runs every task on the thread that
-    /// builds it (the basic scheduler).
+    /// A builder for a single-thread runtime: the basic scheduler, no I/O,
+    /// no timers (enable them with [`enable_all`](Self::enable_all)).
     pub fn new_current_thread() -> Builder {
         Builder {
             event_interval: 61,
-            driver: None,
+            tick_budget: 16_384,
+            max_throttling: Duration::ZERO,
+            timer_policy: TimerPolicy::NearestTick,
+            enable_io: false,
+            enable_time: false,
+            start_paused: false,
+            custom_park: None,
         }
     }
 
-    /// The poll budget: how many task polls the scheduler makes before it
-    /// polls the driver again, even if tasks are still ready, so that a task
-    /// that keeps waking itself cannot starve I/O, timers or tasks from
-    /// other threads. Default 61, like tokio.
+    /// Enables the I/O driver ([`tempo::net`](crate::net)).
+    pub fn enable_io(&mut self) -> &mut Builder {
+        self.enable_io = true;
+        self
+    }
+
+    /// Enables the timer driver ([`tempo::time`](crate::time)).
+    pub fn enable_time(&mut self) -> &mut Builder {
+        self.enable_time = true;
+        self
+    }
+
+    /// Enables I/O and timers.
+    pub fn enable_all(&mut self) -> &mut Builder {
+        self.enable_io().enable_time()
+    }
+
+    /// Starts the runtime's clock paused (implies nothing else: enable time
+    /// too). With a paused clock, a runtime that has nothing to do but wait
+    /// for timers jumps to the next deadline at once, so tests of long
+    /// timeouts run instantly and deterministically. See
+    /// [`time::pause`](crate::time::pause) and
+    /// [`time::advance`](crate::time::advance).
+    pub fn start_paused(&mut self, paused: bool) -> &mut Builder {
+        self.start_paused = paused;
+        self
+    }
+
+    /// Selects the throttling scheduler with period `period`: the thread
+    /// wakes at most once per `period`, polls I/O once, fires the timers
+    /// due, runs every ready task, and sleeps until the next tick. An idle
+    /// runtime blocks until an event instead, costing no CPU.
+    ///
+    /// `Duration::ZERO` (the default) selects the basic scheduler. The
+    /// accepted range is otherwise [`MIN_THROTTLING`] (1 ms) to
+    /// [`MAX_THROTTLING`] (1 s); typical values are 5 to 20 ms. An
+    /// out-of-range value makes [`build`](Self::build) fail with
+    /// `ErrorKind::InvalidInput`.
+    pub fn max_throttling(&mut self, period: Duration) -> &mut Builder {
+        self.max_throttling = period;
+        self
+    }
+
+    /// When timers fire relative to their deadline under throttling; see
+    /// [`TimerPolicy`].
+    pub fn timer_policy(&mut self, policy: TimerPolicy) -> &mut Builder {
+        self.timer_policy = policy;
+        self
+    }
+
+    /// The basic scheduler polls the driver at least once per `interval`
+    /// task polls, so that a task that always wakes itself cannot starve
+    /// I/O and timers. Default 61, as tokio.
     ///
     /// # Panics
     ///
-    /// Panics if `interval` is 0.
+    /// If `interval` is zero.
+    #[track_caller]
     pub fn event_interval(&mut self, interval: u32) -> &mut Builder {
         assert!(interval > 0, "event_interval must be at least 1");
         self.event_interval = interval;
         self
     }
 
-    /// Puts a custom driver under the scheduler instead of the default one:
-    /// the scheduler calls its `park` / `park_timeout` when it has nothing
-    /// to run and its `Unpark` when another thread spawns or wakes a task
-    /// while it is parked. See [`tempo_park`]'s contract.
+    /// The throttling scheduler polls at most `budget` tasks per tick
+    /// (tasks woken during the tick included); a tick that hits the budget
+    /// is an overrun and the next tick starts at once. Default 16,384.
     ///
-    /// The driver's error type must be a `std::error::Error + Send + Sync`
-    /// (an `io::Error`, or `Infallible`): the runtime panics with it if a
-    /// park fails, as it does for its own drivers.
+    /// # Panics
     ///
-    /// The driver is used by the next [`build`](Builder::build) only.
+    /// If `budget` is zero.
+    #[track_caller]
+    pub fn tick_budget(&mut self, budget: u32) -> &mut Builder {
+        assert!(budget > 0, "tick_budget must be at least 1");
+        self.tick_budget = budget;
+        self
+    }
+
+    /// Puts a custom driver under the scheduler, in place of the I/O
+    /// driver: a media framework's own poll loop or clock, for instance.
+    /// With [`enable_time`](Self::enable_time) the timer driver wraps it.
+    ///
+    /// `park` must follow the contract documented in [`tempo_park`]. Its
+    /// errors become `io::Error`s (an `io::Error` stays as it is).
+    /// Combining this with [`enable_io`](Self::enable_io) makes
+    /// [`build`](Self::build) fail: the custom driver replaces the I/O one.
     pub fn with_park<P>(&mut self, park: P) -> &mut Builder
     where
         P: Park + Send + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
-        self.driver = Some(Box::new(move || Driver::new(park)));
+        self.custom_park = Some(Box::new(move |config| Driver::with_base(park, config)));
         self
     }
 
-    /// Builds the runtime on this thread.
+    /// Builds the runtime. The builder can be reused, except for a driver
+    /// given to [`with_park`](Self::with_park), which the first build takes.
+    ///
+    /// # Errors
+    ///
+    /// `InvalidInput` for a [`max_throttling`](Self::max_throttling) out of
+    /// range or `with_park` combined with `enable_io`; the OS error if the
+    /// I/O driver cannot be created (file descriptors exhausted, say).
     pub fn build(&mut self) -> io::Result<Runtime> {
-        let driver = match self.driver.take() {
-            Some(make) => make(),
-            None => Driver::park_thread(),
+        let throttling = self.max_throttling;
+        if !throttling.is_zero() && !(MIN_THROTTLING..=MAX_THROTTLING).contains(&throttling) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "max_throttling of {throttling:?} is out of range: use Duration::ZERO for the \
+                     basic scheduler, or a period from 1 ms to 1 s (typically 5 to 20 ms)"
+                ),
+            ));
+        }
+        if self.enable_io && self.custom_park.is_some() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "with_park replaces the I/O driver: do not combine it with enable_io / \
+                 enable_all (use enable_time to put timers on top of the custom driver)",
+            ));
+        }
+        let config = DriverConfig {
+            enable_io: self.enable_io,
+            enable_time: self.enable_time,
+            start_paused: self.start_paused,
+            firing_window: match self.timer_policy {
+                TimerPolicy::NearestTick => throttling / 2,
+                TimerPolicy::NeverEarly => Duration::ZERO,
+            },
+            never_early: self.timer_policy == TimerPolicy::NeverEarly,
+            defer_drain_retry: !throttling.is_zero(),
         };
-        Ok(Runtime::from_core(Core::new(driver, self.event_interval)))
+        let driver = match self.custom_park.take() {
+            Some(make) => make(&config),
+            None => Driver::build(&config)?,
+        };
+        let scheduler = SchedulerConfig {
+            event_interval: self.event_interval,
+            tick_budget: self.tick_budget,
+            max_throttling: throttling,
+        };
+        Ok(Runtime::from_core(Core::new(driver, scheduler)))
     }
 }
 
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
+            .field("max_throttling", &self.max_throttling)
+            .field("timer_policy", &self.timer_policy)
+            .field("enable_io", &self.enable_io)
+            .field("enable_time", &self.enable_time)
+            .field("start_paused", &self.start_paused)
             .field("event_interval", &self.event_interval)
-            .field("custom_driver", &self.driver.is_some())
+            .field("tick_budget", &self.tick_budget)
+            .field("custom_park", &self.custom_park.is_some())
             .finish()
     }
 }

@@ -14,6 +14,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::rc::Rc;
 
+use crate::driver::DriverEnterGuard;
 use crate::scheduler::basic::Core;
 use crate::sync::thread_local;
 use crate::task::JoinHandle;
@@ -48,6 +49,8 @@ pub(crate) struct SetCurrentGuard {
     /// `false` if the thread-local was already destroyed (a runtime dropped
     /// by a thread-local destructor): nothing was entered.
     active: bool,
+    /// Keeps the runtime's I/O and timer drivers entered too.
+    _drivers: DriverEnterGuard,
     prev: Option<Rc<Core>>,
     was_running: bool,
     _not_send: PhantomData<*const ()>,
@@ -55,19 +58,24 @@ pub(crate) struct SetCurrentGuard {
 
 /// Enters `core` on this thread (not running it).
 pub(crate) fn enter(core: Rc<Core>) -> SetCurrentGuard {
-    CONTEXT
-        .try_with(|cx| SetCurrentGuard {
+    let drivers = core.shared.handles.enter();
+    let entered = CONTEXT.try_with(|cx| (cx.core.replace(Some(core)), cx.running.get()));
+    match entered {
+        Ok((prev, was_running)) => SetCurrentGuard {
             active: true,
-            prev: cx.core.replace(Some(core)),
-            was_running: cx.running.get(),
+            _drivers: drivers,
+            prev,
+            was_running,
             _not_send: PhantomData,
-        })
-        .unwrap_or(SetCurrentGuard {
+        },
+        Err(_) => SetCurrentGuard {
             active: false,
+            _drivers: drivers,
             prev: None,
             was_running: false,
             _not_send: PhantomData,
-        })
+        },
+    }
 }
 
 /// Enters `core` and marks this thread as running a scheduler.
@@ -103,6 +111,11 @@ impl Drop for SetCurrentGuard {
             cx.running.set(was_running);
         });
     }
+}
+
+/// `true` if this thread runs a scheduler (inside `block_on` or `turn`).
+pub(crate) fn is_running() -> bool {
+    CONTEXT.try_with(|cx| cx.running.get()).unwrap_or(false)
 }
 
 /// Calls `f` with the runtime entered on this thread, if any.

@@ -4,9 +4,21 @@
 //! `Error`), so it cannot be boxed as is. `Driver` erases them: the park
 //! side becomes a `Box<dyn DynPark>` whose errors are `io::Error`s, the
 //! unpark side an `Arc<dyn Unpark>` that remote spawns and wakes share.
-//! Today the driver is [`ParkThread`] or the user's
-//! [`Builder::with_park`](crate::runtime::Builder::with_park) driver; the
-//! I/O and timer stack plugs in here too.
+//!
+//! # The driver stack
+//!
+//! [`Driver::build`] composes the stack the builder asked for, bottom up:
+//!
+//! * the base: the I/O driver ([`tempo_io::Driver`], with `enable_io`), the
+//!   user's [`Builder::with_park`](crate::runtime::Builder::with_park)
+//!   driver, or [`ParkThread`] (no events of its own);
+//! * with `enable_time`, the timer driver [`tempo_time::Driver`] around the
+//!   base, with the scheduler's firing window (`T/2` under a throttle of
+//!   `T`, zero otherwise) and timer policy.
+//!
+//! The stack keeps the handles of its layers ([`DriverHandles`]) so that the
+//! runtime can *enter* them: that is how `tempo::net` sockets and
+//! `tempo::time` timers find their drivers.
 
 use std::fmt;
 use std::io;
@@ -14,6 +26,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tempo_park::{DriverStats, Park, ParkThread, Unpark};
+use tempo_time::Clock;
 
 /// [`Park`] without associated types.
 trait DynPark {
@@ -49,21 +62,106 @@ fn to_io_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> io::Er
     }
 }
 
+/// How the builder wants the driver stack.
+#[derive(Debug, Clone)]
+pub(crate) struct DriverConfig {
+    pub(crate) enable_io: bool,
+    pub(crate) enable_time: bool,
+    pub(crate) start_paused: bool,
+    /// Fire timers due by `now + firing_window` (nearest tick under
+    /// throttling: `T/2`).
+    pub(crate) firing_window: Duration,
+    /// Every timer is never early (tokio's rule).
+    pub(crate) never_early: bool,
+    /// Defer the drain retry of datagram receives to the next tick.
+    pub(crate) defer_drain_retry: bool,
+}
+
+/// The handles of the driver stack's layers, entered while the runtime runs.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DriverHandles {
+    pub(crate) io: Option<tempo_io::Handle>,
+    pub(crate) time: Option<tempo_time::Handle>,
+}
+
+impl DriverHandles {
+    /// Enters the layers' handles on this thread until the guard drops.
+    pub(crate) fn enter(&self) -> DriverEnterGuard {
+        DriverEnterGuard {
+            _io: self.io.as_ref().map(tempo_io::Handle::enter),
+            _time: self.time.as_ref().map(tempo_time::Handle::enter),
+        }
+    }
+
+    /// The timer driver's clock, if time is enabled.
+    pub(crate) fn clock(&self) -> Option<&Clock> {
+        self.time.as_ref().map(tempo_time::Handle::clock)
+    }
+}
+
+/// Keeps the driver handles entered; restores the previous ones on drop.
+#[derive(Debug)]
+pub(crate) struct DriverEnterGuard {
+    _io: Option<tempo_io::EnterGuard>,
+    _time: Option<tempo_time::EnterGuard>,
+}
+
 /// The driver under a scheduler: parked on the owning thread, unparked from
 /// anywhere.
 pub(crate) struct Driver {
     park: Box<dyn DynPark>,
     unpark: Arc<dyn Unpark>,
+    handles: DriverHandles,
 }
 
 impl Driver {
+    /// The default stack for `config`: the I/O driver or a [`ParkThread`]
+    /// at the bottom, the timer driver on top if enabled.
+    pub(crate) fn build(config: &DriverConfig) -> io::Result<Driver> {
+        if config.enable_io {
+            let mut io = tempo_io::Driver::new()?;
+            io.set_defer_drain_retry(config.defer_drain_retry);
+            let io_handle = io.handle();
+            let mut driver = Driver::with_base(io, config);
+            driver.handles.io = Some(io_handle);
+            Ok(driver)
+        } else {
+            Ok(Driver::with_base(ParkThread::new(), config))
+        }
+    }
+
+    /// The stack for `config` on top of `base` (the user's driver, the I/O
+    /// driver, or a [`ParkThread`]).
+    pub(crate) fn with_base<P>(base: P, config: &DriverConfig) -> Driver
+    where
+        P: Park + 'static,
+        P::Error: std::error::Error + Send + Sync + 'static,
+    {
+        if !config.enable_time {
+            return Driver::new(base);
+        }
+        let clock = if config.start_paused {
+            Clock::paused()
+        } else {
+            Clock::real()
+        };
+        let mut time = tempo_time::Driver::new(base, clock);
+        time.set_firing_window(config.firing_window);
+        time.set_never_early(config.never_early);
+        let time_handle = time.handle();
+        let mut driver = Driver::new(time);
+        driver.handles.time = Some(time_handle);
+        driver
+    }
+
     /// A driver with no events: [`ParkThread`].
+    #[cfg(test)]
     pub(crate) fn park_thread() -> Driver {
         Driver::new(ParkThread::new())
     }
 
-    /// Wraps any [`Park`] driver.
-    pub(crate) fn new<P>(park: P) -> Driver
+    /// Wraps any [`Park`] driver as it is.
+    fn new<P>(park: P) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
@@ -72,7 +170,13 @@ impl Driver {
         Driver {
             park: Box::new(park),
             unpark,
+            handles: DriverHandles::default(),
         }
+    }
+
+    /// The handles of the stack's layers.
+    pub(crate) fn handles(&self) -> &DriverHandles {
+        &self.handles
     }
 
     /// The handle that wakes this driver from any thread.

@@ -2,9 +2,14 @@
 
 use std::fmt;
 use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
 
 use crate::context;
+use crate::driver::DriverEnterGuard;
+use crate::metrics::RuntimeMetrics;
 use crate::scheduler::basic::Shared;
 use crate::task::JoinHandle;
 
@@ -87,6 +92,123 @@ impl Handle {
     /// (a burst of them to a parked thread unparks once).
     pub fn unpark_count(&self) -> u64 {
         self.shared.unpark_count()
+    }
+
+    /// Wakes the runtime's thread now, whatever it is doing.
+    ///
+    /// Under the throttling scheduler, spawns and wakes from other threads
+    /// wait for the next tick (up to the throttling period) and cost no
+    /// syscall; that is the point of throttling. Control operations that
+    /// must not wait (a pipeline state change, a shutdown request) call
+    /// this after queueing their work: it cuts the sleep between ticks
+    /// short, or unparks an idle runtime. On a busy runtime it makes the
+    /// next sleep return at once. Costs a syscall only if the thread is
+    /// sleeping or parked.
+    pub fn unpark(&self) {
+        self.shared.unpark();
+    }
+
+    /// [`spawn`](Self::spawn), then [`unpark`](Self::unpark): the task runs
+    /// without waiting for the next tick.
+    pub fn spawn_and_unpark<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let join = self.spawn(future);
+        self.unpark();
+        join
+    }
+
+    /// Runs `future` on the runtime and blocks the calling thread (which
+    /// must not be the runtime's) until it completes. The future is spawned
+    /// with [`spawn_and_unpark`](Self::spawn_and_unpark), so it starts at
+    /// once even under throttling.
+    ///
+    /// Unlike tokio's `Handle::block_on`, the future runs on the runtime's
+    /// thread, not on the caller's: it can use everything the runtime
+    /// drives, and the caller's thread only waits.
+    ///
+    /// # Panics
+    ///
+    /// If called on a thread that runs a Tempo runtime (inside `block_on`,
+    /// `turn` or a task): the thread would wait for work it is itself
+    /// supposed to do. If `future` panics, the panic is resumed here. If
+    /// the runtime shuts down before `future` completes.
+    #[track_caller]
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        if context::is_running() {
+            panic!(
+                "Cannot call Handle::block_on from a thread that runs a Tempo runtime (inside \
+                 block_on, turn or a task, e.g. on a context's own thread): it would wait for \
+                 work that only this thread can do. Use .await, or spawn the future instead."
+            );
+        }
+        let mut join = pin!(self.spawn_and_unpark(future));
+        let waker = Waker::from(Arc::new(ThreadWaker(thread::current())));
+        let mut cx = Context::from_waker(&waker);
+        let result = loop {
+            match join.as_mut().poll(&mut cx) {
+                Poll::Ready(result) => break result,
+                // Spurious returns (another user of this thread's park token)
+                // just poll again.
+                Poll::Pending => thread::park(),
+            }
+        };
+        match result {
+            Ok(output) => output,
+            Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+            Err(_) => panic!(
+                "Handle::block_on: the runtime shut down before the future completed"
+            ),
+        }
+    }
+
+    /// Enters the runtime's I/O and timer drivers on the current thread
+    /// (any thread) until the guard is dropped, so that sockets and timers
+    /// created here register with this runtime: a media framework can
+    /// create an element's socket on its own thread, then hand it to a task.
+    /// It does not make this thread run the runtime: `tempo::spawn` still
+    /// needs the runtime's thread; use [`Handle::spawn`] elsewhere.
+    pub fn enter(&self) -> HandleEnterGuard {
+        HandleEnterGuard {
+            _drivers: self.shared.handles.enter(),
+        }
+    }
+
+    /// A snapshot of the runtime's metrics (at most one tick old).
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.shared.metrics()
+    }
+
+    /// The runtime's throttling period; `Duration::ZERO` for the basic
+    /// scheduler.
+    pub fn max_throttling(&self) -> std::time::Duration {
+        self.shared.max_throttling
+    }
+}
+
+/// Keeps a runtime's drivers entered on this thread; see [`Handle::enter`].
+#[derive(Debug)]
+#[must_use = "the drivers are only entered while the guard is alive"]
+pub struct HandleEnterGuard {
+    _drivers: DriverEnterGuard,
+}
+
+/// Wakes a thread blocked in [`Handle::block_on`].
+struct ThreadWaker(Thread);
+
+impl Wake for ThreadWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.unpark();
     }
 }
 

@@ -36,10 +36,13 @@ mod builder;
 mod context;
 mod driver;
 mod handle;
+mod metrics;
+pub mod net;
 pub mod runtime;
 mod scheduler;
 mod sync;
 pub mod task;
+pub mod time;
 
 pub use task::{spawn, spawn_local};
 

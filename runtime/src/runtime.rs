@@ -12,8 +12,9 @@ use crate::context::{self, SetCurrentGuard};
 use crate::scheduler::basic::Core;
 use crate::task::JoinHandle;
 
-pub use crate::builder::Builder;
-pub use crate::handle::{Handle, TryCurrentError};
+pub use crate::builder::{Builder, TimerPolicy, MAX_THROTTLING, MIN_THROTTLING};
+pub use crate::handle::{Handle, HandleEnterGuard, TryCurrentError};
+pub use crate::metrics::RuntimeMetrics;
 pub use crate::scheduler::Turn;
 
 /// A single-thread Tempo runtime: a scheduler, its driver, and every task
@@ -121,6 +122,11 @@ impl Runtime {
     /// The runtime's handle, for other threads.
     pub fn handle(&self) -> &Handle {
         &self.handle
+    }
+
+    /// A snapshot of the runtime's metrics; see [`RuntimeMetrics`].
+    pub fn metrics(&self) -> RuntimeMetrics {
+        self.handle.metrics()
     }
 
     /// Enters the runtime on this thread without running it, so that

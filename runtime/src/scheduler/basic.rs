@@ -23,9 +23,10 @@
 //!
 //! # The park handshake (why no wake-up is lost)
 //!
-//! `park_state` is a small state word, today `RUNNING` or `PARKED` (the
-//! throttling scheduler adds a third, `SLEEPING`, in which remote wakes
-//! deliberately do *not* unpark).
+//! `park_state` is a small state word: `RUNNING`, `PARKED`, or `SLEEPING`
+//! (the throttling scheduler between ticks, where remote wakes deliberately
+//! do *not* unpark: they wait for the next tick, which is the point of
+//! throttling; see [`throttle`](super::throttle)).
 //!
 //! ```text
 //! scheduler                                  remote thread
@@ -63,12 +64,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use tempo_park::{DriverStats, Unpark};
+use tempo_park::{DriverStats, Park, ParkThread, Unpark, UnparkThread};
 
 use super::inject::InjectQueue;
+use super::pacer::ThrottlePacer;
 use super::turn::Turn;
 use crate::context;
-use crate::driver::Driver;
+use crate::driver::{Driver, DriverHandles};
+use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use crate::task::{self, JoinHandle, Notified, OwnedTasks, Schedule};
 
@@ -78,21 +81,43 @@ pub(crate) const RUNNING: usize = 0;
 /// `park_state`: the scheduler is parked in the driver, or about to park:
 /// the first remote wake unparks it.
 pub(crate) const PARKED: usize = 1;
+/// `park_state`: the throttling scheduler sleeps between two ticks: remote
+/// wakes only queue; only [`Shared::unpark`] cuts the sleep short.
+pub(crate) const SLEEPING: usize = 2;
+
+/// The scheduler settings the builder passes down.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SchedulerConfig {
+    /// Basic scheduler: task polls between two driver polls.
+    pub(crate) event_interval: u32,
+    /// Throttling scheduler: task polls per tick at most.
+    pub(crate) tick_budget: u32,
+    /// The throttling period; zero for the basic scheduler.
+    pub(crate) max_throttling: Duration,
+}
 
 /// The part of the scheduler other threads touch.
 pub(crate) struct Shared {
     /// Spawns and wakes from other threads.
     inject: InjectQueue<Notified<Arc<Shared>>>,
     /// `RUNNING` or `PARKED`; see the module docs.
-    park_state: AtomicUsize,
+    pub(crate) park_state: AtomicUsize,
     /// Wakes the driver.
     unpark: Arc<dyn Unpark>,
     /// Driver unparks issued by remote spawns and wakes.
     unpark_count: AtomicU64,
     /// The `block_on` future was woken.
-    main_woken: AtomicBool,
+    pub(crate) main_woken: AtomicBool,
     /// The owned-task list id of this runtime.
     id: u64,
+    /// The drivers' handles (I/O reactor, timers), for `Handle::enter`.
+    pub(crate) handles: DriverHandles,
+    /// Cuts the throttling scheduler's sleep between ticks short.
+    sleeper: UnparkThread,
+    /// Published metrics.
+    pub(crate) counters: SharedCounters,
+    /// The throttling period; zero for the basic scheduler.
+    pub(crate) max_throttling: Duration,
 }
 
 impl Shared {
@@ -150,6 +175,25 @@ impl Shared {
     pub(crate) fn unpark_count(&self) -> u64 {
         self.unpark_count.load(Relaxed)
     }
+
+    /// Wakes the scheduler now, whatever it is doing: cuts a sleep between
+    /// ticks short, unparks a parked driver, or (if it is running) makes
+    /// its next sleep return at once. For control operations that must not
+    /// wait for the next tick.
+    pub(crate) fn unpark(&self) {
+        // A ParkThread unpark costs an atomic swap unless the scheduler
+        // sleeps on it, and is remembered until the next sleep.
+        self.sleeper.unpark();
+        if self.park_state.load(SeqCst) != RUNNING {
+            self.notify_parked();
+        }
+    }
+
+    /// A snapshot of the runtime's metrics.
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        let timer_error = self.handles.time.as_ref().map(|time| time.timer_error_histogram());
+        self.counters.snapshot(self.unpark_count(), timer_error)
+    }
 }
 
 impl Schedule for Arc<Shared> {
@@ -202,13 +246,19 @@ pub(crate) struct Core {
     run_queue: RefCell<VecDeque<Notified<Arc<Shared>>>>,
     owned: RefCell<OwnedTasks<Arc<Shared>>>,
     driver: RefCell<Driver>,
-    event_interval: u32,
+    pub(crate) config: SchedulerConfig,
+    /// The throttling scheduler's tick pacing; `None` for the basic one.
+    pub(crate) pacer: Option<RefCell<ThrottlePacer>>,
+    /// Where the throttling scheduler sleeps between ticks.
+    pub(crate) sleeper: RefCell<ParkThread>,
+    pub(crate) counters: LocalCounters,
     shut_down: Cell<bool>,
 }
 
 impl Core {
-    pub(crate) fn new(driver: Driver, event_interval: u32) -> Rc<Core> {
+    pub(crate) fn new(driver: Driver, config: SchedulerConfig) -> Rc<Core> {
         let owned = OwnedTasks::new();
+        let sleeper = ParkThread::new();
         let shared = Arc::new(Shared {
             inject: InjectQueue::new(),
             park_state: AtomicUsize::new(RUNNING),
@@ -216,13 +266,22 @@ impl Core {
             unpark_count: AtomicU64::new(0),
             main_woken: AtomicBool::new(false),
             id: owned.id(),
+            handles: driver.handles().clone(),
+            sleeper: sleeper.unpark(),
+            counters: SharedCounters::new(),
+            max_throttling: config.max_throttling,
         });
+        let pacer = (!config.max_throttling.is_zero())
+            .then(|| RefCell::new(ThrottlePacer::new(config.max_throttling)));
         Rc::new(Core {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
             owned: RefCell::new(owned),
             driver: RefCell::new(driver),
-            event_interval,
+            config,
+            pacer,
+            sleeper: RefCell::new(sleeper),
+            counters: LocalCounters::default(),
             shut_down: Cell::new(false),
         })
     }
@@ -272,6 +331,7 @@ impl Core {
             OwnedTasks::run(&self.owned, task);
             polled += 1;
         }
+        self.counters.work(polled, 0, 0);
         polled
     }
 
@@ -307,6 +367,7 @@ impl Core {
             panic!("tempo: the runtime's driver failed to park: {error}");
         }
         let stats = driver.stats() - before;
+        self.counters.work(0, stats.io_events, stats.timers_fired);
         Parked {
             parked,
             parked_for,
@@ -316,13 +377,18 @@ impl Core {
 
     /// One iteration for a host loop.
     pub(crate) fn turn(&self, max_wait: Duration) -> Turn {
-        let tasks_polled = self.run_ready(self.event_interval);
+        if self.pacer.is_some() {
+            return self.throttled_turn(max_wait);
+        }
+        let start = Instant::now();
+        let tasks_polled = self.run_ready(self.config.event_interval);
         let timeout = if self.has_ready() {
             Duration::ZERO
         } else {
             max_wait
         };
         let parked = self.park_driver(Some(timeout), false);
+        self.end_iteration(start, parked.parked_for);
         Turn {
             tasks_polled,
             parked: parked.parked,
@@ -330,25 +396,38 @@ impl Core {
             io_events: parked.stats.io_events,
             timers_fired: parked.stats.timers_fired,
             tasks_remaining: self.has_ready(),
+            overrun: false,
         }
+    }
+
+    /// Accounts one finished iteration and publishes the counters.
+    pub(crate) fn end_iteration(&self, start: Instant, parked: Duration) {
+        self.counters.iteration(start.elapsed(), parked);
+        self.counters.publish(&self.shared.counters);
     }
 
     /// Runs `future` to completion, running tasks meanwhile.
     pub(crate) fn block_on<F: Future>(&self, future: F) -> F::Output {
+        if self.pacer.is_some() {
+            return self.throttled_block_on(future);
+        }
         let mut future = std::pin::pin!(future);
         let waker = Waker::from(self.shared.clone());
         let mut cx = Context::from_waker(&waker);
         self.shared.main_woken.store(true, SeqCst);
         loop {
+            let start = Instant::now();
             if self.shared.main_woken.swap(false, SeqCst) {
                 if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                    self.end_iteration(start, Duration::ZERO);
                     return output;
                 }
             }
-            self.run_ready(self.event_interval);
+            self.run_ready(self.config.event_interval);
             let work = self.has_ready() || self.shared.main_woken.load(SeqCst);
             let timeout = if work { Some(Duration::ZERO) } else { None };
-            self.park_driver(timeout, true);
+            let parked = self.park_driver(timeout, true);
+            self.end_iteration(start, parked.parked_for);
         }
     }
 
@@ -386,7 +465,7 @@ impl std::fmt::Debug for Core {
             .field("shared", &self.shared)
             .field("ready", &self.run_queue.borrow().len())
             .field("owned", &self.owned.borrow())
-            .field("event_interval", &self.event_interval)
+            .field("config", &self.config)
             .finish_non_exhaustive()
     }
 }

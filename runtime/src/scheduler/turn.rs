@@ -24,6 +24,7 @@ pub struct Turn {
     pub(crate) io_events: u64,
     pub(crate) timers_fired: u64,
     pub(crate) tasks_remaining: bool,
+    pub(crate) overrun: bool,
 }
 
 impl Turn {
@@ -57,5 +58,12 @@ impl Turn {
     /// ran out, or the driver woke some): call `turn` again soon.
     pub fn tasks_remaining(&self) -> bool {
         self.tasks_remaining
+    }
+
+    /// Throttling scheduler: this tick ran past its period or left ready
+    /// tasks behind, so it did not sleep (the next tick is due at once).
+    /// Always `false` for the basic scheduler.
+    pub fn overrun(&self) -> bool {
+        self.overrun
     }
 }

@@ -1,0 +1,172 @@
+//! [`ThrottlePacer`]: when the throttling scheduler's next tick starts.
+//!
+//! The pacer is pure arithmetic over instants, separate from the scheduler so
+//! that its rules are tested without threads or clocks:
+//!
+//! * **Fixed grid.** Ticks are due at `anchor + k * T`. The next tick is due
+//!   at `this_tick_due + T`, not at `end_of_work + T`, so the time a tick
+//!   spends working does not make the cadence drift.
+//! * **Overrun.** A tick that ends after the next one was due (or ends with
+//!   ready work left over because the budget ran out) is an *overrun*: the
+//!   next tick starts at once.
+//! * **One catch-up tick at most.** After an overrun the next tick keeps its
+//!   grid slot (`due + T`) only if that slot is still less than one period
+//!   in the past; if the scheduler fell further behind, the grid is re-anchored
+//!   at `now`. Catching up several missed slots back to back would only burn
+//!   CPU on ticks with nothing new to do (the missed slots' I/O and timers are
+//!   all handled by the first catch-up tick), and would delay the return to a
+//!   regular cadence.
+//! * **Idle restart.** After the scheduler blocked in the driver because a
+//!   tick found nothing to do, the grid restarts at the instant it woke up.
+
+use std::time::{Duration, Instant};
+
+/// What the scheduler does between two ticks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TickEnd {
+    /// Sleep (without polling the driver) until this instant, then tick.
+    SleepUntil(Instant),
+    /// Start the next tick at once: this tick overran its period or left
+    /// ready work behind.
+    Overrun,
+}
+
+/// Paces the ticks of a throttling scheduler on a fixed grid of period `T`.
+#[derive(Debug)]
+pub(crate) struct ThrottlePacer {
+    period: Duration,
+    /// When the tick in progress (or the last one) was due on the grid.
+    due: Option<Instant>,
+}
+
+impl ThrottlePacer {
+    /// A pacer of period `period` (must be non-zero).
+    pub(crate) fn new(period: Duration) -> ThrottlePacer {
+        debug_assert!(!period.is_zero());
+        ThrottlePacer { period, due: None }
+    }
+
+    /// A tick begins at `now`; returns the grid instant it stands for.
+    ///
+    /// The first tick, and the first after [`restart`](Self::restart),
+    /// anchors the grid at `now`.
+    pub(crate) fn begin_tick(&mut self, now: Instant) -> Instant {
+        let due = match self.due {
+            // On time or late: the tick fills its grid slot (lateness is
+            // judged by `end_tick`).
+            Some(next) if next <= now => next,
+            // First tick, idle restart, or woken early by a control unpark:
+            // the tick stands at `now` and anchors the grid there.
+            _ => now,
+        };
+        self.due = Some(due);
+        due
+    }
+
+    /// The tick that began with [`begin_tick`](Self::begin_tick) has done its
+    /// work at `now`; `work_remains` says whether ready tasks were left over.
+    pub(crate) fn end_tick(&mut self, now: Instant, work_remains: bool) -> TickEnd {
+        let due = self.due.unwrap_or(now);
+        let next = due + self.period;
+        if now < next && !work_remains {
+            self.due = Some(next);
+            return TickEnd::SleepUntil(next);
+        }
+        // Overrun. Keep the grid slot only if it is less than one period in
+        // the past: at most one catch-up tick, then re-anchor.
+        self.due = Some(if now < next + self.period { next } else { now });
+        TickEnd::Overrun
+    }
+
+    /// Forget the grid: the scheduler was idle and blocked in the driver; the
+    /// next [`begin_tick`](Self::begin_tick) anchors a new grid.
+    pub(crate) fn restart(&mut self) {
+        self.due = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_millis(20);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn grid_does_not_drift_with_work_time() {
+        let t0 = Instant::now();
+        let mut p = ThrottlePacer::new(T);
+        assert_eq!(p.begin_tick(t0), t0);
+        // Work takes 7 ms: the sleep ends at t0 + T, not t0 + 7 + T.
+        assert_eq!(p.end_tick(t0 + ms(7), false), TickEnd::SleepUntil(t0 + T));
+        // The thread wakes a little late (1 ms): the tick still stands for
+        // the grid slot t0 + T, and the next sleep ends at t0 + 2T.
+        assert_eq!(p.begin_tick(t0 + ms(21)), t0 + T);
+        assert_eq!(p.end_tick(t0 + ms(30), false), TickEnd::SleepUntil(t0 + 2 * T));
+        for k in 2..100u32 {
+            p.begin_tick(t0 + T * k + ms(1));
+            assert_eq!(p.end_tick(t0 + T * k + ms(5), false), TickEnd::SleepUntil(t0 + T * (k + 1)));
+        }
+    }
+
+    #[test]
+    fn overrun_starts_next_tick_at_once_with_one_catch_up() {
+        let t0 = Instant::now();
+        let mut p = ThrottlePacer::new(T);
+        p.begin_tick(t0);
+        // Work took 25 ms (> T): overrun, the next tick keeps slot t0 + T.
+        assert_eq!(p.end_tick(t0 + ms(25), false), TickEnd::Overrun);
+        assert_eq!(p.begin_tick(t0 + ms(25)), t0 + T);
+        // That catch-up tick is quick: sleep until t0 + 2T, back on the grid.
+        assert_eq!(p.end_tick(t0 + ms(27), false), TickEnd::SleepUntil(t0 + 2 * T));
+    }
+
+    #[test]
+    fn falling_far_behind_reanchors_instead_of_bursting() {
+        let t0 = Instant::now();
+        let mut p = ThrottlePacer::new(T);
+        p.begin_tick(t0);
+        // A 100 ms tick: 4 slots missed. No burst of catch-up ticks: the grid
+        // re-anchors at the end of the long tick.
+        assert_eq!(p.end_tick(t0 + ms(100), false), TickEnd::Overrun);
+        assert_eq!(p.begin_tick(t0 + ms(100)), t0 + ms(100));
+        assert_eq!(p.end_tick(t0 + ms(101), false), TickEnd::SleepUntil(t0 + ms(120)));
+    }
+
+    #[test]
+    fn leftover_work_is_an_overrun() {
+        let t0 = Instant::now();
+        let mut p = ThrottlePacer::new(T);
+        p.begin_tick(t0);
+        assert_eq!(p.end_tick(t0 + ms(1), true), TickEnd::Overrun);
+        // The next tick fills the next slot early; the grid is kept.
+        assert_eq!(p.begin_tick(t0 + ms(1)), t0 + ms(1));
+    }
+
+    #[test]
+    fn idle_restart_anchors_a_new_grid() {
+        let t0 = Instant::now();
+        let mut p = ThrottlePacer::new(T);
+        p.begin_tick(t0);
+        p.end_tick(t0 + ms(1), false);
+        p.restart();
+        let woke = t0 + ms(537);
+        assert_eq!(p.begin_tick(woke), woke);
+        assert_eq!(p.end_tick(woke + ms(2), false), TickEnd::SleepUntil(woke + T));
+    }
+
+    #[test]
+    fn early_wake_reanchors_the_grid() {
+        let t0 = Instant::now();
+        let mut p = ThrottlePacer::new(T);
+        p.begin_tick(t0);
+        assert_eq!(p.end_tick(t0 + ms(2), false), TickEnd::SleepUntil(t0 + T));
+        // A control unpark cut the sleep at t0 + 5 ms: that tick runs now and
+        // re-anchors the grid, so its successor is due T later, not sooner.
+        assert_eq!(p.begin_tick(t0 + ms(5)), t0 + ms(5));
+        assert_eq!(p.end_tick(t0 + ms(6), false), TickEnd::SleepUntil(t0 + ms(25)));
+    }
+}

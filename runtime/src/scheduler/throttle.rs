@@ -1,0 +1,205 @@
+//! The throttling scheduler: one wake-up per period `T`, however many
+//! streams.
+//!
+//! A runtime that wakes for every event pays, per event, a context switch,
+//! an `epoll_wait` and (for sockets drained until `WouldBlock`) an empty
+//! `recvfrom`. With thousands of streams that each send a packet every
+//! 20 ms, that is most of the CPU. The throttling scheduler pays them once
+//! per *tick* instead:
+//!
+//! 1. `start = now`; poll the driver once with a zero timeout: dispatch I/O
+//!    readiness, wake the receives deferred from the last tick, fire every
+//!    timer due by `start + T/2` (the firing window, see below), and
+//!    collect the tasks other threads injected;
+//! 2. run every ready task, those woken while running included, within the
+//!    tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget));
+//! 3. if the tick ran past `start + T` or left ready tasks behind, start the
+//!    next tick at once: an **overrun** (counted in the metrics);
+//! 4. otherwise sleep until `start + T` **without polling the driver**: the
+//!    scheduler's state is `SLEEPING`, in which remote spawns and wakes only
+//!    queue, costing no syscall and no context switch. Whatever arrives
+//!    during the sleep is handled together at the next tick: that is what
+//!    batches work. [`Handle::unpark`](crate::runtime::Handle::unpark) cuts
+//!    the sleep short for control operations that must not wait;
+//! 5. **idle**: when a tick found nothing at all (no I/O event, no timer,
+//!    no task), block in the driver until an event, an unpark, or the next
+//!    timer's deadline minus `T/2`, in state `PARKED`, where the first remote
+//!    wake unparks. An idle runtime costs no CPU and makes no periodic
+//!    wake-ups; the tick grid restarts at the first event.
+//!
+//! Ticks follow a fixed grid (see [`ThrottlePacer`]), so the time spent
+//! working does not make the cadence drift.
+//!
+//! # Timers
+//!
+//! The timer driver fires, at each tick, every timer due by `now + T/2`:
+//! a timer fires at the tick *nearest* its deadline, error within `±T/2`,
+//! mean about zero. Plain parking would make every timer late by up to `T`.
+//! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly)
+//! (or `sleep_at_least` per timer) gives tokio's rule instead: never early,
+//! late by at most `T`.
+//!
+//! [`ThrottlePacer`]: super::pacer::ThrottlePacer
+
+use std::future::Future;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use tempo_park::{DriverStats, Park};
+
+use super::basic::{Core, RUNNING, SLEEPING};
+use super::pacer::TickEnd;
+use super::turn::Turn;
+use crate::sync::Ordering::SeqCst;
+
+/// What happened between the end of a tick's work and the next tick.
+struct BetweenTicks {
+    /// Slept or blocked (as opposed to starting the next tick at once).
+    parked: bool,
+    parked_for: Duration,
+    overrun: bool,
+    /// Driver work done while blocked idle.
+    stats: DriverStats,
+}
+
+impl Core {
+    /// The throttling scheduler's `block_on`.
+    pub(crate) fn throttled_block_on<F: Future>(&self, future: F) -> F::Output {
+        let mut future = pin!(future);
+        let waker = Waker::from(self.shared.clone());
+        let mut cx = Context::from_waker(&waker);
+        self.shared.main_woken.store(true, SeqCst);
+        loop {
+            let start = Instant::now();
+            self.begin_tick();
+            let stats = self.park_driver(Some(Duration::ZERO), false).stats;
+
+            let budget = u64::from(self.config.tick_budget);
+            let mut polled = 0;
+            loop {
+                if self.shared.main_woken.swap(false, SeqCst) {
+                    polled += 1;
+                    self.counters.work(1, 0, 0);
+                    if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                        self.end_iteration(start, Duration::ZERO);
+                        return output;
+                    }
+                }
+                let ran = self.run_ready(budget.saturating_sub(polled).try_into().unwrap_or(u32::MAX));
+                polled += ran;
+                if polled >= budget || (ran == 0 && !self.shared.main_woken.load(SeqCst)) {
+                    break;
+                }
+            }
+
+            let found_nothing = polled == 0 && stats == DriverStats::default();
+            let between = self.between_ticks(found_nothing, None, true);
+            self.end_iteration(start, between.parked_for);
+        }
+    }
+
+    /// The throttling scheduler's `turn`: exactly one tick.
+    pub(crate) fn throttled_turn(&self, max_wait: Duration) -> Turn {
+        let start = Instant::now();
+        self.begin_tick();
+        let stats = self.park_driver(Some(Duration::ZERO), false).stats;
+        let tasks_polled = self.run_ready(self.config.tick_budget);
+        let found_nothing = tasks_polled == 0 && stats == DriverStats::default();
+        let between = self.between_ticks(found_nothing, Some(max_wait), false);
+        self.end_iteration(start, between.parked_for);
+        let stats = stats + between.stats;
+        Turn {
+            tasks_polled,
+            parked: between.parked,
+            parked_for: between.parked_for,
+            io_events: stats.io_events,
+            timers_fired: stats.timers_fired,
+            tasks_remaining: self.has_ready(),
+            overrun: between.overrun,
+        }
+    }
+
+    /// Starts a tick on the pacer's grid.
+    fn begin_tick(&self) {
+        let now = self.clock_now();
+        if let Some(pacer) = &self.pacer {
+            pacer.borrow_mut().begin_tick(now);
+        }
+    }
+
+    /// Ends a tick: blocks idle in the driver if the tick found nothing,
+    /// else sleeps until the next tick is due, or starts it at once
+    /// (overrun). `max_wait` bounds the wait (`None`: unbounded); `main`
+    /// says whether a pending `block_on` wake counts as work.
+    fn between_ticks(&self, found_nothing: bool, max_wait: Option<Duration>, main: bool) -> BetweenTicks {
+        let pacer = self.pacer.as_ref().expect("throttling scheduler without a pacer");
+        if found_nothing {
+            pacer.borrow_mut().restart();
+            let parked = self.park_driver(max_wait, main);
+            return BetweenTicks {
+                parked: parked.parked,
+                parked_for: parked.parked_for,
+                overrun: false,
+                stats: parked.stats,
+            };
+        }
+        let work_remains = self.has_ready() || (main && self.shared.main_woken.load(SeqCst));
+        let end = pacer.borrow_mut().end_tick(self.clock_now(), work_remains);
+        match end {
+            TickEnd::Overrun => {
+                self.counters.overrun();
+                BetweenTicks {
+                    parked: false,
+                    parked_for: Duration::ZERO,
+                    overrun: true,
+                    stats: DriverStats::default(),
+                }
+            }
+            TickEnd::SleepUntil(next) => {
+                let parked_for = self.sleep_until(next, max_wait);
+                BetweenTicks {
+                    parked: true,
+                    parked_for,
+                    overrun: false,
+                    stats: DriverStats::default(),
+                }
+            }
+        }
+    }
+
+    /// Sleeps until `deadline` (at most `max_wait`) without polling the
+    /// driver, in state `SLEEPING`: remote wakes only queue. A paused clock
+    /// is advanced instead of sleeping. Returns the time slept.
+    fn sleep_until(&self, deadline: Instant, max_wait: Option<Duration>) -> Duration {
+        let mut duration = deadline.saturating_duration_since(self.clock_now());
+        if let Some(max_wait) = max_wait {
+            duration = duration.min(max_wait);
+        }
+        if duration.is_zero() {
+            return Duration::ZERO;
+        }
+        if let Some(clock) = self.shared.handles.clock().filter(|clock| clock.is_paused()) {
+            clock.advance(duration);
+            return duration;
+        }
+        self.shared.park_state.store(SLEEPING, SeqCst);
+        let slept = Instant::now();
+        let result = self.sleeper.borrow_mut().park_timeout(duration);
+        let slept = slept.elapsed();
+        self.shared.park_state.store(RUNNING, SeqCst);
+        match result {
+            Ok(()) => slept,
+            Err(never) => match never {},
+        }
+    }
+
+    /// The runtime's notion of now: the timer driver's clock (virtual when
+    /// paused) if time is enabled, else the real clock.
+    pub(crate) fn clock_now(&self) -> Instant {
+        match self.shared.handles.clock() {
+            Some(clock) => clock.now().into_std(),
+            None => Instant::now(),
+        }
+    }
+}
