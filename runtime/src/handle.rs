@@ -162,9 +162,7 @@ impl Handle {
         match result {
             Ok(output) => output,
             Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-            Err(_) => panic!(
-                "Handle::block_on: the runtime shut down before the future completed"
-            ),
+            Err(_) => panic!("Handle::block_on: the runtime shut down before the future completed"),
         }
     }
 

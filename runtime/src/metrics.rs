@@ -74,7 +74,7 @@ impl RuntimeMetrics {
             unparks: self.unparks.wrapping_sub(earlier.unparks),
             timer_error: match (&self.timer_error, &earlier.timer_error) {
                 (Some(now), Some(then)) => Some(now.since(then)),
-                (now, _) => now.clone(),
+                (now, _) => *now,
             },
         }
     }
@@ -160,7 +160,11 @@ impl SharedCounters {
     }
 
     /// A snapshot; `unparks` and the timer histogram come from elsewhere.
-    pub(crate) fn snapshot(&self, unparks: u64, timer_error: Option<TimerErrorHistogram>) -> RuntimeMetrics {
+    pub(crate) fn snapshot(
+        &self,
+        unparks: u64,
+        timer_error: Option<TimerErrorHistogram>,
+    ) -> RuntimeMetrics {
         RuntimeMetrics {
             ticks: self.ticks.load(Relaxed),
             overruns: self.overruns.load(Relaxed),
@@ -192,9 +196,15 @@ mod tests {
         assert_eq!(m.overruns, 1);
         assert_eq!(m.busy, Duration::from_millis(5));
         assert_eq!(m.parked, Duration::from_millis(15));
-        assert_eq!((m.tasks_polled, m.io_events, m.timers_fired, m.unparks), (3, 2, 1, 7));
+        assert_eq!(
+            (m.tasks_polled, m.io_events, m.timers_fired, m.unparks),
+            (3, 2, 1, 7)
+        );
         assert!((m.parked_ratio() - 0.75).abs() < 1e-9);
-        let later = RuntimeMetrics { ticks: 5, ..m.clone() };
+        let later = RuntimeMetrics {
+            ticks: 5,
+            ..m.clone()
+        };
         assert_eq!(later.since(&m).ticks, 4);
         assert_eq!(RuntimeMetrics::default().parked_ratio(), 1.0);
     }

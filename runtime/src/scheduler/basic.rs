@@ -191,7 +191,11 @@ impl Shared {
 
     /// A snapshot of the runtime's metrics.
     pub(crate) fn metrics(&self) -> RuntimeMetrics {
-        let timer_error = self.handles.time.as_ref().map(|time| time.timer_error_histogram());
+        let timer_error = self
+            .handles
+            .time
+            .as_ref()
+            .map(|time| time.timer_error_histogram());
         self.counters.snapshot(self.unpark_count(), timer_error)
     }
 }

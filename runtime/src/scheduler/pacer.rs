@@ -105,10 +105,16 @@ mod tests {
         // The thread wakes a little late (1 ms): the tick still stands for
         // the grid slot t0 + T, and the next sleep ends at t0 + 2T.
         assert_eq!(p.begin_tick(t0 + ms(21)), t0 + T);
-        assert_eq!(p.end_tick(t0 + ms(30), false), TickEnd::SleepUntil(t0 + 2 * T));
+        assert_eq!(
+            p.end_tick(t0 + ms(30), false),
+            TickEnd::SleepUntil(t0 + 2 * T)
+        );
         for k in 2..100u32 {
             p.begin_tick(t0 + T * k + ms(1));
-            assert_eq!(p.end_tick(t0 + T * k + ms(5), false), TickEnd::SleepUntil(t0 + T * (k + 1)));
+            assert_eq!(
+                p.end_tick(t0 + T * k + ms(5), false),
+                TickEnd::SleepUntil(t0 + T * (k + 1))
+            );
         }
     }
 
@@ -121,7 +127,10 @@ mod tests {
         assert_eq!(p.end_tick(t0 + ms(25), false), TickEnd::Overrun);
         assert_eq!(p.begin_tick(t0 + ms(25)), t0 + T);
         // That catch-up tick is quick: sleep until t0 + 2T, back on the grid.
-        assert_eq!(p.end_tick(t0 + ms(27), false), TickEnd::SleepUntil(t0 + 2 * T));
+        assert_eq!(
+            p.end_tick(t0 + ms(27), false),
+            TickEnd::SleepUntil(t0 + 2 * T)
+        );
     }
 
     #[test]
@@ -133,7 +142,10 @@ mod tests {
         // re-anchors at the end of the long tick.
         assert_eq!(p.end_tick(t0 + ms(100), false), TickEnd::Overrun);
         assert_eq!(p.begin_tick(t0 + ms(100)), t0 + ms(100));
-        assert_eq!(p.end_tick(t0 + ms(101), false), TickEnd::SleepUntil(t0 + ms(120)));
+        assert_eq!(
+            p.end_tick(t0 + ms(101), false),
+            TickEnd::SleepUntil(t0 + ms(120))
+        );
     }
 
     #[test]
@@ -155,7 +167,10 @@ mod tests {
         p.restart();
         let woke = t0 + ms(537);
         assert_eq!(p.begin_tick(woke), woke);
-        assert_eq!(p.end_tick(woke + ms(2), false), TickEnd::SleepUntil(woke + T));
+        assert_eq!(
+            p.end_tick(woke + ms(2), false),
+            TickEnd::SleepUntil(woke + T)
+        );
     }
 
     #[test]
@@ -167,6 +182,9 @@ mod tests {
         // A control unpark cut the sleep at t0 + 5 ms: that tick runs now and
         // re-anchors the grid, so its successor is due T later, not sooner.
         assert_eq!(p.begin_tick(t0 + ms(5)), t0 + ms(5));
-        assert_eq!(p.end_tick(t0 + ms(6), false), TickEnd::SleepUntil(t0 + ms(25)));
+        assert_eq!(
+            p.end_tick(t0 + ms(6), false),
+            TickEnd::SleepUntil(t0 + ms(25))
+        );
     }
 }

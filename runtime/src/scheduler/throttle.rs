@@ -86,7 +86,8 @@ impl Core {
                         return output;
                     }
                 }
-                let ran = self.run_ready(budget.saturating_sub(polled).try_into().unwrap_or(u32::MAX));
+                let ran =
+                    self.run_ready(budget.saturating_sub(polled).try_into().unwrap_or(u32::MAX));
                 polled += ran;
                 if polled >= budget || (ran == 0 && !self.shared.main_woken.load(SeqCst)) {
                     break;
@@ -132,8 +133,16 @@ impl Core {
     /// else sleeps until the next tick is due, or starts it at once
     /// (overrun). `max_wait` bounds the wait (`None`: unbounded); `main`
     /// says whether a pending `block_on` wake counts as work.
-    fn between_ticks(&self, found_nothing: bool, max_wait: Option<Duration>, main: bool) -> BetweenTicks {
-        let pacer = self.pacer.as_ref().expect("throttling scheduler without a pacer");
+    fn between_ticks(
+        &self,
+        found_nothing: bool,
+        max_wait: Option<Duration>,
+        main: bool,
+    ) -> BetweenTicks {
+        let pacer = self
+            .pacer
+            .as_ref()
+            .expect("throttling scheduler without a pacer");
         if found_nothing {
             pacer.borrow_mut().restart();
             let parked = self.park_driver(max_wait, main);
@@ -179,7 +188,12 @@ impl Core {
         if duration.is_zero() {
             return Duration::ZERO;
         }
-        if let Some(clock) = self.shared.handles.clock().filter(|clock| clock.is_paused()) {
+        if let Some(clock) = self
+            .shared
+            .handles
+            .clock()
+            .filter(|clock| clock.is_paused())
+        {
             clock.advance(duration);
             return duration;
         }
