@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::context;
+use crate::current;
 use crate::driver::DriverEnterGuard;
 use crate::metrics::RuntimeMetrics;
 use crate::scheduler::basic::Shared;
@@ -66,7 +66,7 @@ impl Handle {
     /// Returns the handle of the runtime entered on this thread, or an
     /// error if there is none.
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        context::with_core(|core| Handle {
+        current::with_core(|core| Handle {
             shared: core.shared.clone(),
         })
         .ok_or(TryCurrentError(()))
@@ -141,7 +141,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        if context::is_running() {
+        if current::is_running() {
             panic!(
                 "Cannot call Handle::block_on from a thread that runs a Tempo runtime (inside \
                  block_on, turn or a task, e.g. on a context's own thread): it would wait for \

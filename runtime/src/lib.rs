@@ -33,7 +33,7 @@
 #![warn(rust_2018_idioms)]
 
 mod builder;
-mod context;
+mod current;
 mod driver;
 mod handle;
 mod metrics;

@@ -8,7 +8,7 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::context::{self, SetCurrentGuard};
+use crate::current::{self, SetCurrentGuard};
 use crate::scheduler::basic::Core;
 use crate::task::JoinHandle;
 
@@ -84,7 +84,7 @@ impl Runtime {
     /// Panics if the driver fails.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
-        let _guard = context::enter_running(self.core.clone(), "block_on");
+        let _guard = current::enter_running(self.core.clone(), "block_on");
         self.core.block_on(future)
     }
 
@@ -105,7 +105,7 @@ impl Runtime {
     /// this thread, or if the driver fails.
     #[track_caller]
     pub fn turn(&self, max_wait: Duration) -> Turn {
-        let _guard = context::enter_running(self.core.clone(), "turn");
+        let _guard = current::enter_running(self.core.clone(), "turn");
         self.core.turn(max_wait)
     }
 
@@ -143,7 +143,7 @@ impl Runtime {
     /// ```
     pub fn enter(&self) -> EnterGuard<'_> {
         EnterGuard {
-            _guard: context::enter(self.core.clone()),
+            _guard: current::enter(self.core.clone()),
             _runtime: PhantomData,
         }
     }
@@ -161,7 +161,7 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        let _guard = context::enter(self.core.clone());
+        let _guard = current::enter(self.core.clone());
         self.core.shutdown();
     }
 }

@@ -69,7 +69,7 @@ use tempo_park::{DriverStats, Park, ParkThread, Unpark, UnparkThread};
 use super::inject::InjectQueue;
 use super::pacer::ThrottlePacer;
 use super::turn::Turn;
-use crate::context;
+use crate::current;
 use crate::driver::{Driver, DriverHandles};
 use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -135,7 +135,7 @@ impl Shared {
 
     /// `true` if this thread runs this scheduler right now.
     fn is_current(self: &Arc<Self>) -> bool {
-        context::with_core(|core| Arc::ptr_eq(&core.shared, self)).unwrap_or(false)
+        current::with_core(|core| Arc::ptr_eq(&core.shared, self)).unwrap_or(false)
     }
 
     /// Queues a task: on the local run queue when called on the owning
@@ -143,7 +143,7 @@ impl Shared {
     /// Gives the task back if the runtime is shut down.
     fn submit(self: &Arc<Self>, task: Notified<Arc<Shared>>) -> Result<(), Notified<Arc<Shared>>> {
         let mut slot = Some(task);
-        let pushed_locally = context::with_core(|core| {
+        let pushed_locally = current::with_core(|core| {
             if Arc::ptr_eq(&core.shared, self) {
                 if let Some(task) = slot.take() {
                     core.run_queue.borrow_mut().push_back(task);

@@ -188,7 +188,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    match crate::context::spawn_local(future) {
+    match crate::current::spawn_local(future) {
         Some(join) => join,
         None => panic!(
             "tempo::spawn_local must be called on the thread that runs a Tempo runtime, \
