@@ -33,6 +33,7 @@
 #![warn(rust_2018_idioms)]
 
 mod builder;
+pub mod context;
 mod current;
 mod driver;
 mod handle;

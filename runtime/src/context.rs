@@ -1,0 +1,394 @@
+//! Contexts: named threads that each run a throttling scheduler, shared by
+//! every element that asks for the same name.
+//!
+//! This is the thread-sharing model of GStreamer's threadshare elements: a
+//! pipeline with 1,000 UDP sources does not start 1,000 threads; each source
+//! [`acquire`](Context::acquire)s a context by name (`"audio-1"`), and all
+//! sources that name the same context share its thread and its tick. Scale
+//! out is by more contexts (more names), one thread each, never by work
+//! stealing: the model is "pin streams to a context".
+//!
+//! A context lives as long as a [`Context`] value refers to it. When the
+//! last one is dropped, the context thread drops every task it still owns
+//! (on that thread), then exits; a later `acquire` of the same name starts a
+//! new one.
+//!
+//! ```
+//! use std::time::Duration;
+//! use tempo::context::Context;
+//!
+//! let a = Context::acquire("doc-audio", Duration::from_millis(20)).unwrap();
+//! let b = Context::acquire("doc-audio", Duration::from_millis(20)).unwrap();
+//! assert_eq!(a.thread_id(), b.thread_id()); // same name, same thread
+//!
+//! let answer = a.block_on(async { 6 * 7 });
+//! assert_eq!(answer, 42);
+//! ```
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Weak};
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::thread::{self, JoinHandle as ThreadJoinHandle, ThreadId};
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::runtime::{Builder, Handle};
+use crate::task::JoinHandle;
+
+/// Running contexts by name. Entries are weak: the registry never keeps a
+/// context alive; a dead entry is replaced by the next `acquire`.
+static REGISTRY: Mutex<BTreeMap<String, Weak<Inner>>> = Mutex::new(BTreeMap::new());
+
+thread_local! {
+    /// The context whose thread this is, if any.
+    static CURRENT: RefCell<Option<Weak<Inner>>> = const { RefCell::new(None) };
+}
+
+/// A named thread running a throttling scheduler. Cheap to clone; the
+/// context stops when the last clone is dropped.
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    name: String,
+    max_throttling: Duration,
+    handle: Handle,
+    thread_id: ThreadId,
+    stop: Arc<StopSignal>,
+    thread: Mutex<Option<ThreadJoinHandle<()>>>,
+}
+
+/// Tells the context thread's `block_on` to return.
+#[derive(Default)]
+struct StopSignal {
+    stopped: AtomicBool,
+    waker: Mutex<Option<Waker>>,
+}
+
+impl Context {
+    /// Returns the running context called `name`, or starts one whose
+    /// thread (named `name`) runs a throttling scheduler with
+    /// [`max_throttling`](Builder::max_throttling) `max_throttling`, I/O and
+    /// timers enabled.
+    ///
+    /// If the context is already running, `max_throttling` is ignored and
+    /// the running context's value stays (see [`max_throttling`](Self::max_throttling)):
+    /// the first element to ask decides, as in threadshare.
+    ///
+    /// # Errors
+    ///
+    /// The builder's error for an out-of-range `max_throttling` (see
+    /// [`Builder::max_throttling`]), or the OS error if the thread or its
+    /// drivers cannot be created (e.g. file descriptors exhausted).
+    pub fn acquire(name: &str, max_throttling: Duration) -> io::Result<Context> {
+        let mut registry = REGISTRY.lock();
+        if let Some(inner) = registry.get(name).and_then(Weak::upgrade) {
+            return Ok(Context { inner });
+        }
+        let inner = start(name, max_throttling)?;
+        registry.insert(name.to_owned(), Arc::downgrade(&inner));
+        Ok(Context { inner })
+    }
+
+    /// The context whose thread the caller runs on (from a task spawned on
+    /// a context, for instance), or `None`.
+    pub fn current() -> Option<Context> {
+        CURRENT.with(|current| {
+            current
+                .borrow()
+                .as_ref()
+                .and_then(Weak::upgrade)
+                .map(|inner| Context { inner })
+        })
+    }
+
+    /// The context's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// The throttling period the context's scheduler runs with.
+    pub fn max_throttling(&self) -> Duration {
+        self.inner.max_throttling
+    }
+
+    /// The id of the context's thread.
+    pub fn thread_id(&self) -> ThreadId {
+        self.inner.thread_id
+    }
+
+    /// A handle to the context's runtime: spawn onto it from any thread,
+    /// read its metrics, unpark it.
+    pub fn handle(&self) -> &Handle {
+        &self.inner.handle
+    }
+
+    /// Spawns a task on the context (from any thread). The task runs at the
+    /// context's next tick; see [`Handle::spawn_and_unpark`] for work that
+    /// must not wait for it.
+    pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.inner.handle.spawn(future)
+    }
+
+    /// Runs `future` on the context and blocks the calling thread until it
+    /// completes; see [`Handle::block_on`].
+    ///
+    /// # Panics
+    ///
+    /// When called on the context's own thread (it would wait for itself
+    /// forever), and when `future` panics (the panic is resumed here).
+    #[track_caller]
+    pub fn block_on<F>(&self, future: F) -> F::Output
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        self.inner.handle.block_on(future)
+    }
+}
+
+/// Starts the context thread and waits until its runtime is built (a bad
+/// `max_throttling` or a driver error comes back from there).
+fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
+    let mut builder = Builder::new_current_thread();
+    builder.enable_all().max_throttling(max_throttling);
+
+    let stop = Arc::new(StopSignal::default());
+    let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Handle>>();
+    let (inner_tx, inner_rx) = mpsc::channel::<Weak<Inner>>();
+    let thread_stop = stop.clone();
+    let thread = thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let rt = match builder.build() {
+                Ok(rt) => rt,
+                Err(e) => {
+                    let _ = ready_tx.send(Err(e));
+                    return;
+                }
+            };
+            let _ = ready_tx.send(Ok(rt.handle().clone()));
+            // The Inner exists once acquire has built it; until then (or if it
+            // failed) the thread has no context to publish.
+            if let Ok(inner) = inner_rx.recv() {
+                CURRENT.with(|current| *current.borrow_mut() = Some(inner));
+                rt.block_on(StopFuture(&thread_stop));
+            }
+            CURRENT.with(|current| current.borrow_mut().take());
+            // Dropping `rt` here drops every remaining task on this thread.
+            drop(rt);
+        })?;
+    let thread_id = thread.thread().id();
+    let handle = match ready_rx.recv() {
+        Ok(Ok(handle)) => handle,
+        Ok(Err(e)) => {
+            let _ = thread.join();
+            return Err(e);
+        }
+        Err(_) => {
+            let _ = thread.join();
+            return Err(io::Error::other(format!(
+                "context {name:?}: its thread panicked while starting"
+            )));
+        }
+    };
+    let inner = Arc::new(Inner {
+        name: name.to_owned(),
+        max_throttling,
+        handle,
+        thread_id,
+        stop,
+        thread: Mutex::new(Some(thread)),
+    });
+    let _ = inner_tx.send(Arc::downgrade(&inner));
+    Ok(inner)
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        // Forget the registry entry, unless a new context of the same name
+        // already replaced it.
+        {
+            let mut registry = REGISTRY.lock();
+            if registry
+                .get(&self.name)
+                .is_some_and(|weak| weak.strong_count() == 0)
+            {
+                registry.remove(&self.name);
+            }
+        }
+        self.stop.stopped.store(true, Ordering::SeqCst);
+        if let Some(waker) = self.stop.waker.lock().take() {
+            waker.wake();
+        }
+        // Stopping must not wait for the next tick.
+        self.handle.unpark();
+        let thread = self.thread.lock().take();
+        if let Some(thread) = thread {
+            if thread::current().id() == self.thread_id {
+                // The last reference was dropped by a task on the context
+                // itself: the thread cannot join itself; it exits on its own
+                // once `block_on` sees the stop signal.
+                return;
+            }
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Completes once the context is told to stop.
+struct StopFuture<'a>(&'a StopSignal);
+
+impl Future for StopFuture<'_> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        if self.0.stopped.load(Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        *self.0.waker.lock() = Some(cx.waker().clone());
+        // Re-check: a stop between the load and the store would otherwise
+        // find no waker.
+        if self.0.stopped.load(Ordering::SeqCst) {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl fmt::Debug for Context {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Context")
+            .field("name", &self.inner.name)
+            .field("max_throttling", &self.inner.max_throttling)
+            .field("thread_id", &self.inner.thread_id)
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_millis(5);
+
+    #[test]
+    fn same_name_same_thread_different_names_different_threads() {
+        let a = Context::acquire("ctx-test-a", T).unwrap();
+        let a2 = Context::acquire("ctx-test-a", Duration::from_millis(10)).unwrap();
+        let b = Context::acquire("ctx-test-b", T).unwrap();
+        assert_eq!(a.thread_id(), a2.thread_id());
+        assert_ne!(a.thread_id(), b.thread_id());
+        // The first acquirer's period stays.
+        assert_eq!(a2.max_throttling(), T);
+        assert_eq!(a.name(), "ctx-test-a");
+        let on_a = a.block_on(async { thread::current().id() });
+        assert_eq!(on_a, a.thread_id());
+        let name = b.block_on(async { thread::current().name().map(str::to_owned) });
+        assert_eq!(name.as_deref(), Some("ctx-test-b"));
+    }
+
+    #[test]
+    fn current_is_set_on_the_context_thread_only() {
+        assert!(Context::current().is_none());
+        let c = Context::acquire("ctx-test-current", T).unwrap();
+        let seen = c.block_on(async { Context::current().map(|c| c.name().to_owned()) });
+        assert_eq!(seen.as_deref(), Some("ctx-test-current"));
+    }
+
+    #[test]
+    fn last_drop_stops_the_thread_and_drops_its_tasks() {
+        struct DropFlag(Arc<AtomicBool>);
+        impl Drop for DropFlag {
+            fn drop(&mut self) {
+                self.0.store(true, Ordering::SeqCst);
+            }
+        }
+        let dropped = Arc::new(AtomicBool::new(false));
+        let c = Context::acquire("ctx-test-drop", T).unwrap();
+        let flag = DropFlag(dropped.clone());
+        let join = c.spawn(async move {
+            let _flag = flag;
+            std::future::pending::<()>().await;
+        });
+        let weak = Arc::downgrade(&c.inner);
+        let thread_alive = c.block_on(async { 1 });
+        assert_eq!(thread_alive, 1);
+        drop(c);
+        // Drop joined the thread: the task's future was dropped there.
+        assert!(dropped.load(Ordering::SeqCst));
+        assert!(weak.upgrade().is_none());
+        assert!(REGISTRY.lock().get("ctx-test-drop").is_none());
+        drop(join);
+        // A new acquire starts a new context.
+        let again = Context::acquire("ctx-test-drop", T).unwrap();
+        assert_eq!(again.block_on(async { 2 }), 2);
+    }
+
+    #[test]
+    #[should_panic(expected = "from a thread that runs a Tempo runtime")]
+    fn block_on_from_inside_panics() {
+        let c = Context::acquire("ctx-test-inside", T).unwrap();
+        let inner = c.clone();
+        let result = c.block_on(async move {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.block_on(async {})))
+                .map_err(|panic| {
+                    panic
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default()
+                })
+        });
+        if let Err(message) = result {
+            panic!("{message}");
+        }
+    }
+
+    #[test]
+    fn bad_period_is_an_error_and_registers_nothing() {
+        let e = Context::acquire("ctx-test-bad", Duration::from_secs(3600)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        assert!(e.to_string().contains("1 ms to 1 s"), "{e}");
+        assert!(REGISTRY.lock().get("ctx-test-bad").is_none());
+    }
+
+    #[test]
+    fn panicking_future_resumes_in_block_on_and_context_survives() {
+        let c = Context::acquire("ctx-test-panic", T).unwrap();
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            c.block_on(async { panic!("boom in context") })
+        }));
+        assert!(caught.is_err());
+        assert_eq!(c.block_on(async { 7 }), 7);
+    }
+
+    #[test]
+    fn sockets_and_timers_work_on_a_context() {
+        let c = Context::acquire("ctx-test-io", T).unwrap();
+        let got = c.block_on(async {
+            let a = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            b.send_to(b"hi", a.local_addr().unwrap()).await.unwrap();
+            crate::time::sleep(Duration::from_millis(1)).await;
+            let mut buf = [0u8; 8];
+            let (n, _) = a.recv_from(&mut buf).await.unwrap();
+            buf[..n].to_vec()
+        });
+        assert_eq!(got, b"hi");
+    }
+}
