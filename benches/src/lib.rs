@@ -23,6 +23,7 @@ pub mod recv_stats;
 pub mod report;
 pub mod runtime_name;
 pub mod rusage;
+pub mod tempo_runtime;
 pub mod timer_error;
 pub mod timer_streams;
 pub mod udp_cli;

@@ -372,12 +372,12 @@ mod tests {
     }
 
     #[test]
-    fn throttled_names_expand_and_tempo_is_skipped() {
+    fn throttled_names_expand_and_unavailable_ones_are_skipped() {
         let (rts, skipped) = expand_runtimes(&cfg(&[
             "tokio",
             "mio-throttled",
             "mio-throttled:10",
-            "tempo",
+            "tempo-throttled",
         ]))
         .unwrap();
         let names: Vec<String> = rts.iter().map(|r| r.name()).collect();
@@ -390,7 +390,7 @@ mod tests {
                 "mio-throttled:10"
             ]
         );
-        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped.len(), 2);
         assert!(expand_runtimes(&cfg(&["nope"])).is_err());
     }
 

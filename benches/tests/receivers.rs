@@ -34,7 +34,7 @@ fn send_to_all(sockets: &[UdpSocket]) {
 
 #[test]
 fn each_runtime_receives_queued_datagrams_and_stops_at_window_end() {
-    for name in ["tokio", "threads", "mio-loop", "mio-throttled:5"] {
+    for name in ["tempo", "tokio", "threads", "mio-loop", "mio-throttled:5"] {
         let runtime = ReceiverRuntime::parse(name).unwrap();
         let sockets: Vec<UdpSocket> = (0..STREAMS)
             .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())

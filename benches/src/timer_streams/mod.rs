@@ -21,6 +21,7 @@ use crate::window::MeasureWindow;
 
 pub mod stats;
 pub mod stream;
+pub mod tempo;
 pub mod tokio_current_thread;
 
 use stats::{collect, TimerStreamStats};
@@ -32,6 +33,8 @@ pub const RUNTIME_NAMES: &[&str] = &["tempo", "tempo-throttled:T", "tokio"];
 /// A runtime for the timer-stream benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimerRuntime {
+    /// Tempo's basic scheduler with `tempo_time::interval_at`.
+    Tempo,
     /// tokio current_thread with `tokio::time::interval_at`.
     Tokio,
 }
@@ -42,12 +45,12 @@ impl TimerRuntime {
     pub fn parse(name: &str) -> Result<TimerRuntime, RuntimeNameError> {
         match name.split_once(':').map_or(name, |(b, _)| b) {
             "tokio" if name == "tokio" => Ok(TimerRuntime::Tokio),
-            // Tempo: add `Tempo` / `TempoThrottled(Duration)` variants and a
-            // `timer_streams::tempo` module once tempo's runtime and
-            // `tempo::time::interval_at` exist.
-            "tempo" | "tempo-throttled" => Err(RuntimeNameError::NotYetAvailable {
+            "tempo" if name == "tempo" => Ok(TimerRuntime::Tempo),
+            // Add a `TempoThrottled(Duration)` variant once the throttling
+            // scheduler exists.
+            "tempo-throttled" => Err(RuntimeNameError::NotYetAvailable {
                 name: name.to_string(),
-                needs: "tempo's runtime and tempo::time::interval_at",
+                needs: "tempo's throttling scheduler",
             }),
             _ => Err(RuntimeNameError::Unknown {
                 name: name.to_string(),
@@ -59,6 +62,7 @@ impl TimerRuntime {
     /// The canonical name.
     pub fn name(&self) -> String {
         match self {
+            TimerRuntime::Tempo => "tempo".into(),
             TimerRuntime::Tokio => "tokio".into(),
         }
     }
@@ -73,6 +77,7 @@ impl TimerRuntime {
         window: MeasureWindow,
     ) -> io::Result<()> {
         match self {
+            TimerRuntime::Tempo => self::tempo::run(kind, streams, period, aligned, window),
             TimerRuntime::Tokio => {
                 tokio_current_thread::run(kind, streams, period, aligned, window)
             }
@@ -84,7 +89,7 @@ impl TimerRuntime {
     /// it is estimated as wall time minus process CPU.
     pub fn reported_parked_pct(&self) -> Option<f64> {
         match self {
-            TimerRuntime::Tokio => None,
+            TimerRuntime::Tempo | TimerRuntime::Tokio => None,
         }
     }
 }
