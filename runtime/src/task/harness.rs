@@ -63,13 +63,26 @@ impl<T: Future, S: Schedule> Harness<T, S> {
     /// Drops the future or the output, catching a panic of its destructor.
     /// Returns the panic payload, if any.
     ///
+    /// The future is dropped **in place**: it was pinned in the cell, and
+    /// `Pin`'s drop guarantee says its memory is not reused before its
+    /// destructor runs. Moving it out first (`mem::replace`, then drop)
+    /// broke that: a future holding an intrusive timer entry (a registered
+    /// `Sleep`) unlinked its entry at the wrong address and corrupted the
+    /// timer wheel on abort, shutdown, and completion.
+    ///
     /// # Safety
     /// As for [`set_stage`](Self::set_stage).
     unsafe fn drop_stage(&self) -> Result<(), Box<dyn std::any::Any + Send>> {
-        // SAFETY: forwarded from the caller. The stage is Consumed before
-        // the old value's destructor runs, so a panic leaves it consistent.
-        let old = unsafe { self.set_stage(Stage::Consumed) };
-        panic::catch_unwind(AssertUnwindSafe(move || drop(old)))
+        panic::catch_unwind(AssertUnwindSafe(|| {
+            // SAFETY: exclusive access, forwarded from the caller. The
+            // assignment drops the old stage where it lies, and stores
+            // `Consumed` even if that destructor panics, so the cell stays
+            // consistent.
+            self.cell()
+                .core
+                .stage
+                .with_mut(|ptr| unsafe { *ptr = Stage::Consumed })
+        }))
     }
 
     /// Polls the future once.
