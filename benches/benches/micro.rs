@@ -247,23 +247,84 @@ mod tokio_side {
     }
 }
 
-/// Tempo (basic scheduler). Groups that need Tempo's timer or I/O driver
-/// (`timer_insert_cancel`, `sleep_fire`, `udp_send_recv`) are added once the
-/// runtime composes them; channels are tokio's runtime-agnostic `sync` ones,
-/// the same code as on the tokio side.
+/// Tempo (basic scheduler over Tempo's timer and I/O drivers, see
+/// `tempo_benches::tempo_runtime`). Channels are tokio's runtime-agnostic
+/// `sync` ones, the same code as on the tokio side.
 mod tempo_side {
+    use std::future::{poll_fn, Future};
     use std::hint::black_box;
+    use std::pin::Pin;
     use std::sync::mpsc as std_mpsc;
+    use std::task::Poll;
+    use std::time::Duration;
 
     use criterion::Bencher;
-    use tempo::runtime::{Builder, Runtime};
     use tempo::task::JoinHandle;
+    use tempo_benches::tempo_runtime::TempoRuntime;
     use tokio::sync::{mpsc, oneshot};
 
     use super::*;
 
-    fn runtime() -> Runtime {
-        Builder::new_current_thread().build().unwrap()
+    fn runtime() -> TempoRuntime {
+        TempoRuntime::new().unwrap()
+    }
+
+    pub fn timer_insert_cancel(b: &mut Bencher) {
+        let rt = TempoRuntime::new_paused().unwrap();
+        b.iter(|| {
+            rt.block_on(async {
+                let mut sleeps: Vec<Pin<Box<tempo_time::Sleep>>> = (0..TIMERS)
+                    .map(|i| Box::pin(tempo_time::sleep(Duration::from_millis(10 + i as u64))))
+                    .collect();
+                poll_fn(|cx| {
+                    for s in sleeps.iter_mut() {
+                        assert!(s.as_mut().poll(cx).is_pending());
+                    }
+                    Poll::Ready(())
+                })
+                .await;
+                drop(black_box(sleeps));
+            })
+        });
+    }
+
+    pub fn sleep_fire(b: &mut Bencher) {
+        let rt = TempoRuntime::new_paused().unwrap();
+        b.iter(|| {
+            rt.block_on(async {
+                let handles: Vec<JoinHandle<()>> = (0..TIMERS)
+                    .map(|i| {
+                        tempo::spawn(tempo_time::sleep(Duration::from_millis(
+                            1 + (i % 64) as u64,
+                        )))
+                    })
+                    .collect();
+                for h in handles {
+                    h.await.unwrap();
+                }
+            })
+        });
+    }
+
+    pub fn udp_send_recv(b: &mut Bencher) {
+        let rt = runtime();
+        let (a, bsock) = rt.block_on(async {
+            let a = tempo_io::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = tempo_io::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            (a, b)
+        });
+        let to = bsock.local_addr().unwrap();
+        let payload = [7u8; 160];
+        let mut buf = [0u8; 2048];
+        b.iter(|| {
+            rt.block_on(async {
+                for _ in 0..DATAGRAMS {
+                    a.send_to(&payload, to).await.unwrap();
+                    let (n, _) = bsock.recv_from(&mut buf).await.unwrap();
+                    black_box(n);
+                }
+            })
+        });
     }
 
     pub fn spawn_many_local(b: &mut Bencher) {
@@ -443,10 +504,25 @@ const GROUPS: &[(&str, &[(&str, BenchFn)])] = &[
     ),
     (
         "timer_insert_cancel",
-        &[("tokio", tokio_side::timer_insert_cancel)],
+        &[
+            ("tempo", tempo_side::timer_insert_cancel),
+            ("tokio", tokio_side::timer_insert_cancel),
+        ],
     ),
-    ("sleep_fire", &[("tokio", tokio_side::sleep_fire)]),
-    ("udp_send_recv", &[("tokio", tokio_side::udp_send_recv)]),
+    (
+        "sleep_fire",
+        &[
+            ("tempo", tempo_side::sleep_fire),
+            ("tokio", tokio_side::sleep_fire),
+        ],
+    ),
+    (
+        "udp_send_recv",
+        &[
+            ("tempo", tempo_side::udp_send_recv),
+            ("tokio", tokio_side::udp_send_recv),
+        ],
+    ),
     (
         "mpsc_handoff",
         &[
