@@ -47,6 +47,11 @@ pub mod time;
 
 pub use task::{spawn, spawn_local};
 
+/// The park / unpark driver contract ([`tempo_park`]), for writing a custom
+/// driver to put under the scheduler with
+/// [`Builder::with_park`](runtime::Builder::with_park).
+pub use tempo_park as park;
+
 /// Internals exposed to the loom models in `loom-tests/` only; not API.
 #[cfg(loom)]
 #[doc(hidden)]

@@ -188,24 +188,30 @@ impl Core {
         if duration.is_zero() {
             return Duration::ZERO;
         }
-        if let Some(clock) = self
+        // SLEEPING on a paused clock too: the protocol is the same, only
+        // the wait is virtual (and loom can explore it).
+        self.shared.park_state.store(SLEEPING, SeqCst);
+        let paused = self
             .shared
             .handles
             .clock()
-            .filter(|clock| clock.is_paused())
-        {
-            clock.advance(duration);
-            return duration;
-        }
-        self.shared.park_state.store(SLEEPING, SeqCst);
-        let slept = Instant::now();
-        let result = self.sleeper.borrow_mut().park_timeout(duration);
-        let slept = slept.elapsed();
+            .filter(|clock| clock.is_paused());
+        let slept = match paused {
+            Some(clock) => {
+                clock.advance(duration);
+                duration
+            }
+            None => {
+                let start = Instant::now();
+                let result = self.sleeper.borrow_mut().park_timeout(duration);
+                if let Err(never) = result {
+                    match never {}
+                }
+                start.elapsed()
+            }
+        };
         self.shared.park_state.store(RUNNING, SeqCst);
-        match result {
-            Ok(()) => slept,
-            Err(never) => match never {},
-        }
+        slept
     }
 
     /// The runtime's notion of now: the timer driver's clock (virtual when
