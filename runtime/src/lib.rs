@@ -58,3 +58,8 @@ pub use tempo_park as park;
 pub mod __loom {
     pub use crate::scheduler::inject::InjectQueue;
 }
+
+/// The README's examples, compiled and run as doctests so they cannot rot.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;
