@@ -114,6 +114,10 @@ pub(crate) struct Shared {
     pub(crate) handles: DriverHandles,
     /// Cuts the throttling scheduler's sleep between ticks short.
     sleeper: UnparkThread,
+    /// An explicit [`unpark`](Shared::unpark) is pending: the throttling
+    /// scheduler's next sleep between ticks returns at once (read by the
+    /// paused clock's virtual sleep, which never blocks on `sleeper`).
+    pub(crate) sleep_cut: AtomicBool,
     /// Published metrics.
     pub(crate) counters: SharedCounters,
     /// The throttling period; zero for the basic scheduler.
@@ -183,6 +187,7 @@ impl Shared {
     pub(crate) fn unpark(&self) {
         // A ParkThread unpark costs an atomic swap unless the scheduler
         // sleeps on it, and is remembered until the next sleep.
+        self.sleep_cut.store(true, SeqCst);
         self.sleeper.unpark();
         if self.park_state.load(SeqCst) != RUNNING {
             self.notify_parked();
@@ -272,6 +277,7 @@ impl Core {
             id: owned.id(),
             handles: driver.handles().clone(),
             sleeper: sleeper.unpark(),
+            sleep_cut: AtomicBool::new(false),
             counters: SharedCounters::new(),
             max_throttling: config.max_throttling,
         });
@@ -315,6 +321,12 @@ impl Core {
             .new_local_task(future, self.shared.clone());
         self.run_queue.borrow_mut().push_back(task);
         join
+    }
+
+    /// `true` if a task is ready on the local run queue (not counting
+    /// tasks injected by other threads).
+    pub(crate) fn has_local_ready(&self) -> bool {
+        !self.run_queue.borrow().is_empty()
     }
 
     /// `true` if a task is ready (local or injected).

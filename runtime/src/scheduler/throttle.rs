@@ -95,7 +95,7 @@ impl Core {
             }
 
             let found_nothing = polled == 0 && stats == DriverStats::default();
-            let between = self.between_ticks(found_nothing, None, true);
+            let between = self.between_ticks(found_nothing, polled >= budget, None, true);
             self.end_iteration(start, between.parked_for);
         }
     }
@@ -107,7 +107,8 @@ impl Core {
         let stats = self.park_driver(Some(Duration::ZERO), false).stats;
         let tasks_polled = self.run_ready(self.config.tick_budget);
         let found_nothing = tasks_polled == 0 && stats == DriverStats::default();
-        let between = self.between_ticks(found_nothing, Some(max_wait), false);
+        let budget_spent = tasks_polled >= u64::from(self.config.tick_budget);
+        let between = self.between_ticks(found_nothing, budget_spent, Some(max_wait), false);
         self.end_iteration(start, between.parked_for);
         let stats = stats + between.stats;
         Turn {
@@ -131,11 +132,21 @@ impl Core {
 
     /// Ends a tick: blocks idle in the driver if the tick found nothing,
     /// else sleeps until the next tick is due, or starts it at once
-    /// (overrun). `max_wait` bounds the wait (`None`: unbounded); `main`
-    /// says whether a pending `block_on` wake counts as work.
+    /// (overrun). `budget_spent` says whether the tick stopped running
+    /// tasks because its budget ran out; `max_wait` bounds the wait
+    /// (`None`: unbounded); `main` says whether a pending `block_on` wake
+    /// counts as work.
+    ///
+    /// Only work the tick *left behind* (its budget ran out) makes an
+    /// overrun. Tasks other threads injected while the tick ran are like
+    /// those injected during the sleep: they wait for the next tick.
+    /// Counting them as leftover work made every tick that a remote wake
+    /// happened to land in overrun, so a steady trickle of cross-thread
+    /// wakes defeated throttling (back-to-back ticks, inflated overruns).
     fn between_ticks(
         &self,
         found_nothing: bool,
+        budget_spent: bool,
         max_wait: Option<Duration>,
         main: bool,
     ) -> BetweenTicks {
@@ -153,7 +164,8 @@ impl Core {
                 stats: parked.stats,
             };
         }
-        let work_remains = self.has_ready() || (main && self.shared.main_woken.load(SeqCst));
+        let work_remains = budget_spent
+            && (self.has_local_ready() || (main && self.shared.main_woken.load(SeqCst)));
         let end = pacer.borrow_mut().end_tick(self.clock_now(), work_remains);
         match end {
             TickEnd::Overrun => {
@@ -180,12 +192,27 @@ impl Core {
     /// Sleeps until `deadline` (at most `max_wait`) without polling the
     /// driver, in state `SLEEPING`: remote wakes only queue. A paused clock
     /// is advanced instead of sleeping. Returns the time slept.
+    ///
+    /// A [`Handle::unpark`](crate::runtime::Handle::unpark) made since the
+    /// last sleep makes this one return at once, on either clock: the real
+    /// sleep through the sleeper's token, the virtual one through
+    /// `sleep_cut` (without it, the paused clock jumped a whole period
+    /// after an unpark, so control latency looked like `T` in tests).
     fn sleep_until(&self, deadline: Instant, max_wait: Option<Duration>) -> Duration {
         let mut duration = deadline.saturating_duration_since(self.clock_now());
         if let Some(max_wait) = max_wait {
             duration = duration.min(max_wait);
         }
         if duration.is_zero() {
+            return Duration::ZERO;
+        }
+        if self.shared.sleep_cut.swap(false, SeqCst) {
+            // Consume the sleeper's token too (if the unparker has set it
+            // yet; a late one only makes a later sleep return early, which
+            // the park contract allows).
+            if let Err(never) = self.sleeper.borrow_mut().park_timeout(Duration::ZERO) {
+                match never {}
+            }
             return Duration::ZERO;
         }
         // SLEEPING on a paused clock too: the protocol is the same, only
@@ -207,6 +234,9 @@ impl Core {
                 if let Err(never) = result {
                     match never {}
                 }
+                // An unpark during this sleep ended it through the token:
+                // it must not cut the next one too.
+                self.shared.sleep_cut.store(false, SeqCst);
                 start.elapsed()
             }
         };
