@@ -247,9 +247,8 @@ mod tokio_side {
     }
 }
 
-/// Tempo (basic scheduler over Tempo's timer and I/O drivers, see
-/// `tempo_benches::tempo_runtime`). Channels are tokio's runtime-agnostic
-/// `sync` ones, the same code as on the tokio side.
+/// Tempo's basic scheduler with I/O and timers enabled. Channels are
+/// tokio's runtime-agnostic `sync` ones, the same code as on the tokio side.
 mod tempo_side {
     use std::future::{poll_fn, Future};
     use std::hint::black_box;
@@ -259,22 +258,23 @@ mod tempo_side {
     use std::time::Duration;
 
     use criterion::Bencher;
+    use tempo::runtime::Runtime;
     use tempo::task::JoinHandle;
-    use tempo_benches::tempo_runtime::TempoRuntime;
+    use tempo_benches::tempo_runtime::{build, build_paused};
     use tokio::sync::{mpsc, oneshot};
 
     use super::*;
 
-    fn runtime() -> TempoRuntime {
-        TempoRuntime::new().unwrap()
+    fn runtime() -> Runtime {
+        build(None).unwrap()
     }
 
     pub fn timer_insert_cancel(b: &mut Bencher) {
-        let rt = TempoRuntime::new_paused().unwrap();
+        let rt = build_paused().unwrap();
         b.iter(|| {
             rt.block_on(async {
-                let mut sleeps: Vec<Pin<Box<tempo_time::Sleep>>> = (0..TIMERS)
-                    .map(|i| Box::pin(tempo_time::sleep(Duration::from_millis(10 + i as u64))))
+                let mut sleeps: Vec<Pin<Box<tempo::time::Sleep>>> = (0..TIMERS)
+                    .map(|i| Box::pin(tempo::time::sleep(Duration::from_millis(10 + i as u64))))
                     .collect();
                 poll_fn(|cx| {
                     for s in sleeps.iter_mut() {
@@ -289,12 +289,12 @@ mod tempo_side {
     }
 
     pub fn sleep_fire(b: &mut Bencher) {
-        let rt = TempoRuntime::new_paused().unwrap();
+        let rt = build_paused().unwrap();
         b.iter(|| {
             rt.block_on(async {
                 let handles: Vec<JoinHandle<()>> = (0..TIMERS)
                     .map(|i| {
-                        tempo::spawn(tempo_time::sleep(Duration::from_millis(
+                        tempo::spawn(tempo::time::sleep(Duration::from_millis(
                             1 + (i % 64) as u64,
                         )))
                     })
@@ -309,8 +309,8 @@ mod tempo_side {
     pub fn udp_send_recv(b: &mut Bencher) {
         let rt = runtime();
         let (a, bsock) = rt.block_on(async {
-            let a = tempo_io::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = tempo_io::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
             (a, b)
         });
         let to = bsock.local_addr().unwrap();

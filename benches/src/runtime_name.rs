@@ -13,13 +13,6 @@ pub enum RuntimeNameError {
         /// The names the benchmark knows.
         known: &'static [&'static str],
     },
-    /// A runtime this benchmark knows but that is not built yet.
-    NotYetAvailable {
-        /// The name asked for.
-        name: String,
-        /// The API it waits for.
-        needs: &'static str,
-    },
     /// A `:T` suffix that is not a number of milliseconds.
     BadPeriod(String),
 }
@@ -30,11 +23,6 @@ impl std::fmt::Display for RuntimeNameError {
             RuntimeNameError::Unknown { name, known } => {
                 write!(f, "unknown runtime `{name}` (known: {})", known.join(", "))
             }
-            RuntimeNameError::NotYetAvailable { name, needs } => write!(
-                f,
-                "runtime `{name}` is not available yet: it needs {needs}, \
-                 which has not landed in this build"
-            ),
             RuntimeNameError::BadPeriod(n) => {
                 write!(f, "`{n}`: expected a throttling period in ms after `:`")
             }

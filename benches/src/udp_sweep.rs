@@ -16,7 +16,7 @@ use std::time::Duration;
 use crate::child_process::{read_row, wait_bounded};
 use crate::median::median;
 use crate::plot::{line_chart, Series};
-use crate::receivers::{ReceiverRuntime, RuntimeNameError};
+use crate::receivers::ReceiverRuntime;
 use crate::report::{write_csv, CsvRow};
 
 /// Default runtimes, in the order they appear in the results.
@@ -73,11 +73,9 @@ pub struct RunResult {
     pub sender: CsvRow,
 }
 
-/// Expands the configured names into the runtimes to measure; runtimes not
-/// built yet are reported in the second list, with the reason.
-pub fn expand_runtimes(cfg: &SweepConfig) -> Result<(Vec<ReceiverRuntime>, Vec<String>), String> {
+/// Expands the configured names into the runtimes to measure.
+pub fn expand_runtimes(cfg: &SweepConfig) -> Result<Vec<ReceiverRuntime>, String> {
     let mut out = Vec::new();
-    let mut skipped = Vec::new();
     for name in &cfg.runtimes {
         let names: Vec<String> = if name.ends_with("-throttled") {
             cfg.throttles_ms
@@ -88,15 +86,10 @@ pub fn expand_runtimes(cfg: &SweepConfig) -> Result<(Vec<ReceiverRuntime>, Vec<S
             vec![name.clone()]
         };
         for n in names {
-            match ReceiverRuntime::parse(&n) {
-                Ok(r) => out.push(r),
-                Err(e @ RuntimeNameError::NotYetAvailable { .. }) => skipped.push(e.to_string()),
-                Err(e) => return Err(e.to_string()),
-            }
+            out.push(ReceiverRuntime::parse(&n).map_err(|e| e.to_string())?);
         }
     }
-    skipped.dedup();
-    Ok((out, skipped))
+    Ok(out)
 }
 
 fn secs_arg(d: Duration) -> String {
@@ -294,10 +287,7 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
 
 /// Runs the whole sweep; progress on stderr. Returns the files written.
 pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<Vec<PathBuf>, String> {
-    let (runtimes, skipped) = expand_runtimes(cfg)?;
-    for s in &skipped {
-        eprintln!("udp-sweep: skipping: {s}");
-    }
+    let runtimes = expand_runtimes(cfg)?;
     if runtimes.is_empty() {
         return Err("no runtime to measure".into());
     }
@@ -372,25 +362,18 @@ mod tests {
     }
 
     #[test]
-    fn throttled_names_expand_and_unavailable_ones_are_skipped() {
-        let (rts, skipped) = expand_runtimes(&cfg(&[
-            "tokio",
-            "mio-throttled",
-            "mio-throttled:10",
-            "tempo-throttled",
-        ]))
-        .unwrap();
+    fn throttled_names_expand_to_every_throttle() {
+        let rts = expand_runtimes(&cfg(&["tempo", "tempo-throttled", "mio-throttled:10"])).unwrap();
         let names: Vec<String> = rts.iter().map(|r| r.name()).collect();
         assert_eq!(
             names,
             [
-                "tokio",
-                "mio-throttled:5",
-                "mio-throttled:20",
+                "tempo",
+                "tempo-throttled:5",
+                "tempo-throttled:20",
                 "mio-throttled:10"
             ]
         );
-        assert_eq!(skipped.len(), 2);
         assert!(expand_runtimes(&cfg(&["nope"])).is_err());
     }
 

@@ -20,7 +20,6 @@ use tempo_benches::args::Args;
 use tempo_benches::child_process::run_for_row;
 use tempo_benches::median::median;
 use tempo_benches::plot::{line_chart, Series};
-use tempo_benches::receivers::RuntimeNameError;
 use tempo_benches::report::{write_csv, CsvRow};
 use tempo_benches::timer_streams::stream::SinkKind;
 use tempo_benches::timer_streams::{run_point, TimerRuntime, TimerStreamsConfig};
@@ -134,13 +133,7 @@ fn sweep(mut args: Args) -> Result<(), String> {
             vec![r.clone()]
         };
         for n in expanded {
-            match TimerRuntime::parse(&n) {
-                Ok(rt) => names.push(rt.name()),
-                Err(e @ RuntimeNameError::NotYetAvailable { .. }) => {
-                    eprintln!("timer-streams: skipping: {e}")
-                }
-                Err(e) => return Err(e.to_string()),
-            }
+            names.push(TimerRuntime::parse(&n).map_err(|e| e.to_string())?.name());
         }
     }
     if names.is_empty() {

@@ -7,8 +7,8 @@
 //!           [--warmup-secs 2] [--window-secs 5] [--interval-ms 20] [--size 160]
 //!           [--burst] [--base-port 20000] [--out benches/results]
 //! ```
-//! `--quick` is a smoke run of a few seconds (tempo-throttled:20 when
-//! available, tokio, mio-throttled:20; 50 streams, one
+//! `--quick` is a smoke run of a few seconds (tempo-throttled:20, tokio,
+//! mio-throttled:20; 50 streams, one
 //! run, short window) written under `results/quick/`; it checks that the
 //! pipeline works and asserts nothing about timing. `udp-sweep send ...` and
 //! `udp-sweep receive ...` run the sender / receiver (what the sweep starts
@@ -50,7 +50,6 @@ fn sweep(mut args: Args) -> Result<(), String> {
     let quick = args.flag("quick");
     let results = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
     let default_runtimes: Vec<String> = if quick {
-        // Tempo is skipped with a message until it is available.
         ["tempo-throttled:20", "tokio", "mio-throttled:20"]
             .map(String::from)
             .to_vec()

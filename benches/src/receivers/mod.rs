@@ -44,6 +44,8 @@ pub const RUNTIME_NAMES: &[&str] = &[
 pub enum ReceiverRuntime {
     /// Tempo's basic scheduler, one task per socket.
     Tempo,
+    /// Tempo's throttling scheduler with this period, one task per socket.
+    TempoThrottled(Duration),
     /// tokio current_thread runtime, one task per socket.
     Tokio,
     /// One blocking std thread per socket (GStreamer udpsrc's model).
@@ -68,12 +70,9 @@ impl ReceiverRuntime {
             ("mio-loop", None) => Ok(ReceiverRuntime::MioLoop),
             ("mio-throttled", Some(p)) => Ok(ReceiverRuntime::MioThrottled(parse_period(name, p)?)),
             ("tempo", None) => Ok(ReceiverRuntime::Tempo),
-            // Add a `TempoThrottled(Duration)` variant once the throttling
-            // scheduler exists.
-            ("tempo-throttled", Some(_)) => Err(RuntimeNameError::NotYetAvailable {
-                name: name.to_string(),
-                needs: "tempo's throttling scheduler",
-            }),
+            ("tempo-throttled", Some(p)) => {
+                Ok(ReceiverRuntime::TempoThrottled(parse_period(name, p)?))
+            }
             _ => Err(RuntimeNameError::Unknown {
                 name: name.to_string(),
                 known: RUNTIME_NAMES,
@@ -85,6 +84,7 @@ impl ReceiverRuntime {
     pub fn name(&self) -> String {
         match self {
             ReceiverRuntime::Tempo => "tempo".into(),
+            ReceiverRuntime::TempoThrottled(p) => format!("tempo-throttled:{}", fmt_ms(*p)),
             ReceiverRuntime::Tokio => "tokio".into(),
             ReceiverRuntime::Threads => "threads".into(),
             ReceiverRuntime::MioLoop => "mio-loop".into(),
@@ -95,7 +95,8 @@ impl ReceiverRuntime {
     /// Receives on `sockets` (bound, blocking) until `window` is over.
     pub fn run(&self, sockets: Vec<UdpSocket>, window: MeasureWindow) -> io::Result<()> {
         match *self {
-            ReceiverRuntime::Tempo => self::tempo::run(sockets, window),
+            ReceiverRuntime::Tempo => self::tempo::run(sockets, window, None),
+            ReceiverRuntime::TempoThrottled(p) => self::tempo::run(sockets, window, Some(p)),
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::Threads => threads::run(sockets, window),
             ReceiverRuntime::MioLoop => mio_loop::run(sockets, window, None),
@@ -119,13 +120,6 @@ mod tests {
         ] {
             assert_eq!(ReceiverRuntime::parse(name).unwrap().name(), name);
         }
-    }
-
-    #[test]
-    fn throttled_tempo_is_rejected_until_it_exists() {
-        let err = ReceiverRuntime::parse("tempo-throttled:20").unwrap_err();
-        assert!(matches!(err, RuntimeNameError::NotYetAvailable { .. }));
-        assert!(err.to_string().contains("not available yet"));
     }
 
     #[test]

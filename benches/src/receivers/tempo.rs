@@ -1,28 +1,34 @@
 //! Tempo: one task per socket, `recv_from().await`, the same loop as the
-//! tokio receiver with Tempo's runtime, I/O driver and `UdpSocket`.
+//! tokio receiver with Tempo's runtime and `tempo::net::UdpSocket`.
 //!
-//! `tempo` is the basic scheduler. `tempo-throttled:T` joins once the
-//! throttling scheduler exists (it will take the throttling period here).
+//! `tempo` is the basic scheduler, `tempo-throttled:T` the throttling
+//! scheduler with period T.
 
 use std::io;
 use std::net::UdpSocket;
 
 use crate::recv_stats::StreamTracker;
-use crate::tempo_runtime::TempoRuntime;
+use std::time::Duration;
+
 use crate::window::{MeasureWindow, Phase};
 
 use super::RECV_BUF_LEN;
 
-/// Runs one task per socket on a Tempo runtime until `window` ends.
-pub fn run(sockets: Vec<UdpSocket>, window: MeasureWindow) -> io::Result<()> {
-    let rt = TempoRuntime::new()?;
+/// Runs one task per socket on a Tempo runtime (throttled with period
+/// `throttle` if given) until `window` ends.
+pub fn run(
+    sockets: Vec<UdpSocket>,
+    window: MeasureWindow,
+    throttle: Option<Duration>,
+) -> io::Result<()> {
+    let rt = crate::tempo_runtime::build(throttle)?;
     rt.block_on(async move {
         for (i, sock) in sockets.into_iter().enumerate() {
             sock.set_nonblocking(true)?;
-            let sock = tempo_io::net::UdpSocket::from_std(sock)?;
+            let sock = tempo::net::UdpSocket::from_std(sock)?;
             tempo::spawn(receive_loop(sock, StreamTracker::new(i as u32, window)));
         }
-        tempo_time::sleep_until(window.end_instant().into()).await;
+        tempo::time::sleep_until(window.end_instant().into()).await;
         Ok::<(), io::Error>(())
     })?;
     // Dropping the runtime drops the tasks still waiting for a datagram.
@@ -30,7 +36,7 @@ pub fn run(sockets: Vec<UdpSocket>, window: MeasureWindow) -> io::Result<()> {
     Ok(())
 }
 
-async fn receive_loop(sock: tempo_io::net::UdpSocket, mut tracker: StreamTracker) {
+async fn receive_loop(sock: tempo::net::UdpSocket, mut tracker: StreamTracker) {
     let mut buf = vec![0u8; RECV_BUF_LEN];
     loop {
         match sock.recv_from(&mut buf).await {

@@ -16,6 +16,7 @@ use crate::controller::spawn_controller;
 use crate::os_threads::os_threads;
 use crate::report::CsvRow;
 pub use crate::runtime_name::RuntimeNameError;
+use crate::runtime_name::{fmt_ms, parse_period};
 use crate::rusage::{cpu_percent, process_cpu_time};
 use crate::window::MeasureWindow;
 
@@ -33,25 +34,23 @@ pub const RUNTIME_NAMES: &[&str] = &["tempo", "tempo-throttled:T", "tokio"];
 /// A runtime for the timer-stream benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TimerRuntime {
-    /// Tempo's basic scheduler with `tempo_time::interval_at`.
+    /// Tempo's basic scheduler with `tempo::time::interval_at`.
     Tempo,
+    /// Tempo's throttling scheduler with this period.
+    TempoThrottled(Duration),
     /// tokio current_thread with `tokio::time::interval_at`.
     Tokio,
 }
 
 impl TimerRuntime {
-    /// Parses a runtime name; Tempo names are recognised but not available
-    /// until the Tempo runtime and its time driver have landed.
+    /// Parses `tokio`, `tempo` or `tempo-throttled:T`.
     pub fn parse(name: &str) -> Result<TimerRuntime, RuntimeNameError> {
-        match name.split_once(':').map_or(name, |(b, _)| b) {
-            "tokio" if name == "tokio" => Ok(TimerRuntime::Tokio),
-            "tempo" if name == "tempo" => Ok(TimerRuntime::Tempo),
-            // Add a `TempoThrottled(Duration)` variant once the throttling
-            // scheduler exists.
-            "tempo-throttled" => Err(RuntimeNameError::NotYetAvailable {
-                name: name.to_string(),
-                needs: "tempo's throttling scheduler",
-            }),
+        match name.split_once(':') {
+            None if name == "tokio" => Ok(TimerRuntime::Tokio),
+            None if name == "tempo" => Ok(TimerRuntime::Tempo),
+            Some(("tempo-throttled", p)) => {
+                Ok(TimerRuntime::TempoThrottled(parse_period(name, p)?))
+            }
             _ => Err(RuntimeNameError::Unknown {
                 name: name.to_string(),
                 known: RUNTIME_NAMES,
@@ -63,11 +62,14 @@ impl TimerRuntime {
     pub fn name(&self) -> String {
         match self {
             TimerRuntime::Tempo => "tempo".into(),
+            TimerRuntime::TempoThrottled(p) => format!("tempo-throttled:{}", fmt_ms(*p)),
             TimerRuntime::Tokio => "tokio".into(),
         }
     }
 
-    /// Runs the streams until `window` ends.
+    /// Runs the streams until `window` ends. Returns the percentage of the
+    /// window the runtime spent parked if the runtime measures it itself
+    /// (Tempo's metrics); `None` means it is estimated as wall - CPU.
     pub fn run(
         &self,
         kind: SinkKind,
@@ -75,21 +77,45 @@ impl TimerRuntime {
         period: Duration,
         aligned: bool,
         window: MeasureWindow,
-    ) -> io::Result<()> {
-        match self {
-            TimerRuntime::Tempo => self::tempo::run(kind, streams, period, aligned, window),
-            TimerRuntime::Tokio => {
-                tokio_current_thread::run(kind, streams, period, aligned, window)
-            }
+    ) -> io::Result<Option<f64>> {
+        let load = Load {
+            kind,
+            streams,
+            period,
+            aligned,
+            window,
+        };
+        match *self {
+            TimerRuntime::Tempo => self::tempo::run(load, None).map(Some),
+            TimerRuntime::TempoThrottled(t) => self::tempo::run(load, Some(t)).map(Some),
+            TimerRuntime::Tokio => tokio_current_thread::run(load).map(|()| None),
         }
     }
+}
 
-    /// Fraction of the window the runtime thread spent parked, in percent,
-    /// if the runtime reports it itself (Tempo's metrics will); `None` means
-    /// it is estimated as wall time minus process CPU.
-    pub fn reported_parked_pct(&self) -> Option<f64> {
-        match self {
-            TimerRuntime::Tempo | TimerRuntime::Tokio => None,
+/// What every runtime runs: `streams` streams of period `period` handing
+/// buffers to sinks of design `kind`, until `window` ends.
+#[derive(Debug, Clone, Copy)]
+pub struct Load {
+    /// Hand-off design.
+    pub kind: SinkKind,
+    /// Number of streams.
+    pub streams: usize,
+    /// Timer period of every source.
+    pub period: Duration,
+    /// All streams tick together instead of spread evenly over the period.
+    pub aligned: bool,
+    /// The measured window; everything stops at its end.
+    pub window: MeasureWindow,
+}
+
+impl Load {
+    /// Offset of stream `i`'s first tick from the common start.
+    pub fn offset(&self, i: usize) -> Duration {
+        if self.aligned {
+            Duration::ZERO
+        } else {
+            self.period.mul_f64(i as f64 / self.streams as f64)
         }
     }
 }
@@ -128,6 +154,8 @@ pub struct TimerStreamsResult {
     pub allocations: u64,
     /// OS threads, the controller excluded.
     pub os_threads: u64,
+    /// Parked time in percent of the window as the runtime measured it.
+    pub reported_parked_pct: Option<f64>,
     /// How late the controller read the counters (see [`crate::controller`]).
     pub controller_lateness: Duration,
 }
@@ -140,9 +168,7 @@ impl TimerStreamsResult {
 
     /// Time parked in percent: as reported by the runtime, or wall - CPU.
     pub fn parked_pct(&self) -> f64 {
-        self.config
-            .runtime
-            .reported_parked_pct()
+        self.reported_parked_pct
             .unwrap_or_else(|| (100.0 - self.cpu_pct()).max(0.0))
     }
 
@@ -168,6 +194,14 @@ impl TimerStreamsResult {
             .push("gaps", s.gaps)
             .push_f64("cpu_pct", self.cpu_pct(), 2)
             .push_f64("parked_pct", self.parked_pct(), 2)
+            .push(
+                "parked_from",
+                if self.reported_parked_pct.is_some() {
+                    "runtime"
+                } else {
+                    "wall-cpu"
+                },
+            )
             .push_f64(
                 "cpu_us_per_buffer",
                 self.cpu.as_secs_f64() * 1e6 / s.buffers.max(1) as f64,
@@ -235,7 +269,7 @@ pub fn run_point(cfg: &TimerStreamsConfig) -> io::Result<TimerStreamsResult> {
     let measured = controller
         .join()
         .map_err(|_| io::Error::other("controller thread panicked"))?;
-    ran?;
+    let reported_parked_pct = ran?;
     let r = measured?;
     let ((threads, a0, c0), (c1, a1)) = (r.start, r.end);
     Ok(TimerStreamsResult {
@@ -245,6 +279,7 @@ pub fn run_point(cfg: &TimerStreamsConfig) -> io::Result<TimerStreamsResult> {
         cpu: c1.saturating_sub(c0),
         allocations: a1 - a0,
         os_threads: threads.saturating_sub(1),
+        reported_parked_pct,
         controller_lateness: Duration::from_nanos(r.max_lateness_ns),
     })
 }

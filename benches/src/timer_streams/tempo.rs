@@ -1,24 +1,23 @@
-//! The timer-stream benchmark on Tempo, with `tempo_time::interval_at` as
+//! The timer-stream benchmark on Tempo, with `tempo::time::interval_at` as
 //! the source timer; the same sources and sinks as the tokio run.
 //!
-//! `tempo` is the basic scheduler; `tempo-throttled:T` joins once the
-//! throttling scheduler exists. Parked time is estimated as wall - CPU, as
-//! for tokio, until the runtime publishes its own parked-time metric.
+//! `tempo` is the basic scheduler, `tempo-throttled:T` the throttling
+//! scheduler. Parked time comes from the runtime's own metrics, read at the
+//! two ends of the window.
 
 use std::io;
 use std::time::Duration;
 
 use crate::clock::monotonic_ns;
-use crate::tempo_runtime::TempoRuntime;
-use crate::window::MeasureWindow;
 
-use super::stream::{stream_tasks, SinkKind, Ticker};
+use super::stream::{stream_tasks, Ticker};
+use super::Load;
 
 /// Tempo's `Interval`, reporting deadlines on CLOCK_MONOTONIC.
 struct TempoTicker {
-    interval: tempo_time::Interval,
+    interval: tempo::time::Interval,
     /// A Tempo instant and the same moment in CLOCK_MONOTONIC nanoseconds.
-    base: (tempo_time::Instant, u64),
+    base: (tempo::time::Instant, u64),
 }
 
 impl Ticker for TempoTicker {
@@ -33,38 +32,42 @@ impl Ticker for TempoTicker {
     }
 }
 
-/// Runs `streams` streams with period `period` until `window` ends (stream
-/// `i` first ticks at `i * period / streams`, or all together if `aligned`).
-pub fn run(
-    kind: SinkKind,
-    streams: usize,
-    period: Duration,
-    aligned: bool,
-    window: MeasureWindow,
-) -> io::Result<()> {
-    let rt = TempoRuntime::new()?;
-    let clock_now = rt.time().now();
-    let base = (clock_now, monotonic_ns());
-    rt.block_on(async move {
+/// Runs `load` on a Tempo runtime (throttled with period `throttle` if
+/// given) until its window ends; returns the parked percentage over the
+/// window from the runtime's metrics.
+pub fn run(load: Load, throttle: Option<Duration>) -> io::Result<f64> {
+    let rt = crate::tempo_runtime::build(throttle)?;
+    let handle = rt.handle().clone();
+    let window = load.window;
+    let parked_ratio = rt.block_on(async move {
+        let base = (tempo::time::Instant::now(), monotonic_ns());
         let start = base.0 + Duration::from_millis(1);
-        for i in 0..streams {
-            let offset = if aligned {
-                Duration::ZERO
-            } else {
-                period.mul_f64(i as f64 / streams as f64)
-            };
+        for i in 0..load.streams {
             let ticker = TempoTicker {
-                interval: tempo_time::interval_at(start + offset, period),
+                interval: tempo::time::interval_at(start + load.offset(i), load.period),
                 base,
             };
-            let tasks = stream_tasks(kind, ticker, window);
+            let tasks = stream_tasks(load.kind, ticker, window);
             tempo::spawn(tasks.source);
             if let Some(sink) = tasks.sink {
                 tempo::spawn(sink);
             }
         }
-        tempo_time::sleep_until(window.end_instant().into()).await;
+        tempo::time::sleep_until(window_instant(window.start_ns, base)).await;
+        let at_start = handle.metrics();
+        tempo::time::sleep_until(window_instant(window.end_ns, base)).await;
+        handle.metrics().since(&at_start).parked_ratio()
     });
     drop(rt);
-    Ok(())
+    Ok(parked_ratio * 100.0)
+}
+
+/// The Tempo instant of a CLOCK_MONOTONIC time, given a matching pair.
+fn window_instant(at_ns: u64, base: (tempo::time::Instant, u64)) -> tempo::time::Instant {
+    let (base_instant, base_ns) = base;
+    if at_ns >= base_ns {
+        base_instant + Duration::from_nanos(at_ns - base_ns)
+    } else {
+        base_instant - Duration::from_nanos(base_ns - at_ns)
+    }
 }

@@ -5,9 +5,9 @@ use std::io;
 use std::time::Duration;
 
 use crate::clock::monotonic_ns;
-use crate::window::MeasureWindow;
 
-use super::stream::{stream_tasks, SinkKind, Ticker};
+use super::stream::{stream_tasks, Ticker};
+use super::Load;
 
 /// tokio's `Interval`, reporting deadlines on CLOCK_MONOTONIC.
 struct TokioTicker {
@@ -28,39 +28,26 @@ impl Ticker for TokioTicker {
     }
 }
 
-/// Runs `streams` streams with period `period` until `window` ends. Stream
-/// `i`'s first tick is at `i * period / streams` (spread evenly) or, with
-/// `aligned`, every stream ticks at the same instants.
-pub fn run(
-    kind: SinkKind,
-    streams: usize,
-    period: Duration,
-    aligned: bool,
-    window: MeasureWindow,
-) -> io::Result<()> {
+/// Runs `load` on a current_thread runtime until its window ends.
+pub fn run(load: Load) -> io::Result<()> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     rt.block_on(async move {
         let base = (tokio::time::Instant::now(), monotonic_ns());
         let start = base.0 + Duration::from_millis(1);
-        for i in 0..streams {
-            let offset = if aligned {
-                Duration::ZERO
-            } else {
-                period.mul_f64(i as f64 / streams as f64)
-            };
+        for i in 0..load.streams {
             let ticker = TokioTicker {
-                interval: tokio::time::interval_at(start + offset, period),
+                interval: tokio::time::interval_at(start + load.offset(i), load.period),
                 base,
             };
-            let tasks = stream_tasks(kind, ticker, window);
+            let tasks = stream_tasks(load.kind, ticker, load.window);
             tokio::spawn(tasks.source);
             if let Some(sink) = tasks.sink {
                 tokio::spawn(sink);
             }
         }
-        tokio::time::sleep_until(window.end_instant().into()).await;
+        tokio::time::sleep_until(load.window.end_instant().into()).await;
     });
     drop(rt);
     Ok(())
