@@ -79,8 +79,10 @@ impl Core {
             let mut polled = 0;
             loop {
                 if self.shared.main_woken.swap(false, SeqCst) {
+                    // Counts against the tick budget and as work found,
+                    // but not as a task poll in the metrics: the block_on
+                    // future is not a task (as in the basic scheduler).
                     polled += 1;
-                    self.counters.work(1, 0, 0);
                     if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
                         self.end_iteration(start, Duration::ZERO);
                         return output;
