@@ -1,0 +1,208 @@
+//! `Runtime::metrics()` / `Handle::metrics()`: each counter moves with the
+//! work that it counts, on both schedulers.
+
+use std::net::UdpSocket as StdUdpSocket;
+use std::thread;
+use std::time::Duration;
+
+use tempo::runtime::{Builder, Runtime};
+use tempo::time::{self, Instant};
+
+const T: Duration = Duration::from_millis(20);
+
+fn basic_paused() -> Runtime {
+    Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+fn throttled_paused() -> Runtime {
+    Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .max_throttling(T)
+        .build()
+        .unwrap()
+}
+
+/// Spawns 10 tasks that yield twice each: 30 task polls.
+fn spawn_yielders(rt: &Runtime) -> Vec<tempo::task::JoinHandle<()>> {
+    (0..10)
+        .map(|_| {
+            rt.spawn(async {
+                tempo::task::yield_now().await;
+                tempo::task::yield_now().await;
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_fresh_runtime_reports_zeroes() {
+    for rt in [basic_paused(), throttled_paused()] {
+        let m = rt.metrics();
+        assert_eq!(
+            (
+                m.ticks,
+                m.overruns,
+                m.tasks_polled,
+                m.io_events,
+                m.timers_fired,
+                m.unparks
+            ),
+            (0, 0, 0, 0, 0, 0)
+        );
+        assert_eq!(m.timer_error.unwrap().count(), 0);
+        assert_eq!(m.parked_ratio(), 1.0);
+    }
+    let no_time = Builder::new_current_thread().build().unwrap();
+    assert!(no_time.metrics().timer_error.is_none());
+}
+
+#[test]
+fn tasks_polled_and_ticks_count_turns_and_polls() {
+    for rt in [basic_paused(), throttled_paused()] {
+        let joins = spawn_yielders(&rt);
+        let mut turns = 0;
+        while joins.iter().any(|j| !j.is_finished()) {
+            rt.turn(Duration::ZERO);
+            turns += 1;
+            assert!(turns < 100);
+        }
+        let m = rt.metrics();
+        assert_eq!(m.tasks_polled, 30);
+        assert_eq!(m.ticks, turns);
+        // The same counts through block_on; the block_on future itself is
+        // not a task.
+        let before = rt.metrics();
+        let joins = spawn_yielders(&rt);
+        rt.block_on(async {
+            for join in joins {
+                join.await.unwrap();
+            }
+        });
+        let delta = rt.metrics().since(&before);
+        assert_eq!(delta.tasks_polled, 30);
+        assert!(delta.ticks >= 1);
+    }
+}
+
+#[test]
+fn io_events_count_a_datagram() {
+    for throttle in [Duration::ZERO, Duration::from_millis(5)] {
+        let rt = Builder::new_current_thread()
+            .enable_all()
+            .max_throttling(throttle)
+            .build()
+            .unwrap();
+        let socket = rt.block_on(async {
+            let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            // Let the socket's first (writable) event go by.
+            tempo::task::yield_now().await;
+            socket
+        });
+        let addr = socket.local_addr().unwrap();
+        let before = rt.metrics();
+        let sender = thread::spawn(move || {
+            StdUdpSocket::bind("127.0.0.1:0")
+                .unwrap()
+                .send_to(b"ping", addr)
+                .unwrap();
+        });
+        let n = rt.block_on(async move {
+            let mut buf = [0u8; 16];
+            time::timeout(Duration::from_secs(30), socket.recv(&mut buf))
+                .await
+                .expect("datagram not received")
+                .unwrap()
+        });
+        sender.join().unwrap();
+        assert_eq!(n, 4);
+        let delta = rt.metrics().since(&before);
+        assert!(delta.io_events >= 1, "{throttle:?}: no I/O event counted");
+    }
+}
+
+#[test]
+fn timers_fired_and_the_error_histogram_agree() {
+    for rt in [basic_paused(), throttled_paused()] {
+        let before = rt.metrics();
+        rt.block_on(async {
+            // Deadlines well past the firing window, so the driver fires
+            // each one (rather than the sleep finding itself due at once).
+            for ms in [50u64, 120, 75, 300, 33] {
+                time::sleep(Duration::from_millis(ms)).await;
+            }
+            // Three concurrent ones.
+            let joins: Vec<_> = [40u64, 60, 80]
+                .into_iter()
+                .map(|ms| tempo::spawn(time::sleep(Duration::from_millis(ms))))
+                .collect();
+            for join in joins {
+                join.await.unwrap();
+            }
+        });
+        let delta = rt.metrics().since(&before);
+        assert_eq!(delta.timers_fired, 8);
+        let histogram = delta.timer_error.unwrap();
+        assert_eq!(histogram.count(), delta.timers_fired);
+        assert_eq!(
+            histogram.early().iter().sum::<u64>() + histogram.late().iter().sum::<u64>(),
+            8
+        );
+    }
+}
+
+#[test]
+fn busy_parked_and_the_parked_ratio() {
+    // Real clock: the thread really parks while sleeping.
+    for throttle in [Duration::ZERO, Duration::from_millis(5)] {
+        let rt = Builder::new_current_thread()
+            .enable_time()
+            .max_throttling(throttle)
+            .build()
+            .unwrap();
+        rt.block_on(async {
+            for _ in 0..3 {
+                time::sleep(Duration::from_millis(15)).await;
+            }
+            let spin_until = Instant::now() + Duration::from_millis(2);
+            let mut spins = 0u64;
+            while Instant::now() < spin_until && spins < 100_000_000 {
+                spins += 1;
+            }
+        });
+        let m = rt.metrics();
+        assert!(m.parked > Duration::ZERO, "{throttle:?}: never parked");
+        assert!(m.busy > Duration::ZERO, "{throttle:?}: never busy");
+        let ratio = m.parked_ratio();
+        assert!((0.0..=1.0).contains(&ratio), "ratio {ratio}");
+    }
+}
+
+#[test]
+fn unparks_and_remote_snapshots() {
+    let rt = Builder::new_current_thread()
+        .enable_all()
+        .max_throttling(T)
+        .build()
+        .unwrap();
+    let handle = rt.handle().clone();
+    let remote = handle.clone();
+    // An idle runtime is unparked by a remote spawn: counted.
+    let waiter = thread::spawn(move || {
+        // No way to know from here that the runtime is parked yet; whether
+        // this spawn unparks it or not, the counters must agree.
+        remote.spawn(async { 1 })
+    });
+    let join = waiter.join().unwrap();
+    assert_eq!(rt.block_on(join).unwrap(), 1);
+    let m = rt.metrics();
+    assert_eq!(m.unparks, rt.handle().unpark_count());
+    let remote = handle.clone();
+    let seen = thread::spawn(move || remote.metrics()).join().unwrap();
+    assert_eq!(seen, rt.metrics(), "a snapshot is the same from any thread");
+    assert!(seen.ticks >= 1);
+}
