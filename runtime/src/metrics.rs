@@ -38,8 +38,13 @@ pub struct RuntimeMetrics {
     pub io_events: u64,
     /// Timers fired.
     pub timers_fired: u64,
-    /// Driver unparks issued by remote spawns and wakes, and by explicit
-    /// [`Handle::unpark`](crate::runtime::Handle::unpark) calls.
+    /// Driver unparks: how many times a remote spawn or wake, or an
+    /// explicit [`Handle::unpark`](crate::runtime::Handle::unpark), woke
+    /// the runtime's thread while it was blocked in the driver (idle). A
+    /// wake that reaches a running runtime, or a throttled one sleeping
+    /// between ticks, costs no driver unpark and is not counted (an
+    /// explicit `Handle::unpark` still cuts such a sleep short). The same
+    /// number as [`Handle::unpark_count`](crate::runtime::Handle::unpark_count).
     pub unparks: u64,
     /// The error (`fire time - deadline`) of every timer fired, early and
     /// late separately, in log2 buckets of microseconds; `None` without
