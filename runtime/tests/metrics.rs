@@ -206,3 +206,36 @@ fn unparks_and_remote_snapshots() {
     assert_eq!(seen, rt.metrics(), "a snapshot is the same from any thread");
     assert!(seen.ticks >= 1);
 }
+
+#[test]
+fn explicit_unparks_count_only_when_they_wake_an_idle_runtime() {
+    let rt = Builder::new_current_thread()
+        .enable_time()
+        .max_throttling(T)
+        .build()
+        .unwrap();
+    // A running (here: not parked) runtime: the unpark is remembered for
+    // the next sleep, no driver unpark.
+    rt.handle().unpark();
+    assert_eq!(rt.metrics().unparks, 0);
+    // An idle runtime blocked in the driver: the unpark wakes it, counted.
+    let handle = rt.handle().clone();
+    let waker = thread::spawn(move || {
+        for _ in 0..10_000_000 {
+            if handle.unpark_count() > 0 {
+                break;
+            }
+            handle.unpark();
+            thread::yield_now();
+        }
+    });
+    // Returns once an unpark reached the parked driver.
+    let mut turns = 0;
+    while rt.metrics().unparks == 0 {
+        rt.turn(Duration::from_millis(100));
+        turns += 1;
+        assert!(turns < 10_000, "no unpark reached the idle runtime");
+    }
+    waker.join().unwrap();
+    assert!(rt.metrics().unparks >= 1);
+}

@@ -707,6 +707,60 @@ fn builder_validates_the_throttling_period() {
 }
 
 #[test]
+fn with_park_and_enable_io_are_exclusive() {
+    let (park, _, _) = BusyPark::new(false);
+    let error = Builder::new_current_thread()
+        .with_park(park)
+        .enable_all()
+        .max_throttling(T)
+        .build()
+        .unwrap_err();
+    assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(error.to_string().contains("enable_time"), "{error}");
+}
+
+#[test]
+fn intervals_keep_their_cadence_under_throttling() {
+    // Paused clock, T = 20 ms: an interval of period T (Delay behaviour)
+    // neither drifts nor skips, and one of 30 ms (not a multiple of T)
+    // ticks within ±T/2 of its own grid, for 100 periods.
+    for (period_ms, behavior) in [
+        (20u64, time::MissedTickBehavior::Delay),
+        (20, time::MissedTickBehavior::Burst),
+        (30, time::MissedTickBehavior::Delay),
+        (30, time::MissedTickBehavior::Skip),
+    ] {
+        let rt = throttled(TimerPolicy::NearestTick);
+        let errors = rt.block_on(async move {
+            let period = Duration::from_millis(period_ms);
+            let start = Instant::now();
+            let mut interval = time::interval(period);
+            interval.set_missed_tick_behavior(behavior);
+            let mut errors = Vec::new();
+            for k in 0..100u32 {
+                let at = interval.tick().await;
+                let now = Instant::now();
+                // The reported tick time is the scheduled one...
+                assert_eq!(
+                    at,
+                    start + period * k,
+                    "{period_ms} ms {behavior:?}: tick {k}"
+                );
+                // ...and it really happened within ±T/2 of it.
+                errors.push(signed_us(now, at));
+            }
+            errors
+        });
+        for e in &errors {
+            assert!(
+                (-HALF_T_US..=HALF_T_US).contains(e),
+                "{period_ms} ms {behavior:?}: error {e} us"
+            );
+        }
+    }
+}
+
+#[test]
 fn duration_max_sleep_neither_panics_nor_hangs() {
     for policy in [TimerPolicy::NearestTick, TimerPolicy::NeverEarly] {
         let rt = throttled(policy);
