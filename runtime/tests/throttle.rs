@@ -823,3 +823,27 @@ fn dropping_a_throttled_runtime_drops_live_tasks_and_pending_timers() {
         assert!(join.is_finished());
     }
 }
+
+/// A timeout never gives up before its duration, even one shorter than
+/// `T/2` under the nearest-tick policy (plain sleeps may fire up to `T/2`
+/// early; a timeout must not).
+#[test]
+fn timeouts_are_never_early_under_throttling() {
+    let rt = Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .max_throttling(T)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        for ms in [1u64, 5, 9, 10, 11, 25, 39] {
+            let d = Duration::from_millis(ms);
+            let start = Instant::now();
+            let result = time::timeout(d, std::future::pending::<()>()).await;
+            assert!(result.is_err(), "a pending future must time out");
+            let waited = start.elapsed();
+            assert!(waited >= d, "timeout({d:?}) gave up after {waited:?}");
+            assert!(waited <= d + T, "timeout({d:?}) took {waited:?}");
+        }
+    });
+}

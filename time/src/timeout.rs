@@ -11,6 +11,13 @@ use crate::{Handle, Instant, Sleep};
 /// A future that completes with the inner future's output, or with
 /// [`Elapsed`] if the deadline passes first. Created by [`timeout`] or
 /// [`timeout_at`]. The inner future is dropped with the `Timeout`.
+///
+/// A timeout is **never early**, whatever the driver's firing window: under
+/// a throttling scheduler of period `T` it gives up at the first tick at or
+/// after its deadline (late by at most `T`), never before. A nearest-tick
+/// timeout would give up to `T/2` too soon, and a timeout shorter than `T/2`
+/// would give up before the inner future was polled twice, which no caller
+/// of `timeout(d, ...)` expects.
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
@@ -30,7 +37,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     let deadline = handle.now() + duration;
     Timeout {
         value: future,
-        delay: Sleep::with_state(handle, deadline, false, duration.is_zero()),
+        delay: Sleep::with_state(handle, deadline, true, duration.is_zero()),
     }
 }
 
@@ -43,7 +50,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
         value: future,
-        delay: Sleep::new(Handle::current(), deadline, false),
+        delay: Sleep::new(Handle::current(), deadline, true),
     }
 }
 
