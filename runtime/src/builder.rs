@@ -203,14 +203,15 @@ impl Builder {
                  enable_all (use enable_time to put timers on top of the custom driver)",
             ));
         }
+        let firing_window = match self.timer_policy {
+            TimerPolicy::NearestTick => throttling / 2,
+            TimerPolicy::NeverEarly => Duration::ZERO,
+        };
         let config = DriverConfig {
             enable_io: self.enable_io,
             enable_time: self.enable_time,
             start_paused: self.start_paused,
-            firing_window: match self.timer_policy {
-                TimerPolicy::NearestTick => throttling / 2,
-                TimerPolicy::NeverEarly => Duration::ZERO,
-            },
+            firing_window,
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             defer_drain_retry: !throttling.is_zero(),
         };
@@ -222,6 +223,7 @@ impl Builder {
             event_interval: self.event_interval,
             tick_budget: self.tick_budget,
             max_throttling: throttling,
+            firing_window,
         };
         Ok(Runtime::from_core(Core::new(driver, scheduler)))
     }

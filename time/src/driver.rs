@@ -102,8 +102,7 @@ impl<P: Park> Driver<P> {
     /// window that was since shrunk may still fire up to the old window
     /// early (never-early timers are always re-checked).
     pub fn set_firing_window(&mut self, window: Duration) {
-        let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
-        self.handle.shared().lock_state().window_ticks = ticks;
+        self.handle.set_firing_window(window);
     }
 
     /// The firing window, in whole milliseconds.

@@ -10,6 +10,7 @@
 use std::cell::RefCell;
 use std::fmt;
 use std::marker::PhantomData;
+use std::time::Duration;
 
 use crate::histogram::TimerErrorHistogram;
 use crate::shared::Shared;
@@ -89,6 +90,19 @@ impl Handle {
     /// A snapshot of the errors of every timer fired so far.
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
         self.shared.lock_state().histogram
+    }
+
+    /// Sets the firing window, like
+    /// [`Driver::set_firing_window`](crate::Driver::set_firing_window), from
+    /// a handle: the throttling scheduler narrows the window to half the
+    /// real spacing of its ticks while they run back to back (overruns), so
+    /// that nearest-tick timers do not fire early when the next tick is
+    /// near. Nearest-tick timers read the window at each fire pass, so a
+    /// change applies to every timer at once; never-early timers stay
+    /// within `[0, T]`.
+    pub fn set_firing_window(&self, window: Duration) {
+        let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
+        self.shared.lock_state().window_ticks = ticks;
     }
 
     /// Number of timers fired so far.

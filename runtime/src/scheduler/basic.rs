@@ -94,6 +94,9 @@ pub(crate) struct SchedulerConfig {
     pub(crate) tick_budget: u32,
     /// The throttling period; zero for the basic scheduler.
     pub(crate) max_throttling: Duration,
+    /// The timer driver's firing window between regular ticks (`T/2` for
+    /// nearest-tick timers, zero for never-early ones).
+    pub(crate) firing_window: Duration,
 }
 
 /// The part of the scheduler other threads touch.
@@ -258,6 +261,11 @@ pub(crate) struct Core {
     pub(crate) config: SchedulerConfig,
     /// The throttling scheduler's tick pacing; `None` for the basic one.
     pub(crate) pacer: Option<RefCell<ThrottlePacer>>,
+    /// Throttling: when the last tick began, whether it overran, and the
+    /// firing window in force (narrowed while ticks run back to back).
+    pub(crate) last_tick: Cell<Option<Instant>>,
+    pub(crate) overran: Cell<bool>,
+    pub(crate) tick_window: Cell<Duration>,
     /// Where the throttling scheduler sleeps between ticks.
     pub(crate) sleeper: RefCell<ParkThread>,
     pub(crate) counters: LocalCounters,
@@ -290,6 +298,9 @@ impl Core {
             driver: RefCell::new(driver),
             config,
             pacer,
+            last_tick: Cell::new(None),
+            overran: Cell::new(false),
+            tick_window: Cell::new(config.firing_window),
             sleeper: RefCell::new(sleeper),
             counters: LocalCounters::default(),
             shut_down: Cell::new(false),

@@ -124,9 +124,31 @@ impl Core {
         }
     }
 
-    /// Starts a tick on the pacer's grid.
+    /// Starts a tick on the pacer's grid, with the firing window that suits
+    /// it.
+    ///
+    /// Nearest-tick timers fire when due by `now + window`; the window is
+    /// half the distance to the next tick. Between regular ticks that is
+    /// `T/2`. While ticks run back to back (the last one overran), the next
+    /// tick is only about one tick's length away, so the window narrows to
+    /// half the last tick spacing: a `T/2` window would fire timers up to
+    /// `T/2` early with the next tick about to come anyway.
     fn begin_tick(&self) {
         let now = self.clock_now();
+        let spacing = self
+            .last_tick
+            .replace(Some(now))
+            .map(|last| now.saturating_duration_since(last));
+        let base = self.config.firing_window;
+        let window = match spacing {
+            Some(spacing) if self.overran.get() => base.min(spacing / 2),
+            _ => base,
+        };
+        if window != self.tick_window.replace(window) {
+            if let Some(time) = &self.shared.handles.time {
+                time.set_firing_window(window);
+            }
+        }
         if let Some(pacer) = &self.pacer {
             pacer.borrow_mut().begin_tick(now);
         }
@@ -158,6 +180,7 @@ impl Core {
             .expect("throttling scheduler without a pacer");
         if found_nothing {
             pacer.borrow_mut().restart();
+            self.overran.set(false);
             let parked = self.park_driver(max_wait, main);
             return BetweenTicks {
                 parked: parked.parked,
@@ -171,6 +194,7 @@ impl Core {
         let end = pacer.borrow_mut().end_tick(self.clock_now(), work_remains);
         match end {
             TickEnd::Overrun => {
+                self.overran.set(true);
                 self.counters.overrun();
                 BetweenTicks {
                     parked: false,
@@ -180,6 +204,7 @@ impl Core {
                 }
             }
             TickEnd::SleepUntil(next) => {
+                self.overran.set(false);
                 let parked_for = self.sleep_until(next, max_wait);
                 BetweenTicks {
                     parked: true,
