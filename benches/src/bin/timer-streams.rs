@@ -97,7 +97,14 @@ fn sweep(mut args: Args) -> Result<(), String> {
             .map(String::from)
             .to_vec(),
     )?;
-    let throttles: Vec<f64> = args.list("throttles", vec![5.0, 10.0, 20.0])?;
+    let throttles: Vec<f64> = args.list(
+        "throttles",
+        if quick {
+            vec![20.0]
+        } else {
+            vec![5.0, 10.0, 20.0]
+        },
+    )?;
     let sinks: Vec<String> = args.list(
         "sinks",
         SinkKind::ALL.map(|k| k.name().to_string()).to_vec(),
