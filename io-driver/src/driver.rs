@@ -131,10 +131,12 @@ impl Driver {
     /// current tick (the count of `park*` calls) does not retry the receive
     /// syscall in the same tick: its next receive returns `Pending`, and the
     /// driver wakes it at the start of the next `park*`, which then polls
-    /// with a zero timeout instead of blocking. A throttled receiver so pays
-    /// one `recvfrom` per datagram instead of two (the second would usually
-    /// return `WouldBlock`), and a datagram already queued is still received
-    /// at the next tick at the latest. It applies to `recv`/`recv_from` of
+    /// with a zero timeout instead of blocking. If that deferred retry finds
+    /// data, the socket drains until `WouldBlock` for the rest of the tick
+    /// (there may be a backlog), so a datagram already queued is received at
+    /// the next tick at the latest, at any rate. At one datagram per socket
+    /// per tick a receiver pays three `recvfrom` per two datagrams instead
+    /// of four. It applies to `recv`/`recv_from` of
     /// [`UdpSocket`](crate::net::UdpSocket) and
     /// [`UnixDatagram`](crate::net::UnixDatagram) (the async and `poll_*`
     /// forms; `try_*` always attempts the syscall).

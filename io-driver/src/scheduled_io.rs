@@ -60,6 +60,11 @@ struct Waiters {
     writer: Option<Waker>,
 }
 
+/// "No tick yet" for the per-registration tick fields. Not `u64::MAX`: at
+/// tick 0, `tick - 1` wraps to `u64::MAX`, and the deferred-retry check
+/// compares with it. The driver never reaches this tick.
+const NO_TICK: u64 = u64::MAX - 1;
+
 /// Readiness and wakers of one registered source.
 #[derive(Debug)]
 pub struct ScheduledIo {
@@ -70,6 +75,9 @@ pub struct ScheduledIo {
     /// Driver tick at which this registration was put on the deferred list,
     /// so that it is pushed at most once per tick.
     pub(crate) deferred_tick: AtomicU64,
+    /// Driver tick in which receives drain until `WouldBlock` instead of
+    /// deferring (a deferred retry found data: there may be a backlog).
+    pub(crate) drain_tick: AtomicU64,
 }
 
 impl Default for ScheduledIo {
@@ -84,8 +92,9 @@ impl ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
-            last_recv_tick: AtomicU64::new(u64::MAX),
-            deferred_tick: AtomicU64::new(u64::MAX),
+            last_recv_tick: AtomicU64::new(NO_TICK),
+            deferred_tick: AtomicU64::new(NO_TICK),
+            drain_tick: AtomicU64::new(NO_TICK),
         }
     }
 

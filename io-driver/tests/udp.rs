@@ -429,3 +429,31 @@ fn peek_then_recv_and_options() {
         let _ = poll_fn(|cx| socket.poll_send_ready(cx)).await;
     });
 }
+
+/// A backlog drains at the deferred retry: with five datagrams queued, the
+/// first is read in tick 0, the deferred retry in tick 1 finds data and
+/// drains the other four in that same tick. Reading one datagram per tick
+/// would leave a backlog that never shrinks while datagrams keep coming.
+#[test]
+fn deferred_retry_that_finds_data_drains_the_backlog_in_that_tick() {
+    let mut driver = Driver::new().unwrap();
+    driver.set_defer_drain_retry(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for i in 0..5u8 {
+        sender.send_to(&[i], socket.local_addr().unwrap()).unwrap();
+    }
+    let outcome = block_on_bounded(&mut driver, 10, async {
+        let mut buf = [0u8; 8];
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let n = socket.recv(&mut buf).await.unwrap();
+            got.extend_from_slice(&buf[..n]);
+        }
+        got
+    });
+    assert_eq!(outcome.output, vec![0, 1, 2, 3, 4]);
+    assert_eq!(outcome.parks, 1, "the backlog is drained by the next tick");
+}

@@ -11,8 +11,10 @@
 //!
 //! Unlike tokio, `try_*` methods always attempt the syscall instead of
 //! trusting cached readiness: under throttling, readiness is refreshed only
-//! once per tick. Under the throttling scheduler a receive loop pays one
-//! `recvfrom` per datagram: the retry that would find the socket empty is
-//! deferred to the next tick, where it usually finds the next datagram.
+//! once per tick. Under the throttling scheduler a receive loop skips most
+//! empty `recvfrom` calls: the retry after a successful receive is deferred
+//! to the next tick, where it usually finds the next datagram; a deferred
+//! retry that finds data drains the socket, so no backlog builds up (see
+//! [`tempo_io::Driver::set_defer_drain_retry`]).
 
 pub use tempo_io::net::*;
