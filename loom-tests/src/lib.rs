@@ -8,4 +8,12 @@
 //! ```text
 //! RUSTFLAGS="--cfg loom" cargo test --release -p tempo-loom-tests --target-dir target/loom
 //! ```
+//!
+//! This library holds what several models share.
 #![deny(missing_docs)]
+
+#[cfg(loom)]
+mod signal;
+
+#[cfg(loom)]
+pub use signal::Signal;

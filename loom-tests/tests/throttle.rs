@@ -13,13 +13,11 @@
 //! real timer, which loom cannot model), on top of a `ParkThread`.
 #![cfg(loom)]
 
-use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
-use loom::sync::{Arc, Mutex};
 use loom::thread;
 use tempo::runtime::{Builder, Runtime};
+use tempo_loom_tests::Signal;
 
 fn throttled() -> Runtime {
     Builder::new_current_thread()
@@ -38,25 +36,12 @@ fn remote_spawn_reaches_a_throttled_scheduler() {
     loom::model(|| {
         let rt = throttled();
         let handle = rt.handle().clone();
-        let done = Arc::new(AtomicBool::new(false));
-        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-        let (d, s) = (done.clone(), slot.clone());
+        let signal = Signal::new();
+        let setter = signal.clone();
         let t = thread::spawn(move || {
-            drop(handle.spawn(async move {
-                d.store(true, SeqCst);
-                if let Some(w) = s.lock().unwrap().take() {
-                    w.wake();
-                }
-            }));
+            drop(handle.spawn(async move { setter.set() }));
         });
-        rt.block_on(std::future::poll_fn(|cx| {
-            *slot.lock().unwrap() = Some(cx.waker().clone());
-            if done.load(SeqCst) {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        }));
+        rt.block_on(signal.wait());
         t.join().unwrap();
         // At most one unpark: only a wake to a parked (idle) scheduler
         // unparks; wakes during ticks or sleeps only queue.
@@ -69,24 +54,10 @@ fn remote_spawn_reaches_a_throttled_scheduler() {
 fn remote_wake_reaches_a_throttled_scheduler() {
     loom::model(|| {
         let rt = throttled();
-        let done = Arc::new(AtomicBool::new(false));
-        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-        let (d, s) = (done.clone(), slot.clone());
-        let t = thread::spawn(move || {
-            d.store(true, SeqCst);
-            let waker = s.lock().unwrap().take();
-            if let Some(w) = waker {
-                w.wake();
-            }
-        });
-        rt.block_on(std::future::poll_fn(|cx| {
-            *slot.lock().unwrap() = Some(cx.waker().clone());
-            if done.load(SeqCst) {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        }));
+        let signal = Signal::new();
+        let setter = signal.clone();
+        let t = thread::spawn(move || setter.set());
+        rt.block_on(signal.wait());
         t.join().unwrap();
     });
 }
@@ -99,25 +70,16 @@ fn control_unpark_races_sleep_and_idle() {
     loom::model(|| {
         let rt = throttled();
         let handle = rt.handle().clone();
-        let done = Arc::new(AtomicBool::new(false));
-        let slot: Arc<Mutex<Option<Waker>>> = Arc::new(Mutex::new(None));
-        let (d, s) = (done.clone(), slot.clone());
+        let signal = Signal::new();
+        let setter = signal.clone();
         let t = thread::spawn(move || {
-            d.store(true, SeqCst);
-            let waker = s.lock().unwrap().take();
+            let waker = setter.set_and_take_waker();
             handle.unpark();
             if let Some(w) = waker {
                 w.wake();
             }
         });
-        rt.block_on(std::future::poll_fn(|cx| {
-            *slot.lock().unwrap() = Some(cx.waker().clone());
-            if done.load(SeqCst) {
-                Poll::Ready(())
-            } else {
-                Poll::Pending
-            }
-        }));
+        rt.block_on(signal.wait());
         t.join().unwrap();
     });
 }
