@@ -24,6 +24,7 @@ pub mod report;
 pub mod runtime_name;
 pub mod rusage;
 pub mod tempo_runtime;
+pub mod thread_stats;
 pub mod timer_error;
 pub mod timer_streams;
 pub mod udp_cli;

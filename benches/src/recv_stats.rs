@@ -9,8 +9,6 @@
 //! [`collect`] can merge them after the window. A thread's stats sit behind an
 //! uncontended mutex: only `collect` ever takes it from another thread.
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use crate::latency::LatencyHistogram;
 use crate::packet::PacketHeader;
 use crate::window::{MeasureWindow, Phase};
@@ -111,35 +109,7 @@ impl StreamTracker {
     }
 }
 
-type Shared = Arc<Mutex<RecvStats>>;
-
-static REGISTRY: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
-
-thread_local! {
-    static THREAD_STATS: Shared = {
-        let stats: Shared = Arc::default();
-        REGISTRY
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Arc::clone(&stats));
-        stats
-    };
-}
-
-/// Runs `f` on the calling thread's stats (registered on first use).
-pub fn with_thread_stats<R>(f: impl FnOnce(&mut RecvStats) -> R) -> R {
-    THREAD_STATS.with(|s| f(&mut s.lock().unwrap_or_else(PoisonError::into_inner)))
-}
-
-/// The sum of every thread's stats in this process so far.
-pub fn collect() -> RecvStats {
-    let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut total = RecvStats::default();
-    for s in registry.iter() {
-        total.merge(&s.lock().unwrap_or_else(PoisonError::into_inner));
-    }
-    total
-}
+crate::per_thread_stats!(RecvStats);
 
 #[cfg(test)]
 mod tests {

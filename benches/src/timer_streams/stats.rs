@@ -2,8 +2,6 @@
 //! window (the same scheme as [`crate::recv_stats`]: no contention while
 //! recording, one registry to merge from).
 
-use std::sync::{Arc, Mutex, PoisonError};
-
 use crate::latency::LatencyHistogram;
 use crate::timer_error::TimerErrorHistogram;
 
@@ -33,35 +31,7 @@ impl TimerStreamStats {
     }
 }
 
-type Shared = Arc<Mutex<TimerStreamStats>>;
-
-static REGISTRY: Mutex<Vec<Shared>> = Mutex::new(Vec::new());
-
-thread_local! {
-    static THREAD_STATS: Shared = {
-        let stats: Shared = Arc::default();
-        REGISTRY
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(Arc::clone(&stats));
-        stats
-    };
-}
-
-/// Runs `f` on the calling thread's stats (registered on first use).
-pub fn with_thread_stats<R>(f: impl FnOnce(&mut TimerStreamStats) -> R) -> R {
-    THREAD_STATS.with(|s| f(&mut s.lock().unwrap_or_else(PoisonError::into_inner)))
-}
-
-/// The sum of every thread's stats in this process so far.
-pub fn collect() -> TimerStreamStats {
-    let registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut total = TimerStreamStats::default();
-    for s in registry.iter() {
-        total.merge(&s.lock().unwrap_or_else(PoisonError::into_inner));
-    }
-    total
-}
+crate::per_thread_stats!(TimerStreamStats);
 
 #[cfg(test)]
 mod tests {
