@@ -115,7 +115,9 @@ impl<P: Park> Driver<P> {
     /// were created with `sleep_at_least`. What
     /// `Builder::timer_policy(TimerPolicy::NeverEarly)` sets.
     pub fn set_never_early(&mut self, never_early: bool) {
-        self.handle.shared().lock_state().never_early = never_early;
+        self.handle
+            .shared()
+            .configure(|state| state.never_early = never_early);
     }
 
     /// A snapshot of the error (`fire time - deadline`) of every timer fired

@@ -102,7 +102,7 @@ impl Handle {
     /// within `[0, T]`.
     pub fn set_firing_window(&self, window: Duration) {
         let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
-        self.shared.lock_state().window_ticks = ticks;
+        self.shared.configure(|state| state.window_ticks = ticks);
     }
 
     /// Number of timers fired so far.

@@ -65,6 +65,15 @@ pub(crate) struct Shared {
     /// The tick the driver is blocked towards, `NOT_PARKED` while it runs,
     /// `u64::MAX` when it blocks with no deadline. Written under the lock.
     parked_until: AtomicU64,
+    /// The tick at which a fire pass can next find work (the wheel's next
+    /// expiration, cascades included, minus the firing window, exactly what
+    /// `prepare_park` wakes at), or 0 for "unknown": a pass before it
+    /// returns without taking the lock. Only a locked pass sets it; every
+    /// insert and configuration change resets it to 0 (under the lock), so
+    /// it is never stale-high. A registration from another thread that a
+    /// lock-free pass misses is seen by the locked `prepare_park` before the
+    /// driver blocks, and unparks it if it is blocked.
+    next_wake: AtomicU64,
     /// Timers fired so far (all fire passes, by the driver or `advance`).
     timers_fired: AtomicU64,
     unpark: Box<dyn Unpark>,
@@ -84,6 +93,7 @@ impl Shared {
                 histogram: TimerErrorHistogram::default(),
             }),
             parked_until: AtomicU64::new(NOT_PARKED),
+            next_wake: AtomicU64::new(0),
             timers_fired: AtomicU64::new(0),
             unpark,
             clock,
@@ -97,6 +107,13 @@ impl Shared {
 
     pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
         self.state.lock()
+    }
+
+    /// Changes the window or the timer policy, which moves wake ticks: the
+    /// next fire pass takes the lock and recomputes `next_wake`.
+    pub(crate) fn configure(&self, change: impl FnOnce(&mut State)) {
+        change(&mut self.state.lock());
+        self.next_wake.store(0, Ordering::SeqCst);
     }
 
     pub(crate) fn timers_fired(&self) -> u64 {
@@ -175,6 +192,7 @@ impl Shared {
             });
             new_state = match state.wheel.insert(entry, tick) {
                 Ok(()) => {
+                    self.next_wake.store(0, Ordering::SeqCst);
                     if wake_tick < self.parked_until.load(Ordering::Relaxed) {
                         self.parked_until.store(wake_tick, Ordering::Relaxed);
                         unpark = true;
@@ -258,6 +276,11 @@ impl Shared {
     /// tasks in batches outside the lock. Returns how many fired.
     pub(crate) fn fire(&self, now: Instant) -> u64 {
         let now_tick = self.now_tick(now);
+        if now_tick < self.next_wake.load(Ordering::SeqCst) {
+            // Nothing can be due: no lock, no wheel walk (the common case of
+            // the zero-timeout poll each tick / each event interval).
+            return 0;
+        }
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
         let mut fired = 0u64;
         loop {
@@ -292,6 +315,13 @@ impl Shared {
                             break;
                         }
                     }
+                }
+                if !more {
+                    let wake = state
+                        .wheel
+                        .next_expiration_tick()
+                        .map_or(u64::MAX, |t| t.saturating_sub(state.window_ticks));
+                    self.next_wake.store(wake, Ordering::SeqCst);
                 }
             }
             for w in wakers[..count].iter_mut() {
