@@ -428,9 +428,14 @@ impl Core {
     }
 
     /// Accounts one finished iteration and publishes the counters.
-    pub(crate) fn end_iteration(&self, start: Instant, parked: Duration) {
-        self.counters.iteration(start.elapsed(), parked);
+    /// Returns the instant it read, which is also when the next iteration
+    /// starts: a loop reads the clock once per iteration, not twice.
+    pub(crate) fn end_iteration(&self, start: Instant, parked: Duration) -> Instant {
+        let end = Instant::now();
+        self.counters
+            .iteration(end.saturating_duration_since(start), parked);
         self.counters.publish(&self.shared.counters);
+        end
     }
 
     /// Runs `future` to completion, running tasks meanwhile.
@@ -442,8 +447,8 @@ impl Core {
         let waker = Waker::from(self.shared.clone());
         let mut cx = Context::from_waker(&waker);
         self.shared.main_woken.store(true, SeqCst);
+        let mut start = Instant::now();
         loop {
-            let start = Instant::now();
             if self.shared.main_woken.swap(false, SeqCst) {
                 if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
                     self.end_iteration(start, Duration::ZERO);
@@ -454,7 +459,7 @@ impl Core {
             let work = self.has_ready() || self.shared.main_woken.load(SeqCst);
             let timeout = if work { Some(Duration::ZERO) } else { None };
             let parked = self.park_driver(timeout, true);
-            self.end_iteration(start, parked.parked_for);
+            start = self.end_iteration(start, parked.parked_for);
         }
     }
 

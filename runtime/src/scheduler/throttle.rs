@@ -70,8 +70,8 @@ impl Core {
         let waker = Waker::from(self.shared.clone());
         let mut cx = Context::from_waker(&waker);
         self.shared.main_woken.store(true, SeqCst);
+        let mut start = Instant::now();
         loop {
-            let start = Instant::now();
             self.begin_tick();
             let stats = self.park_driver(Some(Duration::ZERO), false).stats;
 
@@ -98,7 +98,7 @@ impl Core {
 
             let found_nothing = polled == 0 && stats == DriverStats::default();
             let between = self.between_ticks(found_nothing, polled >= budget, None, true);
-            self.end_iteration(start, between.parked_for);
+            start = self.end_iteration(start, between.parked_for);
         }
     }
 
