@@ -76,6 +76,19 @@ impl ParkThread {
     }
 }
 
+impl ParkThread {
+    /// Consumes a pending unpark without blocking, and says whether there
+    /// was one. `park_timeout(Duration::ZERO)` does the same without the
+    /// answer; a scheduler that only simulates a wait (on a paused clock,
+    /// say) uses this to honour unparks all the same.
+    pub fn take_notification(&mut self) -> bool {
+        self.inner
+            .state
+            .compare_exchange(NOTIFIED, EMPTY, SeqCst, SeqCst)
+            .is_ok()
+    }
+}
+
 impl Default for ParkThread {
     fn default() -> Self {
         ParkThread::new()
@@ -100,10 +113,7 @@ impl Park for ParkThread {
     fn park_timeout(&mut self, duration: Duration) -> Result<(), Self::Error> {
         if duration.is_zero() {
             // Never block: consume a pending notification, if any.
-            let _ = self
-                .inner
-                .state
-                .compare_exchange(NOTIFIED, EMPTY, SeqCst, SeqCst);
+            self.take_notification();
             return Ok(());
         }
         // A deadline that does not fit in an `Instant` means "forever".
@@ -214,6 +224,15 @@ mod tests {
         p.unpark().unpark();
         p.park_timeout(Duration::ZERO).unwrap();
         assert_eq!(p.inner.state.load(SeqCst), EMPTY);
+    }
+
+    #[test]
+    fn take_notification_reports_and_consumes() {
+        let mut p = ParkThread::new();
+        assert!(!p.take_notification());
+        p.unpark().unpark();
+        assert!(p.take_notification());
+        assert!(!p.take_notification());
     }
 
     #[test]

@@ -117,10 +117,6 @@ pub(crate) struct Shared {
     pub(crate) handles: DriverHandles,
     /// Cuts the throttling scheduler's sleep between ticks short.
     sleeper: UnparkThread,
-    /// An explicit [`unpark`](Shared::unpark) is pending: the throttling
-    /// scheduler's next sleep between ticks returns at once (read by the
-    /// paused clock's virtual sleep, which never blocks on `sleeper`).
-    pub(crate) sleep_cut: AtomicBool,
     /// Published metrics.
     pub(crate) counters: SharedCounters,
     /// The throttling period; zero for the basic scheduler.
@@ -190,7 +186,6 @@ impl Shared {
     pub(crate) fn unpark(&self) {
         // A ParkThread unpark costs an atomic swap unless the scheduler
         // sleeps on it, and is remembered until the next sleep.
-        self.sleep_cut.store(true, SeqCst);
         self.sleeper.unpark();
         if self.park_state.load(SeqCst) != RUNNING {
             self.notify_parked();
@@ -285,7 +280,6 @@ impl Core {
             id: owned.id(),
             handles: driver.handles().clone(),
             sleeper: sleeper.unpark(),
-            sleep_cut: AtomicBool::new(false),
             counters: SharedCounters::new(),
             max_throttling: config.max_throttling,
         });

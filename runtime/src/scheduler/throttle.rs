@@ -221,10 +221,10 @@ impl Core {
     /// is advanced instead of sleeping. Returns the time slept.
     ///
     /// A [`Handle::unpark`](crate::runtime::Handle::unpark) made since the
-    /// last sleep makes this one return at once, on either clock: the real
-    /// sleep through the sleeper's token, the virtual one through
-    /// `sleep_cut` (without it, the paused clock jumped a whole period
-    /// after an unpark, so control latency looked like `T` in tests).
+    /// last sleep makes this one return at once, on either clock: the
+    /// sleeper's unpark token is the one record of it (checked here for the
+    /// virtual sleep of a paused clock, which would otherwise jump a whole
+    /// period after an unpark; honoured by the real sleep itself).
     fn sleep_until(&self, deadline: Instant, max_wait: Option<Duration>) -> Duration {
         let mut duration = deadline.saturating_duration_since(self.clock_now());
         if let Some(max_wait) = max_wait {
@@ -233,13 +233,7 @@ impl Core {
         if duration.is_zero() {
             return Duration::ZERO;
         }
-        if self.shared.sleep_cut.swap(false, SeqCst) {
-            // Consume the sleeper's token too (if the unparker has set it
-            // yet; a late one only makes a later sleep return early, which
-            // the park contract allows).
-            if let Err(never) = self.sleeper.borrow_mut().park_timeout(Duration::ZERO) {
-                match never {}
-            }
+        if self.sleeper.borrow_mut().take_notification() {
             return Duration::ZERO;
         }
         // SLEEPING on a paused clock too: the protocol is the same, only
@@ -261,9 +255,6 @@ impl Core {
                 if let Err(never) = result {
                     match never {}
                 }
-                // An unpark during this sleep ended it through the token:
-                // it must not cut the next one too.
-                self.shared.sleep_cut.store(false, SeqCst);
                 start.elapsed()
             }
         };
