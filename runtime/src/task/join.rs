@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::error::JoinError;
+use super::id::Id;
 use super::raw::RawTask;
 
 /// An owned permission to await a task's output, returned by
@@ -60,6 +61,21 @@ impl<T> JoinHandle<T> {
         }
     }
 
+    /// Returns the task's [`Id`]: the same as
+    /// [`task::id()`](crate::task::id) inside the task.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let a = tempo::spawn(async {});
+    ///     let b = tempo::spawn(async {});
+    ///     assert_ne!(a.id(), b.id());
+    /// });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.raw.header().id
+    }
+
     /// Returns `true` once the task has completed (returned, panicked or
     /// been cancelled), i.e. when awaiting the handle will not wait.
     pub fn is_finished(&self) -> bool {
@@ -95,6 +111,7 @@ impl<T> Drop for JoinHandle<T> {
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
+            .field("id", &self.raw.header().id)
             .field("state", self.raw.state())
             .finish()
     }

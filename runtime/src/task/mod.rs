@@ -25,6 +25,7 @@
 
 mod error;
 mod harness;
+mod id;
 mod join;
 mod list;
 mod raw;
@@ -36,6 +37,7 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 pub use error::JoinError;
+pub use id::{id, try_id, Id};
 pub use join::JoinHandle;
 pub(crate) use list::OwnedTasks;
 pub use yield_now::yield_now;
