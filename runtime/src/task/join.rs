@@ -6,6 +6,7 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use super::abort::AbortHandle;
 use super::error::JoinError;
 use super::id::Id;
 use super::raw::RawTask;
@@ -59,6 +60,13 @@ impl<T> JoinHandle<T> {
             // SAFETY: the transition counted a reference for the scheduler.
             unsafe { self.raw.schedule() };
         }
+    }
+
+    /// Returns a handle that can [`abort`](AbortHandle::abort) the task
+    /// without owning its output (it may be sent to another thread even
+    /// when the output is `!Send`).
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle::new(self.raw)
     }
 
     /// Returns the task's [`Id`]: the same as
