@@ -65,8 +65,8 @@ pub(crate) fn expand(kind: Kind, args: TokenStream, item: TokenStream) -> TokenS
 
 fn parse_config(kind: Kind, input: &ItemFn, args: TokenStream) -> syn::Result<Config> {
     if input.sig.asyncness.is_none() {
-        return Err(syn::Error::new_spanned(
-            &input.sig.fn_token,
+        return Err(syn::Error::new(
+            input.sig.fn_token.span,
             format!(
                 "the `async` keyword is missing from the function declaration: {} runs an `async fn`",
                 kind.attribute()
