@@ -102,9 +102,10 @@ fn join_handle_awaited_after_shutdown_is_cancelled() {
     rt.shutdown_timeout(Duration::from_secs(1));
     assert_eq!(drops.load(SeqCst), 1);
     assert!(j.is_finished());
+    let id = j.id();
     let err = futures_lite_block_on(j).unwrap_err();
     assert!(err.is_cancelled());
-    assert_eq!(err.to_string(), "task was cancelled");
+    assert_eq!(err.to_string(), format!("task {id} was cancelled"));
 }
 
 /// Polls a future to completion on this thread without a runtime: only for

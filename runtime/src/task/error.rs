@@ -3,10 +3,25 @@
 use std::any::Any;
 use std::fmt;
 
+use super::id::Id;
+
 /// The error a [`JoinHandle`](crate::task::JoinHandle) resolves to when its
 /// task did not return a value: it was cancelled (aborted, or the runtime
-/// shut down), or it panicked.
+/// shut down), or it panicked. It names the task by its [`Id`]:
+///
+/// ```
+/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+/// rt.block_on(async {
+///     let handle = tempo::spawn(async { panic!("boom") });
+///     let id = handle.id();
+///     let err = handle.await.unwrap_err();
+///     assert!(err.is_panic());
+///     assert_eq!(err.id(), id);
+///     assert_eq!(err.to_string(), format!("task {id} panicked with message \"boom\""));
+/// });
+/// ```
 pub struct JoinError {
+    id: Id,
     repr: Repr,
 }
 
@@ -25,16 +40,23 @@ struct Payload(Box<dyn Any + Send + 'static>);
 unsafe impl Sync for Payload {}
 
 impl JoinError {
-    pub(crate) fn cancelled() -> JoinError {
+    pub(crate) fn cancelled(id: Id) -> JoinError {
         JoinError {
+            id,
             repr: Repr::Cancelled,
         }
     }
 
-    pub(crate) fn panic(payload: Box<dyn Any + Send + 'static>) -> JoinError {
+    pub(crate) fn panic(id: Id, payload: Box<dyn Any + Send + 'static>) -> JoinError {
         JoinError {
+            id,
             repr: Repr::Panic(Payload(payload)),
         }
+    }
+
+    /// Returns the [`Id`] of the task that produced this error.
+    pub fn id(&self) -> Id {
+        self.id
     }
 
     /// Returns `true` if the task was cancelled: aborted through
@@ -82,10 +104,10 @@ fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("task was cancelled"),
+            Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
             Repr::Panic(Payload(payload)) => match panic_message(payload.as_ref()) {
-                Some(message) => write!(f, "task panicked with message {message:?}"),
-                None => f.write_str("task panicked"),
+                Some(message) => write!(f, "task {} panicked with message {message:?}", self.id),
+                None => write!(f, "task {} panicked", self.id),
             },
         }
     }
@@ -94,10 +116,10 @@ impl fmt::Display for JoinError {
 impl fmt::Debug for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
-            Repr::Cancelled => f.write_str("JoinError::Cancelled"),
+            Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
             Repr::Panic(Payload(payload)) => match panic_message(payload.as_ref()) {
-                Some(message) => write!(f, "JoinError::Panic({message:?})"),
-                None => f.write_str("JoinError::Panic(..)"),
+                Some(message) => write!(f, "JoinError::Panic({:?}, {message:?})", self.id),
+                None => write!(f, "JoinError::Panic({:?}, ..)", self.id),
             },
         }
     }
@@ -111,31 +133,42 @@ mod tests {
 
     #[test]
     fn cancelled() {
-        let e = JoinError::cancelled();
+        let id = Id::next();
+        let e = JoinError::cancelled(id);
         assert!(e.is_cancelled() && !e.is_panic());
-        assert_eq!(e.to_string(), "task was cancelled");
+        assert_eq!(e.id(), id);
+        assert_eq!(e.to_string(), format!("task {id} was cancelled"));
+        assert_eq!(format!("{e:?}"), format!("JoinError::Cancelled(Id({id}))"));
         assert!(e.try_into_panic().unwrap_err().is_cancelled());
     }
 
     #[test]
     fn panic_with_message() {
-        let e = JoinError::panic(Box::new("boom"));
+        let id = Id::next();
+        let e = JoinError::panic(id, Box::new("boom"));
         assert!(e.is_panic() && !e.is_cancelled());
-        assert_eq!(e.to_string(), "task panicked with message \"boom\"");
-        assert_eq!(format!("{e:?}"), "JoinError::Panic(\"boom\")");
+        assert_eq!(
+            e.to_string(),
+            format!("task {id} panicked with message \"boom\"")
+        );
+        assert_eq!(
+            format!("{e:?}"),
+            format!("JoinError::Panic(Id({id}), \"boom\")")
+        );
         let payload = e.into_panic();
         assert_eq!(*payload.downcast::<&str>().unwrap(), "boom");
     }
 
     #[test]
     fn panic_with_other_payload() {
-        let e = JoinError::panic(Box::new(7_u32));
-        assert_eq!(e.to_string(), "task panicked");
+        let id = Id::next();
+        let e = JoinError::panic(id, Box::new(7_u32));
+        assert_eq!(e.to_string(), format!("task {id} panicked"));
     }
 
     #[test]
     #[should_panic(expected = "cancelled task")]
     fn into_panic_of_cancelled_panics() {
-        JoinError::cancelled().into_panic();
+        JoinError::cancelled(Id::next()).into_panic();
     }
 }

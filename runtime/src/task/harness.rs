@@ -17,6 +17,7 @@ use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
 use super::error::JoinError;
+use super::id;
 use super::raw::{Cell, Header, RawTask, Stage};
 use super::state::{TransitionToIdle, TransitionToRunning};
 use super::waker::waker_ref;
@@ -108,8 +109,8 @@ impl<T: Future, S: Schedule> Harness<T, S> {
     unsafe fn cancel_and_complete(&self) {
         // SAFETY: forwarded from the caller.
         let error = match unsafe { self.drop_stage() } {
-            Ok(()) => JoinError::cancelled(),
-            Err(payload) => JoinError::panic(payload),
+            Ok(()) => JoinError::cancelled(self.header().id),
+            Err(payload) => JoinError::panic(self.header().id, payload),
         };
         // SAFETY: still RUNNING: exclusive access.
         unsafe { self.set_stage(Stage::Finished(Err(error))) };
@@ -207,6 +208,8 @@ impl<T: Future, S: Schedule> Harness<T, S> {
 pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) -> bool {
     // SAFETY: per the caller.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
+    // `task::id()` answers during the poll and the drops below.
+    let _current = id::enter(harness.header().id);
     let completed = match harness.header().state.transition_to_running() {
         TransitionToRunning::Success => {
             let waker = waker_ref(ptr);
@@ -246,7 +249,10 @@ pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) -> bool 
                     let _ = unsafe { harness.drop_stage() };
                     // SAFETY: as above.
                     unsafe {
-                        harness.set_stage(Stage::Finished(Err(JoinError::panic(payload))));
+                        harness.set_stage(Stage::Finished(Err(JoinError::panic(
+                            harness.header().id,
+                            payload,
+                        ))));
                         harness.complete();
                     }
                     true
@@ -349,6 +355,7 @@ pub(super) unsafe fn shutdown<T: Future, S: Schedule>(ptr: NonNull<Header>) {
     // SAFETY: per the caller.
     let harness = unsafe { Harness::<T, S>::from_raw(ptr) };
     if harness.header().state.transition_to_shutdown() {
+        let _current = id::enter(harness.header().id);
         // SAFETY: we set RUNNING; the caller may drop the future here.
         unsafe { harness.cancel_and_complete() };
     }

@@ -6,7 +6,9 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use super::abort::AbortHandle;
 use super::error::JoinError;
+use super::id::Id;
 use super::raw::RawTask;
 
 /// An owned permission to await a task's output, returned by
@@ -60,6 +62,28 @@ impl<T> JoinHandle<T> {
         }
     }
 
+    /// Returns a handle that can [`abort`](AbortHandle::abort) the task
+    /// without owning its output (it may be sent to another thread even
+    /// when the output is `!Send`).
+    pub fn abort_handle(&self) -> AbortHandle {
+        AbortHandle::new(self.raw)
+    }
+
+    /// Returns the task's [`Id`]: the same as
+    /// [`task::id()`](crate::task::id) inside the task.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let a = tempo::spawn(async {});
+    ///     let b = tempo::spawn(async {});
+    ///     assert_ne!(a.id(), b.id());
+    /// });
+    /// ```
+    pub fn id(&self) -> Id {
+        self.raw.header().id
+    }
+
     /// Returns `true` once the task has completed (returned, panicked or
     /// been cancelled), i.e. when awaiting the handle will not wait.
     pub fn is_finished(&self) -> bool {
@@ -95,6 +119,7 @@ impl<T> Drop for JoinHandle<T> {
 impl<T> fmt::Debug for JoinHandle<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("JoinHandle")
+            .field("id", &self.raw.header().id)
             .field("state", self.raw.state())
             .finish()
     }

@@ -23,9 +23,12 @@
 //! [`spawn_local`] run `!Send` futures while their wakers are woken from
 //! anywhere.
 
+mod abort;
 mod error;
 mod harness;
+mod id;
 mod join;
+mod join_set;
 mod list;
 mod raw;
 mod state;
@@ -35,8 +38,11 @@ mod yield_now;
 use std::future::Future;
 use std::marker::PhantomData;
 
+pub use abort::AbortHandle;
 pub use error::JoinError;
+pub use id::{id, try_id, Id};
 pub use join::JoinHandle;
+pub use join_set::JoinSet;
 pub(crate) use list::OwnedTasks;
 pub use yield_now::yield_now;
 

@@ -3,7 +3,7 @@
 //! ```text
 //! Box<Cell<T, S>>  (#[repr(C)], so a pointer to the cell is a pointer to its header)
 //! +-----------------------------------------------------------------+
-//! | Header   state word, vtable, owner id, owned-list key           |  touched through
+//! | Header   state word, vtable, owner id, task id, owned-list key  |  touched through
 //! |                                                                 |  NonNull<Header>
 //! | Core     scheduler handle S, Stage<T>: Running(future) |        |  by every handle
 //! |          Finished(Result<T::Output, JoinError>) | Consumed      |
@@ -25,6 +25,7 @@ use std::task::Waker;
 
 use super::error::JoinError;
 use super::harness;
+use super::id::Id;
 use super::state::State;
 use super::Schedule;
 use crate::sync::UnsafeCell;
@@ -36,6 +37,8 @@ pub(crate) struct Header {
     pub(super) vtable: &'static Vtable,
     /// The runtime (owned-task list) this task belongs to.
     pub(super) owner_id: u64,
+    /// The task's identity ([`Id`]), drawn at spawn.
+    pub(super) id: Id,
     /// Key in the owner's [`OwnedTasks`](super::OwnedTasks), or
     /// `UNBOUND`. Only read and written on the owning thread; atomic only so
     /// the header stays `Sync`.
@@ -117,6 +120,7 @@ impl RawTask {
                 state: State::new(),
                 vtable: vtable::<T, S>(),
                 owner_id,
+                id: Id::next(),
                 owned_key: AtomicUsize::new(UNBOUND),
             },
             core: Core {

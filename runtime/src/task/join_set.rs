@@ -1,0 +1,419 @@
+//! [`JoinSet`]: a collection of tasks awaited in the order they complete.
+//!
+//! # Design: a ready list, so `join_next` costs O(tasks that woke)
+//!
+//! The set owns the [`JoinHandle`] of every member, in a slab. Each member
+//! has its own waker (an `Arc<MemberWaker>` carrying the member's slab key);
+//! the set polls a member's handle only with that waker, so the task
+//! registers it as its join waker. When the task completes, the waker
+//! pushes the key onto the set's *ready list* (a mutex-protected queue
+//! shared with the wakers, since tasks may complete on another thread than
+//! the set's) and wakes whoever awaits `join_next`. `join_next` then polls
+//! only the members on the ready list, not all of them: with thousands of
+//! members, a completion costs one push and one poll. A flag per member
+//! keeps it on the list at most once between polls.
+//!
+//! A new member starts on the ready list, so its first poll registers its
+//! waker. A wake can be spurious (a key reused after a member left, or a
+//! cooperative-budget yield of the handle): the member is simply polled,
+//! found pending, and stays registered. So that such re-queues cannot spin,
+//! one `join_next` poll polls at most as many members as the set has before
+//! yielding.
+
+use std::fmt;
+use std::future::{poll_fn, Future};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use slab::Slab;
+
+use super::abort::AbortHandle;
+use super::error::JoinError;
+use super::id::Id;
+use super::join::JoinHandle;
+use crate::runtime::Handle;
+use crate::sync::{AtomicBool, Mutex, Ordering};
+
+/// A collection of tasks, spawned through it and awaited in the order they
+/// complete, with tokio's semantics.
+///
+/// All members have the same output type `T`. Dropping the set
+/// [aborts](JoinSet::abort_all) every member still in it;
+/// [`detach_all`](JoinSet::detach_all) lets them run on instead.
+///
+/// ```
+/// use tempo::task::JoinSet;
+///
+/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+/// rt.block_on(async {
+///     let mut set = JoinSet::new();
+///     for i in 0..10u32 {
+///         set.spawn(async move { i * i });
+///     }
+///     let mut sum = 0;
+///     while let Some(result) = set.join_next().await {
+///         sum += result.unwrap();
+///     }
+///     assert_eq!(sum, 285);
+///     assert!(set.is_empty());
+/// });
+/// ```
+pub struct JoinSet<T> {
+    members: Slab<Member<T>>,
+    ready: Arc<ReadyList>,
+}
+
+struct Member<T> {
+    handle: JoinHandle<T>,
+    /// The same `MemberWaker`, as a `Waker` (to poll with) and typed (to
+    /// clear its flag).
+    waker: Waker,
+    notify: Arc<MemberWaker>,
+}
+
+/// The keys of the members whose task woke them, and the waker of the task
+/// awaiting `join_next`.
+struct ReadyList {
+    inner: Mutex<ReadyInner>,
+}
+
+struct ReadyInner {
+    keys: std::collections::VecDeque<usize>,
+    join_waker: Option<Waker>,
+}
+
+/// The waker a member's task calls on completion.
+struct MemberWaker {
+    key: usize,
+    /// `true` while the key is on the ready list (or about to be polled).
+    queued: AtomicBool,
+    ready: Arc<ReadyList>,
+}
+
+impl Wake for MemberWaker {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // AcqRel pairs with the swap in `poll_member`: either it sees our
+        // `true` (and the completion before it), or we see its `false`
+        // and queue the key again.
+        if self.queued.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let join_waker = {
+            let mut inner = self.ready.inner.lock();
+            inner.keys.push_back(self.key);
+            inner.join_waker.take()
+        };
+        if let Some(waker) = join_waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T> JoinSet<T> {
+    /// An empty set.
+    pub fn new() -> JoinSet<T> {
+        JoinSet {
+            members: Slab::new(),
+            ready: Arc::new(ReadyList {
+                inner: Mutex::new(ReadyInner {
+                    keys: std::collections::VecDeque::new(),
+                    join_waker: None,
+                }),
+            }),
+        }
+    }
+
+    /// The number of tasks in the set (running or finished but not yet
+    /// joined).
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    /// `true` if the set holds no task.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// Adds a task already spawned, through its handle.
+    fn insert(&mut self, handle: JoinHandle<T>) -> AbortHandle {
+        let abort = handle.abort_handle();
+        let slot = self.members.vacant_entry();
+        let key = slot.key();
+        // Queued from the start: the first poll registers the waker.
+        let notify = Arc::new(MemberWaker {
+            key,
+            queued: AtomicBool::new(true),
+            ready: self.ready.clone(),
+        });
+        slot.insert(Member {
+            handle,
+            waker: Waker::from(notify.clone()),
+            notify,
+        });
+        self.ready.inner.lock().keys.push_back(key);
+        abort
+    }
+
+    /// Spawns a `Send` future on the current runtime (as
+    /// [`tempo::spawn`](crate::spawn)) as a member of the set. The returned
+    /// [`AbortHandle`] cancels this one task.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tempo runtime, as [`tempo::spawn`](crate::spawn).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     let abort = set.spawn(std::future::pending::<()>());
+    ///     abort.abort();
+    ///     assert!(set.join_next().await.unwrap().unwrap_err().is_cancelled());
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn<F>(&mut self, task: F) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.insert(crate::spawn(task))
+    }
+
+    /// Spawns a `Send` future on the runtime of `handle` (from any thread)
+    /// as a member of the set.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let mut set = tempo::task::JoinSet::new();
+    /// set.spawn_on(async { 5 }, &handle);
+    /// let out = rt.block_on(async move { set.join_next().await });
+    /// assert_eq!(out.unwrap().unwrap(), 5);
+    /// ```
+    pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
+    where
+        F: Future<Output = T> + Send + 'static,
+        T: Send + 'static,
+    {
+        self.insert(handle.spawn(task))
+    }
+
+    /// Spawns a `!Send` future on the runtime of this thread (as
+    /// [`tempo::spawn_local`](crate::spawn_local)) as a member of the set.
+    ///
+    /// # Panics
+    ///
+    /// If this thread runs no Tempo runtime, as
+    /// [`tempo::spawn_local`](crate::spawn_local).
+    ///
+    /// ```
+    /// use std::rc::Rc;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let shared = Rc::new(2);
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     let s = shared.clone();
+    ///     set.spawn_local(async move { *s * 21 });
+    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), 42);
+    /// });
+    /// ```
+    #[track_caller]
+    pub fn spawn_local<F>(&mut self, task: F) -> AbortHandle
+    where
+        F: Future<Output = T> + 'static,
+        T: 'static,
+    {
+        self.insert(crate::spawn_local(task))
+    }
+
+    /// Waits for one of the tasks to complete and returns its output, or
+    /// `None` if the set is empty. Tasks are returned in the order they
+    /// complete. A task that panicked or was aborted gives an `Err`.
+    ///
+    /// Cancel-safe: if the returned future is dropped before completion,
+    /// no task is lost from the set.
+    pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
+        poll_fn(|cx| self.poll_join_next(cx)).await
+    }
+
+    /// As [`join_next`](Self::join_next), with the [`Id`] of the task that
+    /// completed.
+    pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        poll_fn(|cx| self.poll_join_next_with_id(cx)).await
+    }
+
+    /// Returns the output of a task that has already completed, without
+    /// waiting; `None` if no task has completed yet or the set is empty.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(async { 1 });
+    ///     assert!(set.try_join_next().is_none()); // not run yet
+    ///     tempo::task::yield_now().await;
+    ///     assert_eq!(set.try_join_next().unwrap().unwrap(), 1);
+    /// });
+    /// ```
+    pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
+        self.try_join_next_with_id()
+            .map(|result| result.map(|(_, output)| output))
+    }
+
+    /// As [`try_join_next`](Self::try_join_next), with the task's [`Id`].
+    pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
+        match self.poll_ready_members(None) {
+            Poll::Ready(result) => result,
+            Poll::Pending => None,
+        }
+    }
+
+    /// Polls for the next completed task: `Ready(None)` if the set is
+    /// empty, `Pending` (with `cx`'s waker registered) if no task has
+    /// completed yet.
+    pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
+        self.poll_join_next_with_id(cx)
+            .map(|result| result.map(|result| result.map(|(_, output)| output)))
+    }
+
+    /// As [`poll_join_next`](Self::poll_join_next), with the task's [`Id`].
+    pub fn poll_join_next_with_id(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
+        self.poll_ready_members(Some(cx))
+    }
+
+    /// Polls the members on the ready list until one is complete. With
+    /// `cx`, registers its waker when the list runs dry; without, just
+    /// returns `Pending`.
+    fn poll_ready_members(
+        &mut self,
+        mut cx: Option<&mut Context<'_>>,
+    ) -> Poll<Option<Result<(Id, T), JoinError>>> {
+        if self.members.is_empty() {
+            return Poll::Ready(None);
+        }
+        // Bounded: a member whose handle re-queues itself (a spurious or
+        // budget wake) must not make this loop spin.
+        for _ in 0..self.members.len() {
+            let key = {
+                let mut inner = self.ready.inner.lock();
+                match inner.keys.pop_front() {
+                    Some(key) => key,
+                    None => {
+                        if let Some(cx) = cx.as_deref_mut() {
+                            match &inner.join_waker {
+                                Some(w) if w.will_wake(cx.waker()) => {}
+                                _ => inner.join_waker = Some(cx.waker().clone()),
+                            }
+                        }
+                        return Poll::Pending;
+                    }
+                }
+            };
+            if let Poll::Ready(result) = self.poll_member(key) {
+                return Poll::Ready(Some(result));
+            }
+        }
+        if let Some(cx) = cx {
+            cx.waker().wake_by_ref();
+        }
+        Poll::Pending
+    }
+
+    /// Polls the member at `key` (if any) with its own waker; removes it
+    /// from the set if complete.
+    fn poll_member(&mut self, key: usize) -> Poll<Result<(Id, T), JoinError>> {
+        let Some(member) = self.members.get_mut(key) else {
+            // A wake of a member that already left.
+            return Poll::Pending;
+        };
+        // Cleared before the poll: a completion from now on queues again.
+        member.notify.queued.swap(false, Ordering::AcqRel);
+        let id = member.handle.id();
+        let mut member_cx = Context::from_waker(&member.waker);
+        match Pin::new(&mut member.handle).poll(&mut member_cx) {
+            Poll::Ready(result) => {
+                drop(self.members.remove(key));
+                Poll::Ready(result.map(|output| (id, output)))
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    /// Aborts every task in the set. They stay in the set: awaiting
+    /// [`join_next`](Self::join_next) yields their cancelled errors (or the
+    /// output of those that completed first).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     for _ in 0..3 {
+    ///         set.spawn(std::future::pending::<()>());
+    ///     }
+    ///     set.abort_all();
+    ///     while let Some(result) = set.join_next().await {
+    ///         assert!(result.unwrap_err().is_cancelled());
+    ///     }
+    /// });
+    /// ```
+    pub fn abort_all(&mut self) {
+        for (_, member) in self.members.iter() {
+            member.handle.abort();
+        }
+    }
+
+    /// Aborts every task and waits until all of them have stopped; the set
+    /// is empty afterwards. Outputs and errors are discarded.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(std::future::pending::<()>());
+    ///     set.shutdown().await;
+    ///     assert!(set.is_empty());
+    /// });
+    /// ```
+    pub async fn shutdown(&mut self) {
+        self.abort_all();
+        while self.join_next().await.is_some() {}
+    }
+
+    /// Removes every task from the set without aborting them: they run on
+    /// as detached tasks, as after dropping their `JoinHandle`s.
+    pub fn detach_all(&mut self) {
+        self.members.clear();
+        self.ready.inner.lock().keys.clear();
+    }
+}
+
+impl<T> Default for JoinSet<T> {
+    fn default() -> JoinSet<T> {
+        JoinSet::new()
+    }
+}
+
+impl<T> Drop for JoinSet<T> {
+    /// Aborts every task still in the set.
+    fn drop(&mut self) {
+        self.abort_all();
+    }
+}
+
+impl<T> fmt::Debug for JoinSet<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("JoinSet")
+            .field("len", &self.members.len())
+            .finish()
+    }
+}
