@@ -12,6 +12,18 @@
 //! buffer and the deferred list are reused from park to park: after warm-up
 //! a park allocates nothing.
 //!
+//! Each event wakes *every* waiter of the directions it concerns: the
+//! `poll_*` slot and all async waiters (see `scheduled_io`).
+//!
+//! # A panicking waker
+//!
+//! A waker may be foreign (another executor's, a user's `Wake` impl) and
+//! may panic. The driver then still wakes every other waker of the batch,
+//! and re-raises the first panic afterwards: from `park*` for a dispatch,
+//! from `drop` for shutdown (unless the thread is already unwinding). The
+//! same holds when a socket's registration is dropped. No task is left
+//! unwoken because another one's waker panicked.
+//!
 //! # Deferred drain retry
 //!
 //! See [`Driver::set_defer_drain_retry`]: the datagram rule of DESIGN.md.
@@ -27,7 +39,7 @@ use tempo_park::{DriverStats, Park, Unpark};
 
 use crate::ready::Ready;
 use crate::registrations::{Registrations, WAKER_TOKEN};
-use crate::Handle;
+use crate::{wake_batch, Handle};
 
 /// Default size of the `Events` buffer: events beyond it wait for the next
 /// park (epoll returns them then; nothing is lost).
@@ -49,6 +61,20 @@ pub(crate) struct Shared {
 
 /// The I/O reactor: a `mio::Poll`, its events buffer and the registrations
 /// of every socket created with its [`Handle`].
+///
+/// Each `park*` wakes every task waiting on a socket that became ready
+/// (any number per socket and direction).
+///
+/// # Panicking wakers
+///
+/// A waker the driver wakes may panic (a foreign executor's, a user's own
+/// `Wake` impl). The driver still wakes **every other waker of the same
+/// batch**, then re-raises the first panic: `park*` panics after the
+/// dispatch is complete, and dropping the driver (which wakes every waiter
+/// to the shutdown error) panics after all are woken, unless the thread is
+/// already unwinding, when the payload is dropped rather than abort the
+/// process. Dropping a socket follows the same rule for its own waiters.
+/// No task is ever left unwoken because another task's waker panicked.
 ///
 /// ```
 /// use std::time::Duration;
@@ -179,9 +205,7 @@ impl Driver {
             let registrations = self.shared.registrations.lock();
             for token in self.deferred.drain(..) {
                 if let Some(io) = registrations.get(token) {
-                    if let Some(waker) = io.take_reader() {
-                        self.wakers.push(waker);
-                    }
+                    io.take_readers(&mut self.wakers);
                     self.io_events += 1;
                 }
             }
@@ -199,9 +223,7 @@ impl Driver {
                 self.io_events += 1;
             }
         }
-        for waker in self.wakers.drain(..) {
-            waker.wake();
-        }
+        wake_batch::reraise(wake_batch::wake_all(self.wakers.drain(..)));
         Ok(())
     }
 }
@@ -241,12 +263,9 @@ impl Drop for Driver {
             let registrations = self.shared.registrations.lock();
             for io in registrations.iter() {
                 io.shutdown();
-                self.wakers
-                    .extend(io.take_all_wakers().into_iter().flatten());
+                io.take_all_wakers(&mut self.wakers);
             }
         }
-        for waker in self.wakers.drain(..) {
-            waker.wake();
-        }
+        wake_batch::reraise_in_drop(wake_batch::wake_all(self.wakers.drain(..)));
     }
 }

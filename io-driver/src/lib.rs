@@ -4,8 +4,15 @@
 //! # Pieces
 //!
 //! * [`Driver`] owns the `mio::Poll`. Each `park*` waits in `epoll_wait` and
-//!   dispatches readiness to the registrations in one pass, waking at most a
-//!   reader and a writer per ready socket, allocating nothing.
+//!   dispatches readiness to the registrations in one pass, waking every
+//!   task that waits on a ready socket, allocating nothing. A waker that
+//!   panics does not stop the others: the whole batch is woken, then the
+//!   first panic is re-raised (see [`Driver`]).
+//! * Any number of tasks may await one socket in each direction (a receive
+//!   loop and a request/response helper on one `Arc<UdpSocket>`, many
+//!   tasks accepting on one listener): an event wakes all of them. The
+//!   `poll_*` methods keep one waker per direction, the last caller's, as
+//!   tokio's do; async methods each keep their own.
 //! * [`Handle`] is a cheap, `Send + Sync` reference to a driver. The runtime
 //!   [enters](Handle::enter) it on the threads it runs; socket constructors
 //!   (`bind`, `connect`, `from_std`) register with [`Handle::current`] and
@@ -55,6 +62,7 @@ mod registration;
 mod registrations;
 mod scheduled_io;
 mod sync;
+mod wake_batch;
 
 pub mod net;
 
@@ -66,5 +74,5 @@ pub use handle::{EnterGuard, Handle};
 #[doc(hidden)]
 pub mod loom_model {
     pub use crate::ready::{Direction, Ready};
-    pub use crate::scheduled_io::{ReadyEvent, ScheduledIo};
+    pub use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
 }

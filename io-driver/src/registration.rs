@@ -8,25 +8,33 @@
 //! it saw before the syscall (tick-checked, see
 //! [`ScheduledIo`](crate::scheduled_io)) and register its waker; if an event
 //! arrived meanwhile, it retries at once.
+//!
+//! Each operation comes in two forms over one loop: the `poll_*` form
+//! (`poll_io`, `poll_recv_io`) leaves its waker in the direction's single
+//! `poll_*` slot, the async form (`io`, `recv_io`, `ready`) in a waiter
+//! entry of its own that lives as long as its future, so any number of
+//! async operations may wait on one socket and every one is woken.
 
+use std::future::poll_fn;
 use std::io;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use mio::event::Source;
 use mio::{Interest, Token};
 
 use crate::ready::Direction;
-use crate::scheduled_io::ScheduledIo;
-use crate::Handle;
+use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
+use crate::{wake_batch, Handle};
 
 /// After this many "WouldBlock, yet ready again" rounds in one poll, an
 /// operation yields (wakes itself and returns `Pending`) rather than spin.
 const MAX_RETRIES: usize = 32;
 
 /// A socket's registration with a driver. Dropping it removes the slot and
-/// wakes any waiter, which then gets an error.
+/// wakes any waiter, which then gets an error (every waiter, even if one
+/// waker panics; the first panic is re-raised afterwards).
 #[derive(Debug)]
 pub(crate) struct Registration {
     handle: Handle,
@@ -57,7 +65,8 @@ impl Registration {
         &self.handle
     }
 
-    /// Waits for readiness in `direction` without doing I/O.
+    /// Polls for readiness in `direction` without doing I/O (`poll_*`
+    /// form: the waker goes to the direction's one `poll_*` slot).
     pub(crate) fn poll_ready(
         &self,
         cx: &mut Context<'_>,
@@ -66,20 +75,50 @@ impl Registration {
         self.io.poll_ready(cx, direction).map_ok(|_| ())
     }
 
+    /// Waits for readiness in `direction` without doing I/O (async form:
+    /// the future has its own waiter entry).
+    pub(crate) async fn ready(&self, direction: Direction) -> io::Result<()> {
+        let mut waiter = Waiter::new(&self.io, direction);
+        poll_fn(|cx| waiter.poll_ready(cx).map_ok(|_| ())).await
+    }
+
     /// Runs `op` until it succeeds, fails, or returns `WouldBlock` with no
-    /// readiness left (then `Pending`, waker stored).
+    /// readiness left (then `Pending`, waker stored in the `poll_*` slot of
+    /// `direction`: the last `poll_*` caller is the one woken).
     pub(crate) fn poll_io<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_io_as(cx, &mut Wait::Poll(direction), op)
+    }
+
+    /// [`poll_io`](Self::poll_io) as a future with its own waiter entry:
+    /// the async methods, any number of which may wait at once.
+    pub(crate) async fn io<R>(
+        &self,
+        direction: Direction,
+        mut op: impl FnMut() -> io::Result<R>,
+    ) -> io::Result<R> {
+        let mut wait = Wait::Waiter(Waiter::new(&self.io, direction));
+        poll_fn(|cx| self.poll_io_as(cx, &mut wait, &mut op)).await
+    }
+
+    /// The operation loop shared by the `poll_*` and async forms.
+    fn poll_io_as<R>(
+        &self,
+        cx: &mut Context<'_>,
+        wait: &mut Wait<'_>,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
+        let direction = wait.direction();
         for _ in 0..MAX_RETRIES {
             let seen = self.io.snapshot();
             match op() {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.io.clear_readiness(seen, direction);
-                    match self.io.poll_ready(cx, direction) {
+                    match wait.poll_ready(&self.io, cx) {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
                         Poll::Ready(Ok(_)) => continue, // a new event: retry
@@ -94,6 +133,22 @@ impl Registration {
 
     /// [`poll_io`](Self::poll_io) for datagram receives, with the deferred
     /// drain retry of [`Driver::set_defer_drain_retry`](crate::Driver::set_defer_drain_retry).
+    pub(crate) fn poll_recv_io<R>(
+        &self,
+        cx: &mut Context<'_>,
+        op: impl FnMut() -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_recv_io_as(cx, &mut Wait::Poll(Direction::Read), op)
+    }
+
+    /// [`poll_recv_io`](Self::poll_recv_io) as a future with its own waiter
+    /// entry (async `recv`/`recv_from`).
+    pub(crate) async fn recv_io<R>(&self, mut op: impl FnMut() -> io::Result<R>) -> io::Result<R> {
+        let mut wait = Wait::Waiter(Waiter::new(&self.io, Direction::Read));
+        poll_fn(|cx| self.poll_recv_io_as(cx, &mut wait, &mut op)).await
+    }
+
+    /// The receive loop with the deferred drain retry.
     ///
     /// Per registration and driver tick (one `park*` call):
     ///
@@ -101,7 +156,8 @@ impl Registration {
     /// 2. After a successful receive, the next one in the same tick does not:
     ///    it is *deferred* to the next tick (the retry that would usually
     ///    find the socket empty is skipped; at the next tick it usually
-    ///    finds the next datagram instead).
+    ///    finds the next datagram instead). The driver then wakes every
+    ///    reader of the socket.
     /// 3. If that deferred retry finds data, the socket may hold a backlog:
     ///    nothing cheaper than a syscall tells one fresh datagram from
     ///    several queued ones. So for the rest of that tick receives drain
@@ -110,21 +166,22 @@ impl Registration {
     ///
     /// Cost at one datagram per socket per tick: three `recvfrom` per two
     /// datagrams (tokio's drain loop: four), plus one `epoll_wait` per tick.
-    pub(crate) fn poll_recv_io<R>(
+    fn poll_recv_io_as<R>(
         &self,
         cx: &mut Context<'_>,
+        wait: &mut Wait<'_>,
         op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let shared = &self.handle.shared;
         if !shared.defer_drain_retry.load(Relaxed) {
-            return self.poll_io(cx, Direction::Read, op);
+            return self.poll_io_as(cx, wait, op);
         }
         let tick = shared.tick.load(SeqCst);
         let last_recv = self.io.last_recv_tick.load(Relaxed);
         let draining = self.io.drain_tick.load(Relaxed) == tick;
         if last_recv == tick && !draining {
             // Already received this tick: retry at the next one.
-            self.io.store_waker(cx, Direction::Read);
+            wait.register(&self.io, cx);
             if self.io.deferred_tick.swap(tick, Relaxed) != tick {
                 shared.deferred.lock().push(self.token);
             }
@@ -135,7 +192,7 @@ impl Registration {
             }
             return Poll::Pending;
         }
-        let result = self.poll_io(cx, Direction::Read, op);
+        let result = self.poll_io_as(cx, wait, op);
         if let Poll::Ready(Ok(_)) = result {
             let deferred_retry =
                 last_recv != tick && self.io.deferred_tick.load(Relaxed) == tick.wrapping_sub(1);
@@ -174,11 +231,48 @@ impl Drop for Registration {
         );
         self.io.shutdown();
         // Waiters (e.g. another task holding a clone of an owned half's
-        // stream) wake up to the shutdown error instead of hanging.
-        self.io
-            .take_all_wakers()
-            .into_iter()
-            .flatten()
-            .for_each(Waker::wake);
+        // stream) wake up to the shutdown error instead of hanging. Async
+        // waiters borrow the socket, so only `poll_*` wakers (at most one
+        // per direction) can be left: this allocates nothing in practice.
+        let mut wakers = Vec::new();
+        self.io.take_all_wakers(&mut wakers);
+        wake_batch::reraise_in_drop(wake_batch::wake_all(wakers));
+    }
+}
+
+/// How an operation that must wait leaves its waker.
+enum Wait<'a> {
+    /// In the `poll_*` slot of the direction (`poll_*` methods).
+    Poll(Direction),
+    /// In its own waiter entry (async methods).
+    Waiter(Waiter<'a>),
+}
+
+impl Wait<'_> {
+    fn direction(&self) -> Direction {
+        match self {
+            Wait::Poll(direction) => *direction,
+            Wait::Waiter(waiter) => waiter.direction(),
+        }
+    }
+
+    /// [`ScheduledIo::poll_ready`] through this waiting place.
+    fn poll_ready(
+        &mut self,
+        io: &ScheduledIo,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
+        match self {
+            Wait::Poll(direction) => io.poll_ready(cx, *direction),
+            Wait::Waiter(waiter) => waiter.poll_ready(cx),
+        }
+    }
+
+    /// Stores the waker without looking at readiness (deferred retry).
+    fn register(&mut self, io: &ScheduledIo, cx: &mut Context<'_>) {
+        match self {
+            Wait::Poll(direction) => io.register_poll(cx, *direction),
+            Wait::Waiter(waiter) => waiter.register(cx),
+        }
     }
 }

@@ -1,5 +1,5 @@
 //! Per-registration state shared by the driver and a socket: the readiness
-//! word and the two wakers.
+//! word and the waiters of each direction.
 //!
 //! # The readiness word
 //!
@@ -19,20 +19,43 @@
 //!   clear is never erased, so no edge is lost (edge-triggered epoll would
 //!   not repeat it). Closed states stay set once seen; they are final.
 //!
-//! # Wakers
+//! # Waiters: any number per direction
 //!
-//! A reader waker and a writer waker behind one small mutex
-//! (parking_lot's, loom's under `cfg(loom)`): registrations are touched by the
-//! driver once per event and by the socket on `Pending` only, so the lock is
-//! uncontended in practice, and a mutex keeps the "store waker, then re-check
-//! readiness" step obviously correct. The driver *takes* the wakers (no
-//! clone, no allocation) and wakes them after releasing its locks.
+//! Any number of tasks may wait on one socket in each direction (two tasks
+//! `recv_from` on one `Arc<UdpSocket>`, fifty tasks `accept` on one
+//! listener): an event wakes *every* waiter of the directions it concerns,
+//! as tokio does. Each direction keeps, behind one small mutex
+//! (parking_lot's, loom's under `cfg(loom)`):
 //!
-//! One reader and one writer may wait at a time; a second waiter in the same
-//! direction replaces the first (as with tokio's `poll_*` methods).
+//! * **the `poll_*` slot**: one waker, the last `poll_*` caller's. A
+//!   `poll_*` method has no place to keep a registration between calls, so
+//!   this is tokio's documented semantics for its `poll_recv_from`,
+//!   `poll_read_ready`, ...: only the most recent caller is woken.
+//! * **the async waiters**: each async method's future owns a [`Waiter`],
+//!   an entry in the list made on its first `Pending`, updated (not
+//!   re-inserted) on later polls, removed when the future completes or is
+//!   dropped. The first entry is inline, so the common single waiter never
+//!   allocates; further entries live in a [`Slab`] that grows once to the
+//!   largest number of simultaneous waiters and is reused afterwards.
+//!
+//! Why a slab and not an intrusive list (tokio's choice): the slab needs no
+//! `unsafe`, its keys are owned by exactly one `Waiter` each (so no stale
+//! key can name another future's entry), and an event touches each entry
+//! once. The cost is that a wake visits every slot up to the high-water
+//! mark; with the handful of waiters sockets have, that is nothing.
+//!
+//! The driver *takes* the wakers (no clone, no allocation) and leaves the
+//! entries in place, empty: a woken waiter that is re-polled and finds no
+//! readiness (another waiter took the datagram) stores its waker again in
+//! its own entry. The driver wakes them after releasing its locks.
+//! Registration ("store waker, then re-check readiness") happens under the
+//! mutex, which is uncontended in practice, and keeps the protocol
+//! obviously free of lost wake-ups.
 
 use std::io;
 use std::task::{Context, Poll, Waker};
+
+use slab::Slab;
 
 use crate::ready::{Direction, Ready};
 use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
@@ -54,10 +77,135 @@ impl ReadyEvent {
     }
 }
 
+/// The wakers waiting in one direction: the `poll_*` slot and the async
+/// waiters (see the module docs).
+#[derive(Debug, Default)]
+struct WaiterList {
+    /// The last `poll_*` caller's waker.
+    poll: Option<Waker>,
+    /// The first async waiter's entry, inline: `None` when vacant,
+    /// `Some(None)` when registered but woken (or not yet given a waker).
+    inline: Option<Option<Waker>>,
+    /// Further async waiters; key `k` here is [`Waiter`] key `k + 1`
+    /// (key 0 is the inline entry).
+    more: Slab<Option<Waker>>,
+}
+
+/// Stores `waker` in `slot`, without cloning if it is already there.
+fn store(slot: &mut Option<Waker>, waker: &Waker) {
+    match slot {
+        Some(stored) if stored.will_wake(waker) => {}
+        _ => *slot = Some(waker.clone()),
+    }
+}
+
+impl WaiterList {
+    /// Stores the waker of an async waiter, making its entry if `key` is
+    /// `None` (first `Pending`).
+    fn register(&mut self, key: &mut Option<usize>, waker: &Waker) {
+        match *key {
+            Some(0) => store(self.inline.get_or_insert(None), waker),
+            Some(k) => store(&mut self.more[k - 1], waker),
+            None if self.inline.is_none() => {
+                self.inline = Some(Some(waker.clone()));
+                *key = Some(0);
+            }
+            None => *key = Some(self.more.insert(Some(waker.clone())) + 1),
+        }
+    }
+
+    /// Removes an async waiter's entry.
+    fn remove(&mut self, key: usize) {
+        match key {
+            0 => self.inline = None,
+            k => {
+                self.more.try_remove(k - 1);
+            }
+        }
+    }
+
+    /// Moves every waker (the `poll_*` slot's and every async waiter's)
+    /// into `out`, leaving the entries registered.
+    fn take_into(&mut self, out: &mut Vec<Waker>) {
+        out.extend(self.poll.take());
+        if let Some(slot) = &mut self.inline {
+            out.extend(slot.take());
+        }
+        for (_, slot) in self.more.iter_mut() {
+            out.extend(slot.take());
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 struct Waiters {
-    reader: Option<Waker>,
-    writer: Option<Waker>,
+    reader: WaiterList,
+    writer: WaiterList,
+}
+
+impl Waiters {
+    fn direction(&mut self, direction: Direction) -> &mut WaiterList {
+        match direction {
+            Direction::Read => &mut self.reader,
+            Direction::Write => &mut self.writer,
+        }
+    }
+}
+
+/// An async operation's entry in a registration's waiter list for one
+/// direction: made on its first `Pending`, removed on drop, so a future
+/// dropped while waiting leaves nothing behind and is never woken again.
+#[derive(Debug)]
+pub struct Waiter<'a> {
+    io: &'a ScheduledIo,
+    direction: Direction,
+    /// The entry's key once registered (see [`WaiterList`]).
+    key: Option<usize>,
+}
+
+impl<'a> Waiter<'a> {
+    /// A waiter of `io` in `direction`, not yet registered.
+    pub fn new(io: &'a ScheduledIo, direction: Direction) -> Waiter<'a> {
+        Waiter {
+            io,
+            direction,
+            key: None,
+        }
+    }
+
+    /// The direction this waiter waits in.
+    pub fn direction(&self) -> Direction {
+        self.direction
+    }
+
+    /// [`ScheduledIo::poll_ready`] through this waiter's own entry: every
+    /// waiter is woken by an event, whatever the others do.
+    pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
+        self.io
+            .poll_ready_as(cx, self.direction, WakerSlot::Waiter(&mut self.key))
+    }
+
+    /// Stores the task's waker in this waiter's entry.
+    pub(crate) fn register(&mut self, cx: &mut Context<'_>) {
+        self.io
+            .register(cx, self.direction, WakerSlot::Waiter(&mut self.key));
+    }
+}
+
+impl Drop for Waiter<'_> {
+    fn drop(&mut self) {
+        if let Some(key) = self.key.take() {
+            self.io.waiters.lock().direction(self.direction).remove(key);
+        }
+    }
+}
+
+/// Where a waiting operation leaves its waker.
+enum WakerSlot<'a> {
+    /// The direction's `poll_*` slot (last caller wins).
+    Poll,
+    /// An async waiter's own entry (its key).
+    Waiter(&'a mut Option<usize>),
 }
 
 /// "No tick yet" for the per-registration tick fields. Not `u64::MAX`: at
@@ -162,17 +310,27 @@ impl ScheduledIo {
     }
 
     /// Returns the readiness if `direction` may proceed; otherwise stores
-    /// the waker and returns `Pending`. Fails once the registration is shut
-    /// down.
+    /// the waker in the direction's `poll_*` slot (replacing the previous
+    /// caller's) and returns `Pending`. Fails once the registration is shut
+    /// down. Async operations use [`Waiter::poll_ready`] instead.
     pub fn poll_ready(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<ReadyEvent>> {
+        self.poll_ready_as(cx, direction, WakerSlot::Poll)
+    }
+
+    fn poll_ready_as(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        slot: WakerSlot<'_>,
+    ) -> Poll<io::Result<ReadyEvent>> {
         if let Some(ready) = self.check(direction) {
             return Poll::Ready(ready);
         }
-        self.store_waker(cx, direction);
+        self.register(cx, direction, slot);
         // Re-check: an event dispatched between the first check and the
         // store found no waker to take.
         match self.check(direction) {
@@ -193,39 +351,44 @@ impl ScheduledIo {
         event.is_ready(direction).then_some(Ok(event))
     }
 
-    /// Stores the task's waker for `direction` (no clone if it is the same).
-    pub(crate) fn store_waker(&self, cx: &mut Context<'_>, direction: Direction) {
+    /// Stores the task's waker for `direction` in `slot` (no clone if it is
+    /// the same).
+    fn register(&self, cx: &mut Context<'_>, direction: Direction, slot: WakerSlot<'_>) {
         let mut waiters = self.waiters.lock();
-        let slot = match direction {
-            Direction::Read => &mut waiters.reader,
-            Direction::Write => &mut waiters.writer,
-        };
+        let list = waiters.direction(direction);
         match slot {
-            Some(waker) if waker.will_wake(cx.waker()) => {}
-            _ => *slot = Some(cx.waker().clone()),
+            WakerSlot::Poll => store(&mut list.poll, cx.waker()),
+            WakerSlot::Waiter(key) => list.register(key, cx.waker()),
         }
     }
 
-    /// Driver side: moves the wakers that `ready` concerns into `out`.
+    /// Stores the task's waker in the `poll_*` slot of `direction`.
+    pub(crate) fn register_poll(&self, cx: &mut Context<'_>, direction: Direction) {
+        self.register(cx, direction, WakerSlot::Poll);
+    }
+
+    /// Driver side: moves every waker of the directions `ready` concerns
+    /// (the `poll_*` slot and all async waiters) into `out`.
     pub fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
         let mut waiters = self.waiters.lock();
         if !ready.intersection(Direction::Read.mask()).is_empty() {
-            out.extend(waiters.reader.take());
+            waiters.reader.take_into(out);
         }
         if !ready.intersection(Direction::Write.mask()).is_empty() {
-            out.extend(waiters.writer.take());
+            waiters.writer.take_into(out);
         }
     }
 
-    /// Takes both wakers (for shutdown), without allocating.
-    pub(crate) fn take_all_wakers(&self) -> [Option<Waker>; 2] {
+    /// Moves every waker of both directions into `out` (for shutdown).
+    pub(crate) fn take_all_wakers(&self, out: &mut Vec<Waker>) {
         let mut waiters = self.waiters.lock();
-        [waiters.reader.take(), waiters.writer.take()]
+        waiters.reader.take_into(out);
+        waiters.writer.take_into(out);
     }
 
-    /// Takes the reader waker only (deferred drain retry).
-    pub(crate) fn take_reader(&self) -> Option<Waker> {
-        self.waiters.lock().reader.take()
+    /// Moves every reader's waker into `out` (deferred drain retry).
+    pub(crate) fn take_readers(&self, out: &mut Vec<Waker>) {
+        self.waiters.lock().reader.take_into(out);
     }
 }
 
@@ -295,8 +458,118 @@ mod tests {
         assert_eq!(count.0.load(SeqCst), 1);
         assert!(io.poll_ready(&mut cx, Direction::Read).is_ready());
         // The writer waker is still stored.
-        let [reader, writer] = io.take_all_wakers();
-        assert!(reader.is_none() && writer.is_some());
+        let mut rest = Vec::new();
+        io.take_wakers(Ready::READABLE, &mut rest);
+        assert!(rest.is_empty());
+        io.take_all_wakers(&mut rest);
+        assert_eq!(rest.len(), 1);
+    }
+
+    fn counter() -> (Arc<CountWaker>, Waker) {
+        let count = Arc::new(CountWaker(StdAtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        (count, waker)
+    }
+
+    fn wake_ready(io: &ScheduledIo, ready: Ready) -> usize {
+        io.set_readiness(ready);
+        let mut out = Vec::new();
+        io.take_wakers(ready, &mut out);
+        let woken = out.len();
+        out.into_iter().for_each(Waker::wake);
+        woken
+    }
+
+    #[test]
+    fn every_async_waiter_is_woken_by_one_event() {
+        let io = ScheduledIo::new();
+        let counters: Vec<_> = (0..5).map(|_| counter()).collect();
+        let mut waiters: Vec<_> = (0..5).map(|_| Waiter::new(&io, Direction::Read)).collect();
+        for (waiter, (_, waker)) in waiters.iter_mut().zip(&counters) {
+            let poll = waiter.poll_ready(&mut Context::from_waker(waker));
+            assert!(poll.is_pending());
+        }
+        assert_eq!(wake_ready(&io, Ready::READABLE), 5);
+        for (count, _) in &counters {
+            assert_eq!(count.0.load(SeqCst), 1);
+        }
+        // Woken, not yet re-polled: readiness is there for each of them.
+        for (waiter, (_, waker)) in waiters.iter_mut().zip(&counters) {
+            assert!(waiter
+                .poll_ready(&mut Context::from_waker(waker))
+                .is_ready());
+        }
+    }
+
+    #[test]
+    fn poll_slot_keeps_the_last_caller_and_async_waiters_are_apart() {
+        let io = ScheduledIo::new();
+        let (first, first_waker) = counter();
+        let (last, last_waker) = counter();
+        let (waiting, waiting_waker) = counter();
+        let mut waiter = Waiter::new(&io, Direction::Read);
+        assert!(waiter
+            .poll_ready(&mut Context::from_waker(&waiting_waker))
+            .is_pending());
+        for waker in [&first_waker, &last_waker] {
+            assert!(io
+                .poll_ready(&mut Context::from_waker(waker), Direction::Read)
+                .is_pending());
+        }
+        assert_eq!(wake_ready(&io, Ready::READABLE), 2);
+        assert_eq!(first.0.load(SeqCst), 0, "poll_* slot: last caller wins");
+        assert_eq!(last.0.load(SeqCst), 1);
+        assert_eq!(waiting.0.load(SeqCst), 1);
+    }
+
+    #[test]
+    fn dropped_waiter_leaves_no_entry_and_is_not_woken() {
+        let io = ScheduledIo::new();
+        let (kept, kept_waker) = counter();
+        let (gone, gone_waker) = counter();
+        let mut first = Waiter::new(&io, Direction::Read);
+        let mut second = Waiter::new(&io, Direction::Read);
+        assert!(first
+            .poll_ready(&mut Context::from_waker(&gone_waker))
+            .is_pending());
+        assert!(second
+            .poll_ready(&mut Context::from_waker(&kept_waker))
+            .is_pending());
+        drop(first);
+        assert_eq!(wake_ready(&io, Ready::READABLE), 1);
+        assert_eq!(gone.0.load(SeqCst), 0);
+        assert_eq!(kept.0.load(SeqCst), 1);
+        drop(second);
+        let waiters = io.waiters.lock();
+        assert!(waiters.reader.inline.is_none());
+        assert!(waiters.reader.more.is_empty());
+    }
+
+    #[test]
+    fn woken_waiter_that_finds_nothing_registers_again() {
+        let io = ScheduledIo::new();
+        let (count, waker) = counter();
+        let mut cx = Context::from_waker(&waker);
+        let mut waiter = Waiter::new(&io, Direction::Read);
+        assert!(waiter.poll_ready(&mut cx).is_pending());
+        assert_eq!(wake_ready(&io, Ready::READABLE), 1);
+        // Another waiter took the datagram: WouldBlock clears readiness.
+        io.clear_readiness(io.snapshot(), Direction::Read);
+        assert!(waiter.poll_ready(&mut cx).is_pending());
+        assert_eq!(wake_ready(&io, Ready::READABLE), 1);
+        assert_eq!(count.0.load(SeqCst), 2);
+    }
+
+    #[test]
+    fn a_write_event_does_not_wake_readers() {
+        let io = ScheduledIo::new();
+        let (reader, reader_waker) = counter();
+        let mut waiter = Waiter::new(&io, Direction::Read);
+        assert!(waiter
+            .poll_ready(&mut Context::from_waker(&reader_waker))
+            .is_pending());
+        assert_eq!(wake_ready(&io, Ready::WRITABLE), 0);
+        assert_eq!(reader.0.load(SeqCst), 0);
     }
 
     #[test]

@@ -9,8 +9,13 @@
 //! * Address arguments take [`std::net::ToSocketAddrs`]; name resolution is
 //!   synchronous (it blocks the thread for host names: pass IP addresses in
 //!   latency-sensitive code). Each resolved address is tried in turn.
-//! * One task may wait to read and one to write on a socket at a time; a
-//!   second waiter in the same direction replaces the first's waker.
+//!
+//! As in tokio, any number of tasks may await one socket in each direction
+//! (for example a receive loop and a request/response helper sharing an
+//! `Arc<UdpSocket>`, or many tasks accepting on one listener): a readiness
+//! event wakes every one of them. The `poll_*` methods are the exception,
+//! with tokio's semantics: they keep one waker per direction, so only the
+//! last task to call a `poll_*` method of a direction is woken.
 
 mod addr;
 mod tcp;

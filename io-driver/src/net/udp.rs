@@ -3,7 +3,6 @@
 //! exactly one `recvfrom`.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -86,30 +85,42 @@ impl UdpSocket {
     /// Waits until the socket may be readable. A `try_recv*` that returns
     /// `WouldBlock` makes the next call wait for a new event.
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_recv_ready(cx)).await
+        self.io.registration.ready(Direction::Read).await
     }
 
     /// Waits until the socket may be writable.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_send_ready(cx)).await
+        self.io.registration.ready(Direction::Write).await
     }
 
     /// Polls for read readiness without receiving.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Read)
     }
 
     /// Polls for write readiness without sending.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
 
     /// Sends to the connected peer.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_send(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Write, || self.io.send(buf))
+            .await
     }
 
     /// Polls a send to the connected peer.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration
@@ -125,11 +136,14 @@ impl UdpSocket {
 
     /// Receives from the connected peer.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_recv(cx, buf)).await
+        self.io.registration.recv_io(|| self.io.recv(buf)).await
     }
 
     /// Polls a receive from the connected peer (subject to the driver's
     /// deferred drain retry).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.registration.poll_recv_io(cx, || self.io.recv(buf))
     }
@@ -144,10 +158,16 @@ impl UdpSocket {
     /// Sends to `target` (resolved synchronously; its first address is used).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = first_addr(target)?;
-        poll_fn(|cx| self.poll_send_to(cx, buf, target)).await
+        self.io
+            .registration
+            .io(Direction::Write, || self.io.send_to(buf, target))
+            .await
     }
 
     /// Polls a send to `target`.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -168,11 +188,17 @@ impl UdpSocket {
 
     /// Receives a datagram and its source address.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+        self.io
+            .registration
+            .recv_io(|| self.io.recv_from(buf))
+            .await
     }
 
     /// Polls a receive with source address (subject to the driver's
     /// deferred drain retry).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,
@@ -192,10 +218,16 @@ impl UdpSocket {
 
     /// Receives a datagram without removing it from the queue.
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_peek_from(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Read, || self.io.peek_from(buf))
+            .await
     }
 
     /// Polls a peek.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek_from(
         &self,
         cx: &mut Context<'_>,

@@ -2,7 +2,6 @@
 //! registered with the listener's driver.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -63,10 +62,19 @@ impl TcpListener {
     /// OS error (`EMFILE`, "Too many open files"); the pending connection
     /// stays queued and a later `accept` can take it.
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        let (stream, addr) = self
+            .io
+            .registration
+            .io(Direction::Read, || self.io.accept())
+            .await?;
+        let handle = self.io.registration.handle().clone();
+        TcpStream::from_mio(stream, handle).map(|stream| (stream, addr))
     }
 
     /// Polls an accept.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         let (stream, addr) = match self
             .io

@@ -1,13 +1,13 @@
 //! Halves of a [`TcpStream`]: borrowed ([`ReadHalf`], [`WriteHalf`]) and
 //! owned ([`OwnedReadHalf`], [`OwnedWriteHalf`]).
 //!
-//! The stream's reader and writer wakers are separate, so the two halves
-//! can wait in different tasks at the same time. Owned halves share the
+//! Any number of tasks may wait on a stream in each direction, so the
+//! halves (and clones of an owned half's stream) can wait in different
+//! tasks at the same time. Owned halves share the
 //! stream through an `Arc` (one allocation per split, none per operation).
 
 use std::error::Error;
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::{Shutdown, SocketAddr};
 use std::sync::Arc;
@@ -71,10 +71,13 @@ macro_rules! read_half_methods {
     () => {
         /// Reads some bytes; `Ok(0)` at end of stream.
         pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-            poll_fn(|cx| self.poll_read(cx, buf)).await
+            self.stream().read(buf).await
         }
 
         /// Polls a read.
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
         pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
             self.stream().poll_read(cx, buf)
         }
@@ -120,6 +123,9 @@ macro_rules! write_half_methods {
         }
 
         /// Polls a write.
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
         pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
             self.stream().poll_write(cx, buf)
         }

@@ -1,7 +1,6 @@
 //! [`TcpStream`]: a connected TCP socket.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -58,25 +57,28 @@ impl TcpStream {
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
         let stream = TcpStream::from_mio(mio::net::TcpStream::connect(addr)?, Handle::current()?)?;
-        poll_fn(|cx| stream.poll_connected(cx)).await?;
+        stream
+            .io
+            .registration
+            .io(Direction::Write, || stream.connect_result())
+            .await?;
         Ok(stream)
     }
 
-    /// Completes a non-blocking connect: writable, then `SO_ERROR`, then
-    /// `getpeername` (mio's documented sequence).
-    fn poll_connected(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_io(cx, Direction::Write, || {
-            if let Some(e) = self.io.take_error()? {
-                return Err(e);
+    /// The outcome of a non-blocking connect once writable: `SO_ERROR`,
+    /// then `getpeername` (mio's documented sequence); `WouldBlock` while
+    /// still in progress.
+    fn connect_result(&self) -> io::Result<()> {
+        if let Some(e) = self.io.take_error()? {
+            return Err(e);
+        }
+        match self.io.peer_addr() {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == io::ErrorKind::NotConnected => {
+                Err(io::ErrorKind::WouldBlock.into())
             }
-            match self.io.peer_addr() {
-                Ok(_) => Ok(()),
-                Err(e) if e.kind() == io::ErrorKind::NotConnected => {
-                    Err(io::ErrorKind::WouldBlock.into())
-                }
-                Err(e) => Err(e),
-            }
-        })
+            Err(e) => Err(e),
+        }
     }
 
     /// Registers a connected std stream with the current driver (and makes
@@ -128,20 +130,26 @@ impl TcpStream {
 
     /// Waits until the stream may be readable.
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_read_ready(cx)).await
+        self.io.registration.ready(Direction::Read).await
     }
 
     /// Waits until the stream may be writable.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_write_ready(cx)).await
+        self.io.registration.ready(Direction::Write).await
     }
 
     /// Polls for read readiness.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Read)
     }
 
     /// Polls for write readiness.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -149,10 +157,16 @@ impl TcpStream {
     /// Reads some bytes; `Ok(0)` at end of stream. A reset by the peer
     /// fails with [`io::ErrorKind::ConnectionReset`].
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_read(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Read, || (&*self.io).read(buf))
+            .await
     }
 
     /// Polls a read.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration
@@ -168,10 +182,16 @@ impl TcpStream {
 
     /// Reads without consuming.
     pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_peek(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Read, || self.io.peek(buf))
+            .await
     }
 
     /// Polls a peek.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration
@@ -180,7 +200,10 @@ impl TcpStream {
 
     /// Writes some bytes.
     pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Write, || (&*self.io).write(buf))
+            .await
     }
 
     /// Writes all of `buf`.
@@ -196,6 +219,9 @@ impl TcpStream {
     }
 
     /// Polls a write.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration

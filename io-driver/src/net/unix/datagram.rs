@@ -3,7 +3,6 @@
 //! included.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::net::Shutdown;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -95,30 +94,42 @@ impl UnixDatagram {
 
     /// Waits until the socket may be readable.
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_recv_ready(cx)).await
+        self.io.registration.ready(Direction::Read).await
     }
 
     /// Waits until the socket may be writable.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_send_ready(cx)).await
+        self.io.registration.ready(Direction::Write).await
     }
 
     /// Polls for read readiness.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Read)
     }
 
     /// Polls for write readiness.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
 
     /// Sends to the connected peer.
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_send(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Write, || self.io.send(buf))
+            .await
     }
 
     /// Polls a send to the connected peer.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration
@@ -135,10 +146,16 @@ impl UnixDatagram {
     /// Sends to the socket at `path`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
         let path = path.as_ref();
-        poll_fn(|cx| self.poll_send_to(cx, buf, path)).await
+        self.io
+            .registration
+            .io(Direction::Write, || self.io.send_to(buf, path))
+            .await
     }
 
     /// Polls a send to `path`.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -159,10 +176,13 @@ impl UnixDatagram {
 
     /// Receives from the connected peer.
     pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_recv(cx, buf)).await
+        self.io.registration.recv_io(|| self.io.recv(buf)).await
     }
 
     /// Polls a receive (subject to the deferred drain retry).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.registration.poll_recv_io(cx, || self.io.recv(buf))
     }
@@ -176,11 +196,17 @@ impl UnixDatagram {
 
     /// Receives a datagram and its source address.
     pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        poll_fn(|cx| self.poll_recv_from(cx, buf)).await
+        self.io
+            .registration
+            .recv_io(|| self.io.recv_from(buf))
+            .await
     }
 
     /// Polls a receive with source address (subject to the deferred drain
     /// retry).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,

@@ -2,7 +2,6 @@
 //! is registered with the listener's driver.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::SocketAddr;
@@ -49,10 +48,19 @@ impl UnixListener {
 
     /// Accepts a connection.
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
-        poll_fn(|cx| self.poll_accept(cx)).await
+        let (stream, addr) = self
+            .io
+            .registration
+            .io(Direction::Read, || self.io.accept())
+            .await?;
+        let handle = self.io.registration.handle().clone();
+        UnixStream::from_mio(stream, handle).map(|stream| (stream, addr))
     }
 
     /// Polls an accept.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         let (stream, addr) = match self
             .io

@@ -1,7 +1,6 @@
 //! [`UnixStream`]: a connected Unix stream socket.
 
 use std::fmt;
-use std::future::poll_fn;
 use std::io::{self, Read, Write};
 use std::net::Shutdown;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -37,15 +36,14 @@ impl UnixStream {
     pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
         let stream =
             UnixStream::from_mio(mio::net::UnixStream::connect(path)?, Handle::current()?)?;
-        poll_fn(|cx| {
-            stream.io.registration.poll_io(cx, Direction::Write, || {
-                match stream.io.take_error()? {
-                    Some(e) => Err(e),
-                    None => Ok(()),
-                }
+        stream
+            .io
+            .registration
+            .io(Direction::Write, || match stream.io.take_error()? {
+                Some(e) => Err(e),
+                None => Ok(()),
             })
-        })
-        .await?;
+            .await?;
         Ok(stream)
     }
 
@@ -87,30 +85,42 @@ impl UnixStream {
 
     /// Waits until the stream may be readable.
     pub async fn readable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_read_ready(cx)).await
+        self.io.registration.ready(Direction::Read).await
     }
 
     /// Waits until the stream may be writable.
     pub async fn writable(&self) -> io::Result<()> {
-        poll_fn(|cx| self.poll_write_ready(cx)).await
+        self.io.registration.ready(Direction::Write).await
     }
 
     /// Polls for read readiness.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Read)
     }
 
     /// Polls for write readiness.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
 
     /// Reads some bytes; `Ok(0)` at end of stream.
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_read(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Read, || (&*self.io).read(buf))
+            .await
     }
 
     /// Polls a read.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration
@@ -126,7 +136,10 @@ impl UnixStream {
 
     /// Writes some bytes.
     pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        poll_fn(|cx| self.poll_write(cx, buf)).await
+        self.io
+            .registration
+            .io(Direction::Write, || (&*self.io).write(buf))
+            .await
     }
 
     /// Writes all of `buf`.
@@ -142,6 +155,9 @@ impl UnixStream {
     }
 
     /// Polls a write.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io
             .registration
