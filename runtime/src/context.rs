@@ -102,13 +102,16 @@ impl Context {
     /// The context whose thread the caller runs on (from a task spawned on
     /// a context, for instance), or `None`.
     pub fn current() -> Option<Context> {
-        CURRENT.with(|current| {
-            current
-                .borrow()
-                .as_ref()
-                .and_then(Weak::upgrade)
-                .map(|inner| Context { inner })
-        })
+        CURRENT
+            .try_with(|current| {
+                current
+                    .borrow()
+                    .as_ref()
+                    .and_then(Weak::upgrade)
+                    .map(|inner| Context { inner })
+            })
+            .ok()
+            .flatten()
     }
 
     /// The context's name.
@@ -184,10 +187,10 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
             // The Inner exists once acquire has built it; until then (or if it
             // failed) the thread has no context to publish.
             if let Ok(inner) = inner_rx.recv() {
-                CURRENT.with(|current| *current.borrow_mut() = Some(inner));
+                let _ = CURRENT.try_with(|current| *current.borrow_mut() = Some(inner));
                 rt.block_on(StopFuture(&thread_stop));
             }
-            CURRENT.with(|current| current.borrow_mut().take());
+            let _ = CURRENT.try_with(|current| current.borrow_mut().take());
             // Dropping `rt` here drops every remaining task on this thread.
             drop(rt);
         })?;
