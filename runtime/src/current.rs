@@ -8,6 +8,14 @@
 //! and what routes a wake on this thread to the local run queue. Running is
 //! what `block_on` checks: a nested `block_on` would stall every task of
 //! the outer one, so it panics instead.
+//!
+//! Enter guards form a stack, counted by a depth as in tokio: a guard
+//! dropped while a later one is alive panics instead of restoring a stale
+//! runtime, and a runtime whose `Runtime` was dropped is never current
+//! (a leaked guard cannot make `spawn` queue a task that never runs).
+//! Every access uses `try_with`: a runtime dropped by a thread-local
+//! destructor at thread exit finds these thread-locals gone and shuts
+//! down without them.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
