@@ -53,15 +53,26 @@ impl Handle {
     ///
     /// Fails with a message that says what to do when there is none.
     pub fn current() -> io::Result<Handle> {
+        // `try_with`: at thread exit the thread-local may be gone; then
+        // there is no current reactor.
         CURRENT
-            .with(|current| current.borrow().clone())
+            .try_with(|current| current.borrow().clone())
+            .ok()
+            .flatten()
             .ok_or_else(no_driver_error)
     }
 
     /// Makes this handle the current reactor of the calling thread until the
     /// guard is dropped; nested guards restore the previous handle.
     pub fn enter(&self) -> EnterGuard {
-        let previous = CURRENT.with(|current| current.borrow_mut().replace(self.clone()));
+        // `try_with`: a runtime dropped by a thread-local destructor enters
+        // its drivers after this thread-local may be destroyed; then the
+        // guard enters nothing and restores nothing (its drop finds the
+        // thread-local gone too).
+        let previous = CURRENT
+            .try_with(|current| current.borrow_mut().replace(self.clone()))
+            .ok()
+            .flatten();
         EnterGuard {
             previous,
             _not_send: PhantomData,

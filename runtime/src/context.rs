@@ -13,6 +13,19 @@
 //! (on that thread), then exits; a later `acquire` of the same name starts a
 //! new one.
 //!
+//! # Which reference to store
+//!
+//! A [`Context`] is a strong reference: it keeps the context, and its
+//! thread, running. An element that *uses* a context holds a `Context`
+//! (that is how the context knows it is still needed). Anything that only
+//! needs to find its way back to the context, and must not keep it alive,
+//! stores a [`WeakContext`] ([`Context::downgrade`],
+//! [`Context::current_weak`]) and calls [`WeakContext::upgrade`] when it
+//! needs it. In particular, a task that stores the result of
+//! [`Context::current`] in a structure owned by the context itself (a
+//! task's state, a socket's callback) creates a cycle: the context would
+//! never stop. Store a `WeakContext` there.
+//!
 //! ```
 //! use std::time::Duration;
 //! use tempo::context::Context;
@@ -80,18 +93,34 @@ impl Context {
     /// [`max_throttling`](Builder::max_throttling) `max_throttling`, I/O and
     /// timers enabled.
     ///
-    /// If the context is already running, `max_throttling` is ignored and
-    /// the running context's value stays (see [`max_throttling`](Self::max_throttling)):
-    /// the first element to ask decides, as in threadshare.
+    /// A running context is returned only if it runs with the same
+    /// `max_throttling`: one thread has one tick, so two elements that
+    /// need different periods cannot share it.
     ///
     /// # Errors
     ///
-    /// The builder's error for an out-of-range `max_throttling` (see
-    /// [`Builder::max_throttling`]), or the OS error if the thread or its
-    /// drivers cannot be created (e.g. file descriptors exhausted).
+    /// * [`AlreadyExists`](io::ErrorKind::AlreadyExists) if a context called
+    ///   `name` is running with another `max_throttling`; the message gives
+    ///   both periods. Acquire it with its period (see
+    ///   [`max_throttling`](Self::max_throttling)), or use another name.
+    /// * The builder's error for an out-of-range `max_throttling` (see
+    ///   [`Builder::max_throttling`]).
+    /// * The OS error if the thread or its drivers cannot be created (e.g.
+    ///   file descriptors exhausted).
     pub fn acquire(name: &str, max_throttling: Duration) -> io::Result<Context> {
         let mut registry = REGISTRY.lock();
         if let Some(inner) = registry.get(name).and_then(Weak::upgrade) {
+            if inner.max_throttling != max_throttling {
+                return Err(io::Error::new(
+                    io::ErrorKind::AlreadyExists,
+                    format!(
+                        "context {name:?} is already running with max_throttling {:?}, \
+                         not the {max_throttling:?} asked for: acquire it with {:?}, or use \
+                         another name for a context with another period",
+                        inner.max_throttling, inner.max_throttling
+                    ),
+                ));
+            }
             return Ok(Context { inner });
         }
         let inner = start(name, max_throttling)?;
@@ -101,14 +130,43 @@ impl Context {
 
     /// The context whose thread the caller runs on (from a task spawned on
     /// a context, for instance), or `None`.
+    ///
+    /// This is a strong reference: it keeps the context running while it
+    /// lives. To remember the context in something the context itself owns
+    /// (a task, an element's state), store [`current_weak`](Self::current_weak)
+    /// instead; see [which reference to store](self#which-reference-to-store).
     pub fn current() -> Option<Context> {
-        CURRENT.with(|current| {
-            current
-                .borrow()
-                .as_ref()
-                .and_then(Weak::upgrade)
-                .map(|inner| Context { inner })
-        })
+        CURRENT
+            .try_with(|current| {
+                current
+                    .borrow()
+                    .as_ref()
+                    .and_then(Weak::upgrade)
+                    .map(|inner| Context { inner })
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// The context whose thread the caller runs on, as a [`WeakContext`]
+    /// that does not keep it running; `None` off a context thread.
+    pub fn current_weak() -> Option<WeakContext> {
+        CURRENT
+            .try_with(|current| {
+                current.borrow().as_ref().map(|inner| WeakContext {
+                    inner: inner.clone(),
+                })
+            })
+            .ok()
+            .flatten()
+    }
+
+    /// A [`WeakContext`] to this context: it does not keep the context
+    /// running.
+    pub fn downgrade(&self) -> WeakContext {
+        WeakContext {
+            inner: Arc::downgrade(&self.inner),
+        }
     }
 
     /// The context's name.
@@ -160,6 +218,49 @@ impl Context {
     }
 }
 
+/// A reference to a context that does not keep it running; see
+/// [which reference to store](self#which-reference-to-store).
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::context::Context;
+///
+/// let context = Context::acquire("doc-weak", Duration::from_millis(20)).unwrap();
+/// let weak = context.downgrade();
+/// assert_eq!(weak.upgrade().unwrap().name(), "doc-weak");
+/// drop(context); // the last strong reference: the context stops
+/// assert!(weak.upgrade().is_none());
+/// ```
+#[derive(Clone, Default)]
+pub struct WeakContext {
+    inner: Weak<Inner>,
+}
+
+impl WeakContext {
+    /// A `WeakContext` to no context: [`upgrade`](Self::upgrade) always
+    /// returns `None`.
+    pub fn new() -> WeakContext {
+        WeakContext { inner: Weak::new() }
+    }
+
+    /// The context, if it still runs (some [`Context`] keeps it alive).
+    pub fn upgrade(&self) -> Option<Context> {
+        self.inner.upgrade().map(|inner| Context { inner })
+    }
+}
+
+impl fmt::Debug for WeakContext {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.inner.upgrade() {
+            Some(inner) => f
+                .debug_struct("WeakContext")
+                .field("name", &inner.name)
+                .finish(),
+            None => f.write_str("WeakContext(stopped)"),
+        }
+    }
+}
+
 /// Starts the context thread and waits until its runtime is built (a bad
 /// `max_throttling` or a driver error comes back from there).
 fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
@@ -184,10 +285,10 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
             // The Inner exists once acquire has built it; until then (or if it
             // failed) the thread has no context to publish.
             if let Ok(inner) = inner_rx.recv() {
-                CURRENT.with(|current| *current.borrow_mut() = Some(inner));
+                let _ = CURRENT.try_with(|current| *current.borrow_mut() = Some(inner));
                 rt.block_on(StopFuture(&thread_stop));
             }
-            CURRENT.with(|current| current.borrow_mut().take());
+            let _ = CURRENT.try_with(|current| current.borrow_mut().take());
             // Dropping `rt` here drops every remaining task on this thread.
             drop(rt);
         })?;
@@ -289,11 +390,10 @@ mod tests {
     #[test]
     fn same_name_same_thread_different_names_different_threads() {
         let a = Context::acquire("ctx-test-a", T).unwrap();
-        let a2 = Context::acquire("ctx-test-a", Duration::from_millis(10)).unwrap();
+        let a2 = Context::acquire("ctx-test-a", T).unwrap();
         let b = Context::acquire("ctx-test-b", T).unwrap();
         assert_eq!(a.thread_id(), a2.thread_id());
         assert_ne!(a.thread_id(), b.thread_id());
-        // The first acquirer's period stays.
         assert_eq!(a2.max_throttling(), T);
         assert_eq!(a.name(), "ctx-test-a");
         let on_a = a.block_on(async { thread::current().id() });
@@ -357,6 +457,53 @@ mod tests {
         if let Err(message) = result {
             panic!("{message}");
         }
+    }
+
+    #[test]
+    fn acquiring_a_running_context_with_another_period_is_an_error() {
+        let a = Context::acquire("ctx-test-period", T).unwrap();
+        let e = Context::acquire("ctx-test-period", Duration::from_millis(10)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::AlreadyExists);
+        let message = e.to_string();
+        assert!(message.contains("ctx-test-period"), "{message}");
+        assert!(
+            message.contains("5ms") && message.contains("10ms"),
+            "{message}"
+        );
+        // The running context is untouched and still acquirable with its
+        // own period.
+        let again = Context::acquire("ctx-test-period", T).unwrap();
+        assert_eq!(again.thread_id(), a.thread_id());
+        assert_eq!(again.max_throttling(), T);
+        // Once it stopped, the name is free for another period.
+        drop((a, again));
+        let other = Context::acquire("ctx-test-period", Duration::from_millis(10)).unwrap();
+        assert_eq!(other.max_throttling(), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_weak_context_does_not_keep_the_context_running() {
+        let c = Context::acquire("ctx-test-weak", T).unwrap();
+        let weak = c.downgrade();
+        assert_eq!(weak.upgrade().unwrap().thread_id(), c.thread_id());
+        // A task that stores its context weakly, in state the context owns:
+        // no cycle, the context still stops on the last drop.
+        let stored = c.block_on(async {
+            let weak = Context::current_weak().expect("on a context");
+            let strong = weak.upgrade().expect("running");
+            crate::spawn(async move {
+                let _remember = weak;
+                std::future::pending::<()>().await;
+            });
+            strong.name().to_owned()
+        });
+        assert_eq!(stored, "ctx-test-weak");
+        let inner = Arc::downgrade(&c.inner);
+        drop(c);
+        assert!(weak.upgrade().is_none());
+        assert!(inner.upgrade().is_none());
+        assert!(Context::current_weak().is_none());
+        assert!(WeakContext::new().upgrade().is_none());
     }
 
     #[test]

@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::current;
-use crate::driver::DriverEnterGuard;
+use crate::current::{self, DriversGuard};
 use crate::metrics::RuntimeMetrics;
 use crate::scheduler::basic::Shared;
 use crate::task::JoinHandle;
@@ -132,9 +131,14 @@ impl Handle {
     /// # Panics
     ///
     /// If called on a thread that runs a Tempo runtime (inside `block_on`,
-    /// `turn` or a task): the thread would wait for work it is itself
-    /// supposed to do. If `future` panics, the panic is resumed here. If
-    /// the runtime shuts down before `future` completes.
+    /// `turn` or a task), or on the thread that owns this runtime (the one
+    /// that built it) even outside `block_on`: the thread would wait for
+    /// work that only it can do, forever. It panics rather than run the
+    /// future itself, because a `Handle` cannot reach the runtime's
+    /// `!Send` core; on the owning thread, call
+    /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) instead.
+    /// If `future` panics, the panic is resumed here. If the runtime shuts
+    /// down before `future` completes.
     #[track_caller]
     pub fn block_on<F>(&self, future: F) -> F::Output
     where
@@ -146,6 +150,14 @@ impl Handle {
                 "Cannot call Handle::block_on from a thread that runs a Tempo runtime (inside \
                  block_on, turn or a task, e.g. on a context's own thread): it would wait for \
                  work that only this thread can do. Use .await, or spawn the future instead."
+            );
+        }
+        if thread::current().id() == self.shared.owner {
+            panic!(
+                "Cannot call Handle::block_on on the thread that owns the runtime (the thread \
+                 that built it): only this thread runs the runtime's tasks, so it would wait \
+                 forever. Call Runtime::block_on on this thread instead, or call \
+                 Handle::block_on from another thread."
             );
         }
         let mut join = pin!(self.spawn_and_unpark(future));
@@ -172,9 +184,13 @@ impl Handle {
     /// create an element's socket on its own thread, then hand it to a task.
     /// It does not make this thread run the runtime: `tempo::spawn` still
     /// needs the runtime's thread; use [`Handle::spawn`] elsewhere.
+    ///
+    /// Guards must be dropped in the reverse order of their creation,
+    /// together with those of [`Runtime::enter`](crate::runtime::Runtime::enter):
+    /// dropping one that is not the innermost panics.
     pub fn enter(&self) -> HandleEnterGuard {
         HandleEnterGuard {
-            _drivers: self.shared.handles.enter(),
+            _drivers: DriversGuard::new(&self.shared.handles),
         }
     }
 
@@ -194,7 +210,7 @@ impl Handle {
 #[derive(Debug)]
 #[must_use = "the drivers are only entered while the guard is alive"]
 pub struct HandleEnterGuard {
-    _drivers: DriverEnterGuard,
+    _drivers: DriversGuard,
 }
 
 /// Wakes a thread blocked in [`Handle::block_on`].

@@ -133,6 +133,11 @@ impl Runtime {
     /// [`Handle::current`], [`spawn`](crate::spawn) and
     /// [`spawn_local`](crate::spawn_local) work until the guard is dropped.
     ///
+    /// Guards nest: dropping one restores the runtime entered before it.
+    /// They must be dropped in the reverse order of their creation, as in
+    /// tokio (this includes [`Handle::enter`] guards): dropping one that is
+    /// not the innermost panics, rather than leave a stale runtime current.
+    ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
     /// let join = {
@@ -161,8 +166,14 @@ impl Runtime {
 
 impl Drop for Runtime {
     fn drop(&mut self) {
-        let _guard = current::enter(self.core.clone());
-        self.core.shutdown();
+        {
+            // Entered, so that spawns and wakes made by the tasks'
+            // destructors land in the local queue, which shutdown drains.
+            let _guard = current::enter(self.core.clone());
+            self.core.shutdown();
+        }
+        // From now on no enter guard, leaked or stale, makes it current.
+        self.core.release();
     }
 }
 

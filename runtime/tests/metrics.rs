@@ -1,7 +1,11 @@
 //! `Runtime::metrics()` / `Handle::metrics()`: each counter moves with the
 //! work that it counts, on both schedulers.
 
+use std::future::{poll_fn, Future};
 use std::net::UdpSocket as StdUdpSocket;
+use std::pin::pin;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
@@ -97,32 +101,56 @@ fn io_events_count_a_datagram() {
             .max_throttling(throttle)
             .build()
             .unwrap();
-        let socket = rt.block_on(async {
-            let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            // Let the socket's first (writable) event go by.
-            tempo::task::yield_now().await;
-            socket
-        });
-        let addr = socket.local_addr().unwrap();
         let before = rt.metrics();
-        let sender = thread::spawn(move || {
+        let n = rt.block_on(async {
+            let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let addr = socket.local_addr().unwrap();
+            // The datagram is sent only once the receive has found the
+            // socket empty and waits for readiness: then only the driver's
+            // readiness event can complete it, whatever the thread timing.
+            // (Sent earlier, the receive's first syscall would read it and
+            // no event would be needed, or counted.)
+            let waiting = Arc::new(AtomicBool::new(false));
+            let receiver = tempo::spawn(pending_once_flagged(waiting.clone(), async move {
+                let mut buf = [0u8; 16];
+                socket.recv(&mut buf).await.unwrap()
+            }));
+            for _ in 0..10_000 {
+                if waiting.load(SeqCst) {
+                    break;
+                }
+                tempo::task::yield_now().await;
+            }
+            assert!(
+                waiting.load(SeqCst),
+                "{throttle:?}: the receive never waited"
+            );
             StdUdpSocket::bind("127.0.0.1:0")
                 .unwrap()
                 .send_to(b"ping", addr)
                 .unwrap();
-        });
-        let n = rt.block_on(async move {
-            let mut buf = [0u8; 16];
-            time::timeout(Duration::from_secs(30), socket.recv(&mut buf))
+            time::timeout(Duration::from_secs(30), receiver)
                 .await
                 .expect("datagram not received")
                 .unwrap()
         });
-        sender.join().unwrap();
         assert_eq!(n, 4);
         let delta = rt.metrics().since(&before);
         assert!(delta.io_events >= 1, "{throttle:?}: no I/O event counted");
     }
+}
+
+/// Runs `future`, setting `flag` the first time it returns `Pending`.
+async fn pending_once_flagged<F: Future>(flag: Arc<AtomicBool>, future: F) -> F::Output {
+    let mut future = pin!(future);
+    poll_fn(|cx| {
+        let poll = future.as_mut().poll(cx);
+        if poll.is_pending() {
+            flag.store(true, SeqCst);
+        }
+        poll
+    })
+    .await
 }
 
 #[test]

@@ -70,7 +70,14 @@ impl Handle {
     /// Makes this handle the current one on this thread until the guard is
     /// dropped; nested guards restore the previous handle.
     pub fn enter(&self) -> EnterGuard {
-        let previous = CURRENT.with(|c| c.replace(Some(self.clone())));
+        // `try_with`: a runtime dropped by a thread-local destructor enters
+        // its drivers after this thread-local may be destroyed; then the
+        // guard enters nothing and restores nothing (its drop finds the
+        // thread-local gone too).
+        let previous = CURRENT
+            .try_with(|c| c.replace(Some(self.clone())))
+            .ok()
+            .flatten();
         EnterGuard {
             previous,
             _not_send: PhantomData,

@@ -62,6 +62,7 @@ use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use tempo_park::{DriverStats, Park, ParkThread, Unpark, UnparkThread};
@@ -121,6 +122,9 @@ pub(crate) struct Shared {
     pub(crate) counters: SharedCounters,
     /// The throttling period; zero for the basic scheduler.
     pub(crate) max_throttling: Duration,
+    /// The thread that built the runtime: the only one that can run it
+    /// (`Runtime` is `!Send`).
+    pub(crate) owner: ThreadId,
 }
 
 impl Shared {
@@ -265,6 +269,10 @@ pub(crate) struct Core {
     pub(crate) sleeper: RefCell<ParkThread>,
     pub(crate) counters: LocalCounters,
     shut_down: Cell<bool>,
+    /// The `Runtime` owning this core was dropped: the core is never the
+    /// current runtime again, even if a leaked or out-of-order enter guard
+    /// left it in this thread's context.
+    released: Cell<bool>,
 }
 
 impl Core {
@@ -282,6 +290,7 @@ impl Core {
             sleeper: sleeper.unpark(),
             counters: SharedCounters::new(),
             max_throttling: config.max_throttling,
+            owner: std::thread::current().id(),
         });
         let pacer = (!config.max_throttling.is_zero())
             .then(|| RefCell::new(ThrottlePacer::new(config.max_throttling)));
@@ -298,6 +307,7 @@ impl Core {
             sleeper: RefCell::new(sleeper),
             counters: LocalCounters::default(),
             shut_down: Cell::new(false),
+            released: Cell::new(false),
         })
     }
 
@@ -476,6 +486,17 @@ impl Core {
                 None => break,
             }
         }
+    }
+
+    /// Marks the core released: its `Runtime` was dropped (after
+    /// [`shutdown`](Self::shutdown)).
+    pub(crate) fn release(&self) {
+        self.released.set(true);
+    }
+
+    /// `true` once the `Runtime` owning this core was dropped.
+    pub(crate) fn is_released(&self) -> bool {
+        self.released.get()
     }
 
     /// Live tasks that have run at least once (for tests and debugging).

@@ -101,6 +101,40 @@ impl<T: Future, S: Schedule> Harness<T, S> {
         })
     }
 
+    /// Polls the future once; if the poll panics, drops the future *during
+    /// the unwind*, before the caller's `catch_unwind` stops it.
+    ///
+    /// This is tokio's order: the future's destructor runs with
+    /// [`std::thread::panicking`] returning `true`, so a guard in the
+    /// future (a lock poisoner, a "rollback on panic" guard) can tell a
+    /// panicking task from a cancelled one. As in tokio, a destructor that
+    /// panics again during that unwind aborts the process (a panic while
+    /// panicking).
+    ///
+    /// # Safety
+    /// As for [`poll_future`](Self::poll_future).
+    unsafe fn poll_future_dropping_on_panic(&self, cx: &mut Context<'_>) -> Poll<T::Output> {
+        /// Drops the stage if dropped itself, i.e. on unwind.
+        struct DropStageOnUnwind<'a, T: Future, S: Schedule>(&'a Harness<T, S>);
+        impl<T: Future, S: Schedule> Drop for DropStageOnUnwind<'_, T, S> {
+            fn drop(&mut self) {
+                // SAFETY: only reached while unwinding out of `poll_future`,
+                // whose caller holds RUNNING (exclusive access) on the
+                // owning thread. The future is dropped in place.
+                self.0
+                    .cell()
+                    .core
+                    .stage
+                    .with_mut(|ptr| unsafe { *ptr = Stage::Consumed });
+            }
+        }
+        let guard = DropStageOnUnwind(self);
+        // SAFETY: forwarded from the caller.
+        let poll = unsafe { self.poll_future(cx) };
+        mem::forget(guard);
+        poll
+    }
+
     /// Drops the future and stores the cancellation (or the panic of the
     /// future's destructor) as the output, then completes.
     ///
@@ -215,8 +249,9 @@ pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) -> bool 
             let waker = waker_ref(ptr);
             let mut cx = Context::from_waker(&waker);
             // SAFETY: RUNNING set by us; owning thread per the caller.
-            let result =
-                panic::catch_unwind(AssertUnwindSafe(|| unsafe { harness.poll_future(&mut cx) }));
+            let result = panic::catch_unwind(AssertUnwindSafe(|| unsafe {
+                harness.poll_future_dropping_on_panic(&mut cx)
+            }));
             match result {
                 Ok(Poll::Pending) => match harness.header().state.transition_to_idle() {
                     TransitionToIdle::Ok => false,
@@ -245,9 +280,10 @@ pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) -> bool 
                     true
                 }
                 Err(payload) => {
+                    // The future was already dropped while unwinding (see
+                    // `poll_future_dropping_on_panic`); the stage is
+                    // `Consumed`.
                     // SAFETY: RUNNING: exclusive access.
-                    let _ = unsafe { harness.drop_stage() };
-                    // SAFETY: as above.
                     unsafe {
                         harness.set_stage(Stage::Finished(Err(JoinError::panic(
                             harness.header().id,
