@@ -69,6 +69,7 @@ use tempo_park::{DriverStats, Park, ParkThread, Unpark, UnparkThread};
 use super::inject::InjectQueue;
 use super::pacer::ThrottlePacer;
 use super::turn::Turn;
+use crate::blocking::BlockingPool;
 use crate::current;
 use crate::driver::{Driver, DriverHandles};
 use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
@@ -121,6 +122,8 @@ pub(crate) struct Shared {
     pub(crate) counters: SharedCounters,
     /// The throttling period; zero for the basic scheduler.
     pub(crate) max_throttling: Duration,
+    /// The blocking pool (`spawn_blocking`); shut down by the `Runtime`.
+    pub(crate) blocking: BlockingPool,
 }
 
 impl Shared {
@@ -199,7 +202,12 @@ impl Shared {
             .time
             .as_ref()
             .map(|time| time.timer_error_histogram());
-        self.counters.snapshot(self.unpark_count(), timer_error)
+        let mut metrics = self.counters.snapshot(self.unpark_count(), timer_error);
+        let pool = self.blocking.stats();
+        metrics.blocking_threads = pool.threads;
+        metrics.idle_blocking_threads = pool.idle_threads;
+        metrics.blocking_queue_depth = pool.queue_depth;
+        metrics
     }
 }
 
@@ -268,7 +276,7 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    pub(crate) fn new(driver: Driver, config: SchedulerConfig) -> Rc<Core> {
+    pub(crate) fn new(driver: Driver, config: SchedulerConfig, blocking: BlockingPool) -> Rc<Core> {
         let owned = OwnedTasks::new();
         let sleeper = ParkThread::new();
         let shared = Arc::new(Shared {
@@ -282,6 +290,7 @@ impl Core {
             sleeper: sleeper.unpark(),
             counters: SharedCounters::new(),
             max_throttling: config.max_throttling,
+            blocking,
         });
         let pacer = (!config.max_throttling.is_zero())
             .then(|| RefCell::new(ThrottlePacer::new(config.max_throttling)));

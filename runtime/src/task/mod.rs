@@ -29,15 +29,18 @@ mod join;
 mod list;
 mod raw;
 mod state;
+mod unowned;
 mod waker;
 mod yield_now;
 
 use std::future::Future;
 use std::marker::PhantomData;
 
+pub use crate::blocking::spawn_blocking;
 pub use error::JoinError;
 pub use join::JoinHandle;
 pub(crate) use list::OwnedTasks;
+pub(crate) use unowned::{unowned, UnownedTask};
 pub use yield_now::yield_now;
 
 use raw::RawTask;
