@@ -52,7 +52,9 @@ macro_rules! on_both_schedulers {
             #[test]
             fn throttling() {
                 let mut $builder = Builder::new_current_thread();
-                $builder.enable_all().max_throttling(Duration::from_millis(5));
+                $builder
+                    .enable_all()
+                    .max_throttling(Duration::from_millis(5));
                 $body
             }
         }
