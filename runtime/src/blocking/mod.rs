@@ -69,7 +69,7 @@ where
 
 impl Handle {
     /// Runs the blocking closure `f` on the runtime's blocking pool, from
-    /// any thread; see [`spawn_blocking`](crate::task::spawn_blocking).
+    /// any thread; see [`spawn_blocking`].
     ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
@@ -90,7 +90,7 @@ impl Handle {
 
 impl Runtime {
     /// Runs the blocking closure `f` on this runtime's blocking pool; see
-    /// [`spawn_blocking`](crate::task::spawn_blocking).
+    /// [`spawn_blocking`].
     ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
