@@ -2,10 +2,12 @@
 
 use std::fmt;
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tempo_park::Park;
 
+use crate::blocking::{BlockingPool, PoolConfig};
 use crate::driver::{Driver, DriverConfig};
 use crate::runtime::Runtime;
 use crate::scheduler::basic::{Core, SchedulerConfig};
@@ -61,6 +63,7 @@ pub struct Builder {
     enable_time: bool,
     start_paused: bool,
     custom_park: Option<CustomPark>,
+    blocking: PoolConfig,
 }
 
 /// Builds the driver stack on top of the user's [`Park`] driver.
@@ -79,6 +82,7 @@ impl Builder {
             enable_time: false,
             start_paused: false,
             custom_park: None,
+            blocking: PoolConfig::default(),
         }
     }
 
@@ -160,6 +164,101 @@ impl Builder {
         self
     }
 
+    /// The most threads the blocking pool
+    /// ([`spawn_blocking`](crate::task::spawn_blocking), [`tempo::fs`](crate::fs))
+    /// runs at once; more closures wait in a queue. Threads start on
+    /// demand, so a runtime that never blocks has none. Default 512, as
+    /// tokio.
+    ///
+    /// # Panics
+    ///
+    /// If `max` is zero.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .max_blocking_threads(2)
+    ///     .build()
+    ///     .unwrap();
+    /// let n = rt.block_on(async { tempo::task::spawn_blocking(|| 2 + 2).await.unwrap() });
+    /// assert_eq!(n, 4);
+    /// ```
+    #[track_caller]
+    pub fn max_blocking_threads(&mut self, max: usize) -> &mut Builder {
+        assert!(max > 0, "max_blocking_threads must be at least 1");
+        self.blocking.max_threads = max;
+        self
+    }
+
+    /// How long an idle blocking pool thread waits for a new closure
+    /// before it exits. Default 10 s, as tokio.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .thread_keep_alive(Duration::from_millis(100))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(rt);
+    /// ```
+    pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Builder {
+        self.blocking.keep_alive = keep_alive;
+        self
+    }
+
+    /// The name of the threads the runtime starts: its blocking pool's.
+    /// Default `"tempo-blocking"` (tokio's default is
+    /// `"tokio-runtime-worker"`; Tempo's names say what the threads do).
+    ///
+    /// The runtime itself runs on the thread that calls `block_on` or
+    /// `turn`, which it does not name; a
+    /// [`Context`](crate::context::Context)'s thread is named after the
+    /// context.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .thread_name("config-loader")
+    ///     .build()
+    ///     .unwrap();
+    /// let name = rt.block_on(async {
+    ///     tempo::task::spawn_blocking(|| std::thread::current().name().map(str::to_owned))
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(name.as_deref(), Some("config-loader"));
+    /// ```
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Builder {
+        let name = name.into();
+        self.blocking.thread_name = Arc::new(move || name.clone());
+        self
+    }
+
+    /// Like [`thread_name`](Self::thread_name), with a function called for
+    /// each new thread, to number them for instance.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// static NEXT: AtomicUsize = AtomicUsize::new(0);
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .thread_name_fn(|| format!("blocking-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
+    ///     .build()
+    ///     .unwrap();
+    /// let name = rt.block_on(async {
+    ///     tempo::task::spawn_blocking(|| std::thread::current().name().map(str::to_owned))
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert!(name.unwrap().starts_with("blocking-"));
+    /// ```
+    pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Builder
+    where
+        F: Fn() -> String + Send + Sync + 'static,
+    {
+        self.blocking.thread_name = Arc::new(f);
+        self
+    }
+
     /// Puts a custom driver under the scheduler, in place of the I/O
     /// driver: a media framework's own poll loop or clock, for instance.
     /// With [`enable_time`](Self::enable_time) the timer driver wraps it.
@@ -225,7 +324,8 @@ impl Builder {
             max_throttling: throttling,
             firing_window,
         };
-        Ok(Runtime::from_core(Core::new(driver, scheduler)))
+        let blocking = BlockingPool::new(self.blocking.clone());
+        Ok(Runtime::from_core(Core::new(driver, scheduler, blocking)))
     }
 }
 
@@ -240,6 +340,7 @@ impl fmt::Debug for Builder {
             .field("event_interval", &self.event_interval)
             .field("tick_budget", &self.tick_budget)
             .field("custom_park", &self.custom_park.is_some())
+            .field("blocking", &self.blocking)
             .finish()
     }
 }

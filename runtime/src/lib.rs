@@ -48,10 +48,12 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+mod blocking;
 mod builder;
 pub mod context;
 mod current;
 mod driver;
+pub mod fs;
 mod handle;
 mod metrics;
 pub mod net;
@@ -202,6 +204,42 @@ pub use tempo_park as park;
 #[doc(hidden)]
 pub mod __loom {
     pub use crate::scheduler::inject::InjectQueue;
+
+    /// The blocking pool, alone, for `loom-tests/tests/blocking_pool.rs`.
+    #[derive(Debug, Clone)]
+    pub struct BlockingPool(crate::blocking::BlockingPool);
+
+    impl BlockingPool {
+        /// A pool of at most `max_threads` threads with this keep-alive.
+        pub fn new(max_threads: usize, keep_alive: std::time::Duration) -> BlockingPool {
+            BlockingPool(crate::blocking::BlockingPool::new(
+                crate::blocking::PoolConfig {
+                    max_threads,
+                    keep_alive,
+                    ..Default::default()
+                },
+            ))
+        }
+
+        /// Runs `f` on a pool thread.
+        pub fn spawn<F, R>(&self, f: F) -> crate::task::JoinHandle<R>
+        where
+            F: FnOnce() -> R + Send + 'static,
+            R: Send + 'static,
+        {
+            self.0.spawn(f)
+        }
+
+        /// Shuts the pool down; `true` if every thread exited.
+        pub fn shutdown(&self, timeout: Option<std::time::Duration>) -> bool {
+            self.0.shutdown(timeout)
+        }
+
+        /// Live threads.
+        pub fn threads(&self) -> usize {
+            self.0.stats().threads
+        }
+    }
 }
 
 /// The README's examples, compiled and run as doctests so they cannot rot.

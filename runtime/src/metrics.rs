@@ -50,6 +50,17 @@ pub struct RuntimeMetrics {
     /// late separately, in log2 buckets of microseconds; `None` without
     /// timers enabled.
     pub timer_error: Option<TimerErrorHistogram>,
+    /// Threads of the blocking pool ([`spawn_blocking`](crate::task::spawn_blocking))
+    /// alive now, idle or not. A gauge: [`since`](Self::since) keeps the
+    /// current value.
+    pub blocking_threads: usize,
+    /// Of [`blocking_threads`](Self::blocking_threads), those idle now,
+    /// waiting for a closure or their keep-alive. A gauge.
+    pub idle_blocking_threads: usize,
+    /// Blocking closures queued now, waiting for a pool thread (the pool is
+    /// at [`max_blocking_threads`](crate::runtime::Builder::max_blocking_threads)).
+    /// A gauge.
+    pub blocking_queue_depth: usize,
 }
 
 impl RuntimeMetrics {
@@ -81,6 +92,9 @@ impl RuntimeMetrics {
                 (Some(now), Some(then)) => Some(now.since(then)),
                 (now, _) => *now,
             },
+            blocking_threads: self.blocking_threads,
+            idle_blocking_threads: self.idle_blocking_threads,
+            blocking_queue_depth: self.blocking_queue_depth,
         }
     }
 }
@@ -180,6 +194,8 @@ impl SharedCounters {
             timers_fired: self.timers_fired.load(Relaxed),
             unparks,
             timer_error,
+            // The blocking pool's gauges are read by the caller.
+            ..RuntimeMetrics::default()
         }
     }
 }

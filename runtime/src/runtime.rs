@@ -38,10 +38,20 @@ pub use crate::scheduler::Turn;
 ///
 /// # Shutdown
 ///
-/// Dropping the runtime (or [`shutdown_timeout`](Runtime::shutdown_timeout))
-/// drops every task's future and stored output on this thread, makes every
+/// Dropping the runtime (or [`shutdown_timeout`](Runtime::shutdown_timeout),
+/// or [`shutdown_background`](Runtime::shutdown_background)) first drops
+/// every task's future and stored output on this thread, makes every
 /// JoinHandle resolve to a cancelled [`JoinError`](crate::task::JoinError),
 /// and makes later spawns through a `Handle` resolve cancelled.
+///
+/// Then it shuts the blocking pool down: closures given to
+/// [`spawn_blocking`](crate::task::spawn_blocking) that have not started
+/// are dropped (their JoinHandles resolve cancelled), and later ones are
+/// refused the same way. Closures already running cannot be interrupted:
+/// as in tokio, dropping the runtime **waits for them as long as they
+/// run**; `shutdown_timeout` waits at most its timeout and
+/// `shutdown_background` does not wait, leaving them to finish on their
+/// own threads.
 ///
 /// ```
 /// use tempo::runtime::Builder;
@@ -153,27 +163,68 @@ impl Runtime {
         }
     }
 
-    /// Shuts the runtime down: see the [type docs](Runtime#shutdown).
+    /// Shuts the runtime down, waiting at most `timeout` for running
+    /// blocking closures to return; see the [type docs](Runtime#shutdown).
     ///
-    /// Every task is dropped synchronously on this thread and there is no
-    /// blocking pool to wait for, so this returns without waiting; the
-    /// timeout is accepted for compatibility with tokio.
+    /// Tasks are dropped at once on this thread; only
+    /// [`spawn_blocking`](crate::task::spawn_blocking) closures already
+    /// running are waited for. Those still running at the timeout are left
+    /// to finish on their own threads (which then exit).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel::<()>();
+    /// // A closure that blocks until `tx` is dropped.
+    /// drop(rt.spawn_blocking(move || rx.recv()));
+    /// rt.shutdown_timeout(Duration::from_millis(10));
+    /// drop(tx); // the detached closure returns, its thread exits
+    /// ```
     pub fn shutdown_timeout(self, timeout: Duration) {
-        let _ = timeout;
-        drop(self);
+        self.shutdown_tasks();
+        self.handle.shared.blocking.shutdown(Some(timeout));
     }
-}
 
-impl Drop for Runtime {
-    fn drop(&mut self) {
+    /// Shuts the runtime down without waiting for running blocking
+    /// closures: `shutdown_timeout(Duration::ZERO)`; see the
+    /// [type docs](Runtime#shutdown).
+    ///
+    /// Dropping a runtime waits for its running blocking closures however
+    /// long they take; use this to drop one from a place that must not
+    /// block, such as a task of another runtime.
+    ///
+    /// ```
+    /// let outer = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// outer.block_on(async {
+    ///     let inner = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    ///     drop(inner.spawn_blocking(|| std::thread::sleep(std::time::Duration::from_millis(10))));
+    ///     inner.shutdown_background(); // does not wait for the sleep
+    /// });
+    /// ```
+    pub fn shutdown_background(self) {
+        self.shutdown_timeout(Duration::ZERO);
+    }
+
+    /// Drops every task on this thread (idempotent), then releases the
+    /// core: from then on no enter guard, leaked or stale, makes it
+    /// current.
+    fn shutdown_tasks(&self) {
         {
             // Entered, so that spawns and wakes made by the tasks'
             // destructors land in the local queue, which shutdown drains.
             let _guard = current::enter(self.core.clone());
             self.core.shutdown();
         }
-        // From now on no enter guard, leaked or stale, makes it current.
         self.core.release();
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.shutdown_tasks();
+        // A no-op if `shutdown_timeout` already ran: it does not wait twice.
+        self.handle.shared.blocking.shutdown(None);
     }
 }
 

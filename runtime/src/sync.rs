@@ -71,3 +71,74 @@ impl<T> Mutex<T> {
         return self.0.lock().unwrap_or_else(|e| e.into_inner());
     }
 }
+
+#[cfg(loom)]
+pub(crate) use loom::thread;
+#[cfg(not(loom))]
+pub(crate) use std::thread;
+
+/// A condition variable for [`Mutex`] (parking_lot's, or loom's under
+/// `cfg(loom)`).
+///
+/// Loom has no clock, so under `cfg(loom)` a *timed* wait releases the
+/// lock, lets other threads run, and reports a timeout: the model explores
+/// the worst case, a timeout racing every notification, while an untimed
+/// [`wait`](Condvar::wait) still blocks until notified (a lost notification
+/// shows as a loom deadlock).
+#[derive(Debug)]
+pub(crate) struct Condvar(
+    #[cfg(not(loom))] parking_lot::Condvar,
+    #[cfg(loom)] loom::sync::Condvar,
+);
+
+impl Condvar {
+    pub(crate) fn new() -> Condvar {
+        #[cfg(not(loom))]
+        return Condvar(parking_lot::Condvar::new());
+        #[cfg(loom)]
+        return Condvar(loom::sync::Condvar::new());
+    }
+
+    /// Blocks until notified (or a spurious wake-up).
+    pub(crate) fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        #[cfg(not(loom))]
+        {
+            let mut guard = guard;
+            self.0.wait(&mut guard);
+            guard
+        }
+        #[cfg(loom)]
+        return self.0.wait(guard).unwrap_or_else(|e| e.into_inner());
+    }
+
+    /// Blocks until notified or `timeout` passed; `true` if it timed out.
+    pub(crate) fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+        mutex: &'a Mutex<T>,
+    ) -> (MutexGuard<'a, T>, bool) {
+        #[cfg(not(loom))]
+        {
+            let _ = mutex;
+            let mut guard = guard;
+            let timed_out = self.0.wait_for(&mut guard, timeout).timed_out();
+            (guard, timed_out)
+        }
+        #[cfg(loom)]
+        {
+            let _ = timeout;
+            drop(guard);
+            loom::thread::yield_now();
+            (mutex.lock(), true)
+        }
+    }
+
+    pub(crate) fn notify_one(&self) {
+        self.0.notify_one();
+    }
+
+    pub(crate) fn notify_all(&self) {
+        self.0.notify_all();
+    }
+}

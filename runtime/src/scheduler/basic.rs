@@ -70,6 +70,7 @@ use tempo_park::{DriverStats, Park, ParkThread, Unpark, UnparkThread};
 use super::inject::InjectQueue;
 use super::pacer::ThrottlePacer;
 use super::turn::Turn;
+use crate::blocking::BlockingPool;
 use crate::current;
 use crate::driver::{Driver, DriverHandles};
 use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
@@ -125,6 +126,8 @@ pub(crate) struct Shared {
     /// The thread that built the runtime: the only one that can run it
     /// (`Runtime` is `!Send`).
     pub(crate) owner: ThreadId,
+    /// The blocking pool (`spawn_blocking`); shut down by the `Runtime`.
+    pub(crate) blocking: BlockingPool,
 }
 
 impl Shared {
@@ -203,7 +206,12 @@ impl Shared {
             .time
             .as_ref()
             .map(|time| time.timer_error_histogram());
-        self.counters.snapshot(self.unpark_count(), timer_error)
+        let mut metrics = self.counters.snapshot(self.unpark_count(), timer_error);
+        let pool = self.blocking.stats();
+        metrics.blocking_threads = pool.threads;
+        metrics.idle_blocking_threads = pool.idle_threads;
+        metrics.blocking_queue_depth = pool.queue_depth;
+        metrics
     }
 }
 
@@ -276,7 +284,7 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    pub(crate) fn new(driver: Driver, config: SchedulerConfig) -> Rc<Core> {
+    pub(crate) fn new(driver: Driver, config: SchedulerConfig, blocking: BlockingPool) -> Rc<Core> {
         let owned = OwnedTasks::new();
         let sleeper = ParkThread::new();
         let shared = Arc::new(Shared {
@@ -291,6 +299,7 @@ impl Core {
             counters: SharedCounters::new(),
             max_throttling: config.max_throttling,
             owner: std::thread::current().id(),
+            blocking,
         });
         let pacer = (!config.max_throttling.is_zero())
             .then(|| RefCell::new(ThrottlePacer::new(config.max_throttling)));

@@ -32,6 +32,7 @@ mod join_set;
 mod list;
 mod raw;
 mod state;
+mod unowned;
 mod waker;
 mod yield_now;
 
@@ -39,11 +40,13 @@ use std::future::Future;
 use std::marker::PhantomData;
 
 pub use abort::AbortHandle;
+pub use crate::blocking::spawn_blocking;
 pub use error::JoinError;
 pub use id::{id, try_id, Id};
 pub use join::JoinHandle;
 pub use join_set::JoinSet;
 pub(crate) use list::OwnedTasks;
+pub(crate) use unowned::{unowned, UnownedTask};
 pub use yield_now::yield_now;
 
 use raw::RawTask;
