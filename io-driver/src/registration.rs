@@ -8,14 +8,22 @@
 //! it saw before the syscall (tick-checked, see
 //! [`ScheduledIo`](crate::scheduled_io)) and register its waker; if an event
 //! arrived meanwhile, it retries at once.
+//!
+//! Before all that, an operation asks the task's [cooperative
+//! budget](tempo_park::coop) for a unit; when the budget is spent it wakes
+//! the task and returns `Pending` *without the syscall*, so a flooded socket
+//! cannot keep one task running forever and an exhausted budget adds no
+//! syscall. A completed operation keeps its unit spent; one that ends up
+//! `Pending` gives it back. `try_io` never consults the budget.
 
 use std::io;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll, Waker};
+use std::task::{ready, Context, Poll, Waker};
 
 use mio::event::Source;
 use mio::{Interest, Token};
+use tempo_park::coop;
 
 use crate::ready::Direction;
 use crate::scheduled_io::ScheduledIo;
@@ -63,7 +71,10 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<()>> {
-        self.io.poll_ready(cx, direction).map_ok(|_| ())
+        let progress = ready!(coop::poll_proceed(cx));
+        let result = ready!(self.io.poll_ready(cx, direction));
+        progress.made_progress();
+        Poll::Ready(result.map(|_| ()))
     }
 
     /// Runs `op` until it succeeds, fails, or returns `WouldBlock` with no
@@ -74,6 +85,8 @@ impl Registration {
         direction: Direction,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
+        // Before the syscall: an exhausted budget costs none.
+        let progress = ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_RETRIES {
             let seen = self.io.snapshot();
             match op() {
@@ -81,11 +94,17 @@ impl Registration {
                     self.io.clear_readiness(seen, direction);
                     match self.io.poll_ready(cx, direction) {
                         Poll::Pending => return Poll::Pending,
-                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                        Poll::Ready(Err(e)) => {
+                            progress.made_progress();
+                            return Poll::Ready(Err(e));
+                        }
                         Poll::Ready(Ok(_)) => continue, // a new event: retry
                     }
                 }
-                result => return Poll::Ready(result),
+                result => {
+                    progress.made_progress();
+                    return Poll::Ready(result);
+                }
             }
         }
         cx.waker().wake_by_ref();
@@ -110,6 +129,8 @@ impl Registration {
     ///
     /// Cost at one datagram per socket per tick: three `recvfrom` per two
     /// datagrams (tokio's drain loop: four), plus one `epoll_wait` per tick.
+    /// The cooperative budget is spent inside `poll_io`, so only a receive
+    /// that reaches the syscall spends a unit; a deferred one does not.
     pub(crate) fn poll_recv_io<R>(
         &self,
         cx: &mut Context<'_>,

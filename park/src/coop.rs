@@ -101,9 +101,7 @@ thread_local! {
 /// Reads the current budget; unconstrained if the thread-local is gone
 /// (thread tear-down).
 fn current() -> Budget {
-    BUDGET
-        .try_with(Cell::get)
-        .unwrap_or(Budget::UNCONSTRAINED)
+    BUDGET.try_with(Cell::get).unwrap_or(Budget::UNCONSTRAINED)
 }
 
 fn set(budget: Budget) {
@@ -259,7 +257,10 @@ mod tests {
             assert!(!has_budget_remaining());
         });
         assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
-        assert!(has_budget_remaining(), "the outer (unconstrained) budget is back");
+        assert!(
+            has_budget_remaining(),
+            "the outer (unconstrained) budget is back"
+        );
     }
 
     #[test]
@@ -282,7 +283,8 @@ mod tests {
         let mut cx = Context::from_waker(&waker);
         budget(|| {
             for _ in 0..10 {
-                poll_proceed(&mut cx).map(|g| g.made_progress());
+                let progress = poll_proceed(&mut cx);
+                assert!(progress.map(|g| g.made_progress()).is_ready());
             }
             // An inner poll (a runtime turned from inside a task) gets its
             // own fresh budget ...
@@ -290,7 +292,8 @@ mod tests {
             // ... and unconstrained code never runs out ...
             with_unconstrained(|| {
                 for _ in 0..1000 {
-                    poll_proceed(&mut cx).map(|g| g.made_progress());
+                    let progress = poll_proceed(&mut cx);
+                    assert!(progress.map(|g| g.made_progress()).is_ready());
                 }
                 assert!(has_budget_remaining());
             });

@@ -6,6 +6,8 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
+use tempo_park::coop;
+
 use super::error::JoinError;
 use super::raw::RawTask;
 
@@ -73,6 +75,9 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // A join is a resource operation: it spends the task's cooperative
+        // budget (a loop awaiting finished handles must yield too).
+        let progress = std::task::ready!(coop::poll_proceed(cx));
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: we are the JoinHandle and `out` has the output's type.
         unsafe {
@@ -81,6 +86,9 @@ impl<T> Future for JoinHandle<T> {
                 cx.waker(),
             )
         };
+        if out.is_ready() {
+            progress.made_progress();
+        }
         out
     }
 }

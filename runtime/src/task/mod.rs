@@ -23,6 +23,7 @@
 //! [`spawn_local`] run `!Send` futures while their wakers are woken from
 //! anywhere.
 
+pub mod coop;
 mod error;
 mod harness;
 mod join;
@@ -35,6 +36,7 @@ mod yield_now;
 use std::future::Future;
 use std::marker::PhantomData;
 
+pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub use error::JoinError;
 pub use join::JoinHandle;
 pub(crate) use list::OwnedTasks;
