@@ -270,13 +270,16 @@ fn consume_budget_makes_a_cpu_loop_yield() {
 /// driver. The clock is real (a paused clock never advances while tasks
 /// are busy), but nothing is timed: the busy loop stops when the interval
 /// has ticked `TICKS` times, and must get there within `BOUND` receives.
-/// A debug-build receive plus send costs well over the 50 ns that would
-/// make `BOUND` receives shorter than `TICKS` periods, so a slow machine
+/// A receive plus a send (two syscalls) costs well over the 70 ns that
+/// would make `BOUND` of them shorter than `TICKS` periods, so a slow machine
 /// only makes the test easier; before the fix the interval never ticked
 /// (basic) or ticked once per tick budget, millions of receives (throttled).
 #[test]
 fn flooded_udp_socket_does_not_starve_an_interval() {
-    const TICKS: u64 = 3;
+    const TICKS: u64 = 2;
+    // Longer than half the throttling period: a shorter interval fires
+    // within the timer driver's firing window, without waiting for a tick.
+    const PERIOD: Duration = Duration::from_millis(10);
     const BOUND: u64 = 300_000;
     for (flavor, rt) in runtimes() {
         let received = rt.block_on(async {
@@ -284,7 +287,7 @@ fn flooded_udp_socket_does_not_starve_an_interval() {
             let ticker = {
                 let ticks = ticks.clone();
                 tempo::spawn(async move {
-                    let mut interval = tempo::time::interval(Duration::from_millis(1));
+                    let mut interval = tempo::time::interval(PERIOD);
                     for _ in 0..=TICKS {
                         interval.tick().await;
                         ticks.fetch_add(1, Relaxed);
