@@ -94,8 +94,16 @@ impl Budget {
     }
 }
 
+#[cfg(not(loom))]
 thread_local! {
+    // `const`: no lazy-initialisation check on the hot path.
     static BUDGET: Cell<Budget> = const { Cell::new(Budget::UNCONSTRAINED) };
+}
+
+#[cfg(loom)]
+thread_local! {
+    // loom's macro takes no `const` block.
+    static BUDGET: Cell<Budget> = Cell::new(Budget::UNCONSTRAINED);
 }
 
 /// Reads the current budget; unconstrained if the thread-local is gone
