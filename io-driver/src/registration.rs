@@ -14,15 +14,23 @@
 //! `poll_*` slot, the async form (`io`, `recv_io`, `ready`) in a waiter
 //! entry of its own that lives as long as its future, so any number of
 //! async operations may wait on one socket and every one is woken.
+//!
+//! Before all that, an operation asks the task's [cooperative
+//! budget](tempo_park::coop) for a unit; when the budget is spent it wakes
+//! the task and returns `Pending` *without the syscall*, so a flooded socket
+//! cannot keep one task running forever and an exhausted budget adds no
+//! syscall. A completed operation keeps its unit spent; one that ends up
+//! `Pending` gives it back. `try_io` never consults the budget.
 
 use std::future::poll_fn;
 use std::io;
 use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 
 use mio::event::Source;
 use mio::{Interest, Token};
+use tempo_park::coop;
 
 use crate::ready::Direction;
 use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
@@ -72,14 +80,23 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<()>> {
-        self.io.poll_ready(cx, direction).map_ok(|_| ())
+        let progress = ready!(coop::poll_proceed(cx));
+        let result = ready!(self.io.poll_ready(cx, direction));
+        progress.made_progress();
+        Poll::Ready(result.map(|_| ()))
     }
 
     /// Waits for readiness in `direction` without doing I/O (async form:
     /// the future has its own waiter entry).
     pub(crate) async fn ready(&self, direction: Direction) -> io::Result<()> {
         let mut waiter = Waiter::new(&self.io, direction);
-        poll_fn(|cx| waiter.poll_ready(cx).map_ok(|_| ())).await
+        poll_fn(|cx| {
+            let progress = ready!(coop::poll_proceed(cx));
+            let result = ready!(waiter.poll_ready(cx));
+            progress.made_progress();
+            Poll::Ready(result.map(|_| ()))
+        })
+        .await
     }
 
     /// Runs `op` until it succeeds, fails, or returns `WouldBlock` with no
@@ -113,6 +130,8 @@ impl Registration {
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let direction = wait.direction();
+        // Before the syscall: an exhausted budget costs none.
+        let progress = ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_RETRIES {
             let seen = self.io.snapshot();
             match op() {
@@ -120,11 +139,17 @@ impl Registration {
                     self.io.clear_readiness(seen, direction);
                     match wait.poll_ready(&self.io, cx) {
                         Poll::Pending => return Poll::Pending,
-                        Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                        Poll::Ready(Err(e)) => {
+                            progress.made_progress();
+                            return Poll::Ready(Err(e));
+                        }
                         Poll::Ready(Ok(_)) => continue, // a new event: retry
                     }
                 }
-                result => return Poll::Ready(result),
+                result => {
+                    progress.made_progress();
+                    return Poll::Ready(result);
+                }
             }
         }
         cx.waker().wake_by_ref();
@@ -166,6 +191,9 @@ impl Registration {
     ///
     /// Cost at one datagram per socket per tick: three `recvfrom` per two
     /// datagrams (tokio's drain loop: four), plus one `epoll_wait` per tick.
+    ///
+    /// The cooperative budget is spent inside `poll_io_as`, so only a receive
+    /// that reaches the syscall spends a unit; a deferred one does not.
     fn poll_recv_io_as<R>(
         &self,
         cx: &mut Context<'_>,

@@ -34,7 +34,12 @@
 //! 5. **Cheap when not parked.** `unpark` on a driver that is not parked
 //!    should cost no syscall where the mechanism allows it (schedulers
 //!    already avoid calling it while they run, see their docs).
-//! 6. **Counters.** [`Park::stats`] returns cumulative counters of what the
+//! 6. **Cooperative budget.** A resource operation that is ready consumes
+//!    one unit of the current task's budget; when none is left it wakes the
+//!    task and returns `Pending`, without doing the work (no syscall). See
+//!    [`coop`]: it is what keeps one always-ready resource from starving
+//!    every other task on the thread.
+//! 7. **Counters.** [`Park::stats`] returns cumulative counters of what the
 //!    driver did (I/O events dispatched, timers fired); a wrapping driver
 //!    adds its own to its inner driver's. Schedulers difference two readings
 //!    to report what one turn did. Drivers without such events keep the
@@ -81,6 +86,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+pub mod coop;
 mod stats;
 mod sync;
 mod thread;

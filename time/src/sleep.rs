@@ -19,8 +19,10 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{ready, Context, Poll};
 use std::time::Duration;
+
+use tempo_park::coop;
 
 use crate::entry::TimerEntry;
 use crate::{Handle, Instant};
@@ -136,6 +138,11 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        self.entry_pin().poll_elapsed(cx)
+        // A timer that fires spends a unit of the task's cooperative budget
+        // (tempo_park::coop), so a loop over elapsed timers yields too.
+        let progress = ready!(coop::poll_proceed(cx));
+        ready!(self.entry_pin().poll_elapsed(cx));
+        progress.made_progress();
+        Poll::Ready(())
     }
 }

@@ -5,6 +5,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tempo_park::coop;
+
 use crate::error::Elapsed;
 use crate::{Handle, Instant, Sleep};
 
@@ -81,13 +83,19 @@ impl<F: Future> Future for Timeout<F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let (value, delay) = self.project();
+        let had_budget = coop::has_budget_remaining();
         // The inner future first: a future that is ready at the deadline wins.
         if let Poll::Ready(output) = value.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        match delay.poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(Elapsed::new())),
-            Poll::Pending => Poll::Pending,
+        // If the inner future spent the last of the task's cooperative
+        // budget, the deadline is still checked (unconstrained): otherwise a
+        // future that always exhausts the budget would never time out.
+        let poll_delay = || delay.poll(cx).map(|()| Err(Elapsed::new()));
+        if had_budget && !coop::has_budget_remaining() {
+            coop::with_unconstrained(poll_delay)
+        } else {
+            poll_delay()
         }
     }
 }

@@ -7,6 +7,11 @@
 //! polls tasks from its front until the queue is empty or the budget
 //! (`event_interval`, 61 by default) is spent; a task woken while it runs
 //! goes to the back, so [`yield_now`](crate::task::yield_now) is fair.
+//! Each poll of a task, and of the `block_on` future, runs with a fresh
+//! [cooperative budget](tempo_park::coop) (the outer one is restored after,
+//! so nested runtimes and host loops keep theirs): a task that loops on an
+//! always-ready socket, timer or join yields after that many operations
+//! and goes to the back of the queue, instead of starving the others.
 //! [`Core::park_driver`] then parks the driver: for the caller's timeout if
 //! nothing is ready, with a zero timeout (a poll, never skipped) if work is
 //! left. `block_on` and [`Runtime::turn`](crate::runtime::Runtime::turn) are
@@ -65,7 +70,7 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use tempo_park::{DriverStats, Park, ParkThread, Unpark, UnparkThread};
+use tempo_park::{coop, DriverStats, Park, ParkThread, Unpark, UnparkThread};
 
 use super::inject::InjectQueue;
 use super::pacer::ThrottlePacer;
@@ -368,7 +373,8 @@ impl Core {
         while polled < u64::from(budget) {
             let next = self.run_queue.borrow_mut().pop_front();
             let Some(task) = next else { break };
-            OwnedTasks::run(&self.owned, task);
+            // A fresh cooperative budget per poll (see `tempo_park::coop`).
+            coop::budget(|| OwnedTasks::run(&self.owned, task));
             polled += 1;
         }
         self.counters.work(polled, 0, 0);
@@ -463,7 +469,7 @@ impl Core {
         let mut start = Instant::now();
         loop {
             if self.shared.main_woken.swap(false, SeqCst) {
-                if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                if let Poll::Ready(output) = coop::budget(|| future.as_mut().poll(&mut cx)) {
                     self.end_iteration(start, Duration::ZERO);
                     return output;
                 }

@@ -12,9 +12,13 @@
 //!    timer due by `start + T/2` (the firing window, see below), and
 //!    collect the tasks other threads injected;
 //! 2. run every ready task, those woken while running included, within the
-//!    tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget));
-//! 3. if the tick ran past `start + T` or left ready tasks behind, start the
-//!    next tick at once: an **overrun** (counted in the metrics);
+//!    tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
+//!    and within one period of work; a woken `block_on` future is polled
+//!    at least every `event_interval` task polls. Each poll has a
+//!    [cooperative budget](tempo_park::coop), so a task on an always-ready
+//!    resource yields and is requeued in the same tick;
+//! 3. if the tick ran past `start + T` or left ready tasks behind (its
+//!    budget or its period of work ran out), start the next tick at once: an **overrun** (counted in the metrics);
 //! 4. otherwise sleep until `start + T` **without polling the driver**: the
 //!    scheduler's state is `SLEEPING`, in which remote spawns and wakes only
 //!    queue, costing no syscall and no context switch. Whatever arrives
@@ -46,7 +50,7 @@ use std::pin::pin;
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
-use tempo_park::{DriverStats, Park};
+use tempo_park::{coop, DriverStats, Park};
 
 use super::basic::{Core, RUNNING, SLEEPING};
 use super::pacer::TickEnd;
@@ -63,6 +67,66 @@ struct BetweenTicks {
     stats: DriverStats,
 }
 
+/// The task-running phase of one tick: how much it did, and whether it
+/// stopped with work left (the tick budget ran out, or the tick has worked
+/// for a whole period).
+struct TickWork {
+    /// Polls made this tick (tasks, and the block_on future).
+    polled: u64,
+    /// The tick stopped running tasks with work possibly left: an overrun.
+    cut: bool,
+    /// `tick_budget`.
+    budget: u64,
+    /// When the tick has worked for a whole period `T` (real clock: the
+    /// work takes real time even when the timer clock is paused).
+    period_end: Instant,
+}
+
+impl TickWork {
+    fn new(core: &Core, start: Instant) -> TickWork {
+        TickWork {
+            polled: 0,
+            cut: false,
+            budget: u64::from(core.config.tick_budget),
+            period_end: start + core.config.max_throttling,
+        }
+    }
+
+    /// Runs up to `event_interval` ready tasks (within the tick budget).
+    /// Returns `true` if the tick should go on: the chunk was full, and
+    /// neither the budget nor the period is spent. `main`: a woken
+    /// block_on future also makes the tick go on.
+    ///
+    /// Why a tick ends after a period of work: timers fire and I/O is
+    /// polled only at the start of a tick. Each task poll is bounded by its
+    /// cooperative budget, but a task that is always ready (a flooded
+    /// socket) is requeued in the same tick, so only the tick budget would
+    /// end it: thousands of polls, seconds of starved timers. Cutting the
+    /// tick after `T` (an overrun: the next one starts at once) keeps
+    /// timers and I/O within about a period. The clock is read once per
+    /// full chunk only, which a tick of one poll per stream rarely fills.
+    fn run_chunk(&mut self, core: &Core, main: bool) -> bool {
+        let left = self.budget.saturating_sub(self.polled);
+        let chunk = left.min(u64::from(core.config.event_interval));
+        let chunk = u32::try_from(chunk).unwrap_or(u32::MAX);
+        let ran = core.run_ready(chunk);
+        self.polled += ran;
+        if self.polled >= self.budget {
+            self.cut = true;
+            return false;
+        }
+        if ran < u64::from(chunk) {
+            // The run queue is empty.
+            return main && core.shared.main_woken.load(SeqCst);
+        }
+        if Instant::now() >= self.period_end {
+            self.cut = true;
+            return false;
+        }
+        true
+    }
+}
+
 impl Core {
     /// The throttling scheduler's `block_on`.
     pub(crate) fn throttled_block_on<F: Future>(&self, future: F) -> F::Output {
@@ -75,29 +139,27 @@ impl Core {
             self.begin_tick();
             let stats = self.park_driver(Some(Duration::ZERO), false).stats;
 
-            let budget = u64::from(self.config.tick_budget);
-            let mut polled = 0;
+            let mut tick = TickWork::new(self, start);
             loop {
                 if self.shared.main_woken.swap(false, SeqCst) {
                     // Counts against the tick budget and as work found,
                     // but not as a task poll in the metrics: the block_on
                     // future is not a task (as in the basic scheduler).
-                    polled += 1;
-                    if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                    tick.polled += 1;
+                    if let Poll::Ready(output) = coop::budget(|| future.as_mut().poll(&mut cx)) {
                         self.end_iteration(start, Duration::ZERO);
                         return output;
                     }
                 }
-                let ran =
-                    self.run_ready(budget.saturating_sub(polled).try_into().unwrap_or(u32::MAX));
-                polled += ran;
-                if polled >= budget || (ran == 0 && !self.shared.main_woken.load(SeqCst)) {
+                // A chunk of `event_interval` task polls at most, so that a
+                // woken block_on future waits for no more than that.
+                if !tick.run_chunk(self, true) {
                     break;
                 }
             }
 
-            let found_nothing = polled == 0 && stats == DriverStats::default();
-            let between = self.between_ticks(found_nothing, polled >= budget, None, true);
+            let found_nothing = tick.polled == 0 && stats == DriverStats::default();
+            let between = self.between_ticks(found_nothing, tick.cut, None, true);
             start = self.end_iteration(start, between.parked_for);
         }
     }
@@ -107,10 +169,11 @@ impl Core {
         let start = Instant::now();
         self.begin_tick();
         let stats = self.park_driver(Some(Duration::ZERO), false).stats;
-        let tasks_polled = self.run_ready(self.config.tick_budget);
+        let mut tick = TickWork::new(self, start);
+        while tick.run_chunk(self, false) {}
+        let tasks_polled = tick.polled;
         let found_nothing = tasks_polled == 0 && stats == DriverStats::default();
-        let budget_spent = tasks_polled >= u64::from(self.config.tick_budget);
-        let between = self.between_ticks(found_nothing, budget_spent, Some(max_wait), false);
+        let between = self.between_ticks(found_nothing, tick.cut, Some(max_wait), false);
         self.end_iteration(start, between.parked_for);
         let stats = stats + between.stats;
         Turn {

@@ -7,6 +7,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use super::abort::AbortHandle;
+use tempo_park::coop;
+
 use super::error::JoinError;
 use super::id::Id;
 use super::raw::RawTask;
@@ -97,6 +99,9 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        // A join is a resource operation: it spends the task's cooperative
+        // budget (a loop awaiting finished handles must yield too).
+        let progress = std::task::ready!(coop::poll_proceed(cx));
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: we are the JoinHandle and `out` has the output's type.
         unsafe {
@@ -105,6 +110,9 @@ impl<T> Future for JoinHandle<T> {
                 cx.waker(),
             )
         };
+        if out.is_ready() {
+            progress.made_progress();
+        }
         out
     }
 }

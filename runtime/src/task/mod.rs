@@ -24,6 +24,7 @@
 //! anywhere.
 
 mod abort;
+pub mod coop;
 mod error;
 mod harness;
 mod id;
@@ -41,6 +42,7 @@ use std::marker::PhantomData;
 
 pub use abort::AbortHandle;
 pub use crate::blocking::spawn_blocking;
+pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub use error::JoinError;
 pub use id::{id, try_id, Id};
 pub use join::JoinHandle;

@@ -1,0 +1,522 @@
+//! The cooperative budget (`tempo_park::coop`): one task looping on an
+//! always-ready resource must not starve the others, on both schedulers.
+//!
+//! Every test is count-based, never time-based: a busy loop counts its
+//! *streak*, the most iterations it ran in a row while the other side (a
+//! task or the `block_on` future, bumping a counter on every poll) did not
+//! run. Without a budget the streak is the whole loop; with one it is
+//! bounded by the budget (128 units per poll).
+
+use std::future::{poll_fn, Future};
+use std::io::Write as _;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::task::Context;
+use std::time::Duration;
+
+use tempo::net::{TcpListener, TcpStream, UdpSocket};
+use tempo::runtime::{Builder, Runtime};
+use tempo::task::{consume_budget, unconstrained, yield_now};
+
+/// Iterations of each busy loop.
+const BUSY: u64 = 2_000;
+/// The longest streak a budgeted busy task may run without another task
+/// running: the budget (128 units, at least one per iteration) plus slack.
+const MAX_STREAK: u64 = 200;
+/// The same when the other side is the `block_on` future.
+const MAX_STREAK_VS_BLOCK_ON: u64 = EVENT_INTERVAL as u64 * 128 + 200;
+/// Bound of the other side's loop (it normally stops at the busy loop's
+/// signal long before).
+const OTHER_BOUND: u64 = 50_000_000;
+
+/// Task polls between two polls of a woken `block_on` future, in the
+/// runtimes of these tests: a busy task may run `EVENT_INTERVAL` full
+/// budgets before the `block_on` future gets its turn.
+const EVENT_INTERVAL: u32 = 4;
+
+/// Both schedulers, run with the same test body.
+fn runtimes() -> Vec<(&'static str, Runtime)> {
+    vec![
+        (
+            "basic",
+            Builder::new_current_thread()
+                .enable_all()
+                .event_interval(EVENT_INTERVAL)
+                .build()
+                .unwrap(),
+        ),
+        (
+            "throttled 5 ms",
+            Builder::new_current_thread()
+                .enable_all()
+                .event_interval(EVENT_INTERVAL)
+                .max_throttling(Duration::from_millis(5))
+                .build()
+                .unwrap(),
+        ),
+    ]
+}
+
+/// The other side of a contest: counts its polls until told to stop.
+#[derive(Default)]
+struct Progress {
+    other_runs: AtomicU64,
+    stop: AtomicBool,
+}
+
+impl Progress {
+    /// Yields in a loop, counting, until the busy side is done.
+    async fn other(&self) {
+        for _ in 0..OTHER_BOUND {
+            if self.stop.load(Relaxed) {
+                return;
+            }
+            self.other_runs.fetch_add(1, Relaxed);
+            yield_now().await;
+        }
+    }
+}
+
+/// Tracks the busy loop's longest streak without the other side running.
+struct Streak<'a> {
+    progress: &'a Progress,
+    last_seen: u64,
+    current: u64,
+    longest: u64,
+}
+
+impl<'a> Streak<'a> {
+    fn new(progress: &'a Progress) -> Streak<'a> {
+        Streak {
+            progress,
+            last_seen: progress.other_runs.load(Relaxed),
+            current: 0,
+            longest: 0,
+        }
+    }
+
+    /// One busy iteration done.
+    fn step(&mut self) {
+        let seen = self.progress.other_runs.load(Relaxed);
+        if seen == self.last_seen {
+            self.current += 1;
+            self.longest = self.longest.max(self.current);
+        } else {
+            self.last_seen = seen;
+            self.current = 0;
+        }
+    }
+
+    /// Ends the contest; returns the longest streak.
+    fn finish(self) -> u64 {
+        self.progress.stop.store(true, Relaxed);
+        self.longest
+    }
+}
+
+/// A UDP socket that always has a datagram queued: `BUSY` receives, each
+/// followed by a (blocking, budget-free) std send that refills it.
+async fn busy_udp(progress: Arc<Progress>) -> u64 {
+    let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let target = socket.local_addr().unwrap();
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for _ in 0..4 {
+        sender.send_to(b"flood", target).unwrap();
+    }
+    let mut streak = Streak::new(&progress);
+    let mut buf = [0u8; 64];
+    for _ in 0..BUSY {
+        let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"flood");
+        sender.send_to(b"flood", target).unwrap();
+        streak.step();
+    }
+    streak.finish()
+}
+
+/// A TCP stream that always has bytes to read: `BUSY` reads, each followed
+/// by a (blocking, budget-free) std write of what was read.
+async fn busy_tcp(progress: Arc<Progress>) -> u64 {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut writer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let (reader, _) = listener.accept().await.unwrap();
+    writer.write_all(&[7u8; 256]).unwrap();
+    let mut streak = Streak::new(&progress);
+    let mut buf = [0u8; 16];
+    for _ in 0..BUSY {
+        let n = reader.read(&mut buf).await.unwrap();
+        assert!(n > 0);
+        writer.write_all(&buf[..n]).unwrap();
+        streak.step();
+    }
+    streak.finish()
+}
+
+/// A loop of pure CPU work that calls `consume_budget` each iteration.
+async fn busy_cpu(progress: Arc<Progress>) -> u64 {
+    let mut streak = Streak::new(&progress);
+    for _ in 0..BUSY {
+        consume_budget().await;
+        streak.step();
+    }
+    streak.finish()
+}
+
+/// Which side of the contest runs as the `block_on` future.
+#[derive(Clone, Copy, Debug)]
+enum BusyIn {
+    /// The busy loop is a spawned task; the other side runs in `block_on`.
+    Task,
+    /// The busy loop is the `block_on` future; the other side is a task.
+    BlockOn,
+}
+
+/// Runs `busy` against a yielding counter on every runtime flavor and
+/// returns nothing: asserts the busy loop's streak is bounded.
+fn contest<B, F>(busy: B, busy_in: BusyIn)
+where
+    B: Fn(Arc<Progress>) -> F,
+    F: Future<Output = u64> + Send + 'static,
+{
+    for (flavor, rt) in runtimes() {
+        let progress = Arc::new(Progress::default());
+        let busy_future = busy(progress.clone());
+        let longest = rt.block_on(async move {
+            match busy_in {
+                BusyIn::Task => {
+                    let busy = tempo::spawn(busy_future);
+                    progress.other().await;
+                    busy.await.unwrap()
+                }
+                BusyIn::BlockOn => {
+                    let other = progress.clone();
+                    let other = tempo::spawn(async move { other.other().await });
+                    let longest = busy_future.await;
+                    other.await.unwrap();
+                    longest
+                }
+            }
+        });
+        let max = match busy_in {
+            BusyIn::Task => MAX_STREAK_VS_BLOCK_ON,
+            BusyIn::BlockOn => MAX_STREAK,
+        };
+        assert!(
+            longest <= max,
+            "{flavor}, busy loop in {busy_in:?}: it ran {longest} iterations in a row \
+             (of {BUSY}) while the other side never ran"
+        );
+    }
+}
+
+/// Runs `busy` as a task next to a yielding task (the `block_on` future
+/// only waits for both): the tasks' contest.
+fn task_contest<B, F>(busy: B)
+where
+    B: Fn(Arc<Progress>) -> F,
+    F: Future<Output = u64> + Send + 'static,
+{
+    for (flavor, rt) in runtimes() {
+        let progress = Arc::new(Progress::default());
+        let busy_future = busy(progress.clone());
+        let longest = rt.block_on(async move {
+            let other = tempo::spawn(async move { progress.other().await });
+            let longest = tempo::spawn(busy_future).await.unwrap();
+            other.await.unwrap();
+            longest
+        });
+        assert!(
+            longest <= MAX_STREAK,
+            "{flavor}: the busy task ran {longest} iterations in a row (of {BUSY}) \
+             while the other task never ran"
+        );
+    }
+}
+
+#[test]
+fn flooded_udp_socket_does_not_starve_other_tasks() {
+    task_contest(busy_udp);
+}
+
+#[test]
+fn always_ready_tcp_read_does_not_starve_other_tasks() {
+    task_contest(busy_tcp);
+}
+
+#[test]
+fn busy_block_on_future_does_not_starve_tasks() {
+    contest(busy_udp, BusyIn::BlockOn);
+    contest(busy_tcp, BusyIn::BlockOn);
+}
+
+#[test]
+fn busy_task_does_not_starve_the_block_on_future() {
+    contest(busy_udp, BusyIn::Task);
+    contest(busy_tcp, BusyIn::Task);
+}
+
+#[test]
+fn consume_budget_makes_a_cpu_loop_yield() {
+    task_contest(busy_cpu);
+    contest(busy_cpu, BusyIn::Task);
+    contest(busy_cpu, BusyIn::BlockOn);
+}
+
+/// The issue's case: a flooded UDP socket next to an `interval`. Timers
+/// fire only when the scheduler polls its driver (every `event_interval`
+/// polls on the basic scheduler, at the start of a tick when throttled),
+/// so the busy task must yield *and* the scheduler must get back to the
+/// driver. The clock is real (a paused clock never advances while tasks
+/// are busy), but nothing is timed: the busy loop stops when the interval
+/// has ticked `TICKS` times, and must get there within `BOUND` receives.
+/// A receive plus a send (two syscalls) costs well over the 70 ns that
+/// would make `BOUND` of them shorter than `TICKS` periods, so a slow machine
+/// only makes the test easier; before the fix the interval never ticked
+/// (basic) or ticked once per tick budget, millions of receives (throttled).
+#[test]
+fn flooded_udp_socket_does_not_starve_an_interval() {
+    const TICKS: u64 = 2;
+    // Longer than half the throttling period: a shorter interval fires
+    // within the timer driver's firing window, without waiting for a tick.
+    const PERIOD: Duration = Duration::from_millis(10);
+    const BOUND: u64 = 300_000;
+    for (flavor, rt) in runtimes() {
+        let received = rt.block_on(async {
+            let ticks = Arc::new(AtomicU64::new(0));
+            let ticker = {
+                let ticks = ticks.clone();
+                tempo::spawn(async move {
+                    let mut interval = tempo::time::interval(PERIOD);
+                    for _ in 0..=TICKS {
+                        interval.tick().await;
+                        ticks.fetch_add(1, Relaxed);
+                    }
+                })
+            };
+            let busy = tempo::spawn(async move {
+                let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+                let target = socket.local_addr().unwrap();
+                let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+                sender.send_to(b"flood", target).unwrap();
+                let mut buf = [0u8; 64];
+                let mut received = 0;
+                // The first tick of an interval is immediate: wait for
+                // TICKS more.
+                while ticks.load(Relaxed) <= TICKS && received < BOUND {
+                    socket.recv_from(&mut buf).await.unwrap();
+                    sender.send_to(b"flood", target).unwrap();
+                    received += 1;
+                }
+                received
+            });
+            let received = busy.await.unwrap();
+            ticker.await.unwrap();
+            received
+        });
+        assert!(
+            received < BOUND,
+            "{flavor}: the interval did not tick {TICKS} times in {BOUND} receives"
+        );
+    }
+}
+
+/// Counts how many times the inner future was polled.
+struct CountPolls<F> {
+    inner: Pin<Box<F>>,
+    polls: u64,
+}
+
+impl<F: Future> CountPolls<F> {
+    fn new(inner: F) -> CountPolls<F> {
+        CountPolls {
+            inner: Box::pin(inner),
+            polls: 0,
+        }
+    }
+
+    /// Runs the inner future to completion; returns its output and the
+    /// number of polls it took.
+    async fn run(mut self) -> (F::Output, u64) {
+        let output = poll_fn(|cx| {
+            self.polls += 1;
+            self.inner.as_mut().poll(cx)
+        })
+        .await;
+        (output, self.polls)
+    }
+}
+
+/// `n` calls of `consume_budget`.
+async fn consume(n: u64) -> u64 {
+    for _ in 0..n {
+        consume_budget().await;
+    }
+    n
+}
+
+#[test]
+fn budget_is_128_units_per_poll_for_tasks_and_block_on() {
+    for (flavor, rt) in runtimes() {
+        let polls = rt.block_on(async {
+            let in_task = tempo::spawn(CountPolls::new(consume(1_000)).run())
+                .await
+                .unwrap()
+                .1;
+            let in_block_on = CountPolls::new(consume(1_000)).run().await.1;
+            (in_task, in_block_on)
+        });
+        // ceil(1000 / 128) = 8 polls: 7 that spend 128 units, 1 that ends.
+        assert_eq!(polls, (8, 8), "{flavor}");
+    }
+}
+
+#[test]
+fn unconstrained_future_never_yields_for_budget() {
+    for (flavor, rt) in runtimes() {
+        let polls = rt.block_on(async {
+            let in_task = tempo::spawn(CountPolls::new(unconstrained(consume(1_000))).run())
+                .await
+                .unwrap()
+                .1;
+            let in_block_on = CountPolls::new(unconstrained(consume(1_000))).run().await.1;
+            (in_task, in_block_on)
+        });
+        assert_eq!(polls, (1, 1), "{flavor}");
+        // The budget outside the unconstrained future is untouched by it.
+        let polls = rt.block_on(async {
+            CountPolls::new(async {
+                unconstrained(consume(1_000)).await;
+                consume(1_000).await
+            })
+            .run()
+            .await
+            .1
+        });
+        assert_eq!(polls, 8, "{flavor}");
+    }
+}
+
+#[test]
+fn join_handles_spend_budget() {
+    for (flavor, rt) in runtimes() {
+        let polls = rt.block_on(async {
+            let handles: Vec<_> = (0..300u64)
+                .map(|i| tempo::spawn(async move { i }))
+                .collect();
+            // Let every task finish, so each join below is ready at once.
+            for _ in 0..1_000 {
+                if handles.iter().all(|h| h.is_finished()) {
+                    break;
+                }
+                yield_now().await;
+            }
+            assert!(handles.iter().all(|h| h.is_finished()));
+            CountPolls::new(async move {
+                let mut sum = 0;
+                for h in handles {
+                    sum += h.await.unwrap();
+                }
+                sum
+            })
+            .run()
+            .await
+        });
+        assert_eq!(polls.0, 300 * 299 / 2, "{flavor}");
+        // ceil(300 / 128) = 3 polls.
+        assert_eq!(polls.1, 3, "{flavor}");
+    }
+}
+
+#[test]
+fn elapsed_timers_spend_budget() {
+    for (flavor, rt) in runtimes() {
+        let polls = rt.block_on(async {
+            CountPolls::new(async {
+                for _ in 0..300 {
+                    tempo::time::sleep(Duration::ZERO).await;
+                }
+            })
+            .run()
+            .await
+            .1
+        });
+        assert_eq!(polls, 3, "{flavor}");
+    }
+}
+
+/// A future that spends the whole budget on every poll and never completes.
+async fn always_exhausts_budget() {
+    for _ in 0..OTHER_BOUND {
+        consume_budget().await;
+    }
+}
+
+#[test]
+fn timeout_fires_even_if_the_inner_future_spends_the_budget() {
+    for (flavor, rt) in runtimes() {
+        let (result, polls) = rt.block_on(async {
+            // A zero timeout has elapsed already: the first poll must see
+            // it, although the inner future leaves no budget for the timer.
+            CountPolls::new(tempo::time::timeout(
+                Duration::ZERO,
+                always_exhausts_budget(),
+            ))
+            .run()
+            .await
+        });
+        assert!(result.is_err(), "{flavor}: the timeout must elapse");
+        assert_eq!(polls, 1, "{flavor}");
+    }
+}
+
+#[test]
+fn try_methods_and_outside_runtime_do_not_spend_budget() {
+    // Outside any runtime the budget is unconstrained.
+    assert!(tempo::task::coop::has_budget_remaining());
+    for (flavor, rt) in runtimes() {
+        let polls = rt.block_on(async {
+            let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+            let target = socket.local_addr().unwrap();
+            CountPolls::new(async move {
+                let mut buf = [0u8; 16];
+                for _ in 0..300 {
+                    socket.try_send_to(b"x", target).unwrap();
+                    socket.try_recv_from(&mut buf).unwrap();
+                }
+                tempo::task::coop::has_budget_remaining()
+            })
+            .run()
+            .await
+        });
+        assert_eq!(polls, (true, 1), "{flavor}");
+    }
+}
+
+/// The same busy TCP reader, but through `poll_fn` on `poll_read`, as a
+/// codec would call it: the budget is in the poll path, not the async fn.
+#[test]
+fn poll_read_spends_budget() {
+    for (flavor, rt) in runtimes() {
+        let polls = rt.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let writer = TcpStream::connect(addr).await.unwrap();
+            let (reader, _) = listener.accept().await.unwrap();
+            writer.write_all(&[1u8; 300]).await.unwrap();
+            CountPolls::new(async move {
+                let mut buf = [0u8; 1];
+                for _ in 0..300 {
+                    let n = poll_fn(|cx: &mut Context<'_>| reader.poll_read(cx, &mut buf)).await;
+                    assert_eq!(n.unwrap(), 1);
+                }
+            })
+            .run()
+            .await
+            .1
+        });
+        // The 300 bytes may arrive in more than one segment, but at most
+        // 128 reads complete per poll: at least ceil(300 / 128) = 3 polls.
+        assert!(polls >= 3, "{flavor}: {polls} polls");
+    }
+}
