@@ -20,6 +20,13 @@
 //! it parks the inner driver for real (until an unpark or an event). So a
 //! test of long timeouts runs at once, and always in the same order.
 //!
+//! Every deadline the API accepts is reachable this way, `sleep(Duration::
+//! MAX)` on a clock paused long after the driver started included: wake
+//! ticks convert back to instants without a cap, so the clock never stops
+//! short of a deadline (a cap there once made such a sleep spin for ever).
+//! Beyond the wheel's span (about 2.2 years) a timer is re-filed once per
+//! span, so reaching a century takes a few dozen parks.
+//!
 //! With the real clock, a park can return after a cascade without having
 //! fired anything (at most once per wheel level for a long timer); callers
 //! loop anyway, since parks may return spuriously.

@@ -139,8 +139,21 @@ impl Shared {
     }
 
     /// The instant a tick starts at.
+    ///
+    /// Not capped at [`Instant::FAR_FUTURE`] from `origin`: deadlines are
+    /// capped at `FAR_FUTURE` from the instant they were computed from
+    /// (`now + Duration::MAX`), which is later than `origin + FAR_FUTURE`
+    /// once the clock has moved. A cap here would put the wake tick of such
+    /// a deadline before the deadline for ever, and a paused clock that
+    /// auto-advances to wake ticks would never reach it (it spun instead).
     pub(crate) fn tick_instant(&self, tick: u64) -> Instant {
-        Instant::from_std(self.origin).saturating_add(Duration::from_millis(tick))
+        let offset = Duration::from_millis(tick);
+        match self.origin.checked_add(offset) {
+            Some(instant) => Instant::from_std(instant),
+            // Beyond what the platform's clock represents: no deadline is
+            // there either, so the latest instant reachable is as good.
+            None => Instant::from_std(self.origin).saturating_add(offset),
+        }
     }
 
     /// (Re-)registers `entry` with `deadline`: unlinks it if linked, files it
