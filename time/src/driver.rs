@@ -51,6 +51,17 @@
 //! Dropping the driver marks every registered timer as shut down and wakes
 //! its task; polling such a timer again panics with a message saying its
 //! runtime is gone. Dropping timers after the driver is fine.
+//!
+//! # Wakers that panic
+//!
+//! A timer may carry a foreign waker (polled by another executor, or by a
+//! future with its own `Wake` impl) that panics when woken. Every path that
+//! wakes a batch of timers (the fire pass of a park,
+//! [`Handle::fire_due_timers`] and so [`advance`](crate::advance), and
+//! shutdown) wakes *every* waker of the batch anyway, then re-raises the
+//! first panic to its caller: a panicking waker costs its own timer, never
+//! the others. (Shutdown during a panic drops the waker's panic instead of
+//! aborting the process.)
 
 use std::fmt;
 use std::time::Duration;

@@ -104,7 +104,8 @@ pub fn resume() {
 ///
 /// # Panics
 ///
-/// Outside a runtime with time enabled, or if the clock is not paused.
+/// Outside a runtime with time enabled, or if the clock is not paused; or
+/// if the waker of a timer it fires panics (after waking all the others).
 pub async fn advance(duration: Duration) {
     let handle = Handle::current();
     handle.clock().advance(duration);

@@ -32,7 +32,9 @@
 //! no registration unparks it: the driver recomputes its deadline under the
 //! lock before it parks again, so nothing is lost.
 
+use std::any::Any;
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -295,6 +297,7 @@ impl Shared {
             return 0;
         }
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
+        let mut waking = PanicSafeWaking::default();
         let mut fired = 0u64;
         loop {
             let mut count = 0;
@@ -337,11 +340,7 @@ impl Shared {
                     self.next_wake.store(wake, Ordering::SeqCst);
                 }
             }
-            for w in wakers[..count].iter_mut() {
-                if let Some(w) = w.take() {
-                    w.wake();
-                }
-            }
+            waking.wake_all(&mut wakers[..count]);
             if !more {
                 break;
             }
@@ -349,13 +348,21 @@ impl Shared {
         if fired != 0 {
             self.timers_fired.fetch_add(fired, Ordering::Relaxed);
         }
+        waking.finish();
         fired
     }
 
     /// Marks the driver shut down and every registered entry with it, waking
     /// their tasks (whose next poll of the timer panics with a clear message).
+    ///
+    /// A waker that panics does not stop the others (see
+    /// [`PanicSafeWaking`]); the first panic is re-raised after all are
+    /// woken, unless the thread is already unwinding (a driver dropped
+    /// during a panic), where a second panic would abort: then it is
+    /// dropped.
     pub(crate) fn shutdown(&self) {
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
+        let mut waking = PanicSafeWaking::default();
         loop {
             let mut count = 0;
             let mut drained = false;
@@ -376,14 +383,51 @@ impl Shared {
                     }
                 }
             }
-            for w in wakers[..count].iter_mut() {
-                if let Some(w) = w.take() {
-                    w.wake();
-                }
-            }
+            waking.wake_all(&mut wakers[..count]);
             if drained {
                 break;
             }
+        }
+        if !std::thread::panicking() {
+            waking.finish();
+        }
+    }
+}
+
+/// Wakes a batch of wakers so that one that panics cannot strand the
+/// others.
+///
+/// The wakers of due timers are not all the runtime's own: a timer polled
+/// by another executor, or by a hand-written future with its own
+/// [`Wake`](std::task::Wake) impl, carries a foreign waker that may panic.
+/// Letting that panic unwind out of the batch would drop every waker after
+/// it unwoken: their timers are marked fired, so nothing would ever wake
+/// those tasks again. So each wake runs under `catch_unwind`, every waker of
+/// every batch is woken, and the *first* panic is re-raised at the end
+/// ([`finish`](PanicSafeWaking::finish)): the caller (`block_on`, `advance`,
+/// a driver's drop) still sees it, as it would have without timers.
+#[derive(Default)]
+struct PanicSafeWaking {
+    first_panic: Option<Box<dyn Any + Send>>,
+}
+
+impl PanicSafeWaking {
+    /// Wakes (and empties) every waker in `wakers`.
+    fn wake_all(&mut self, wakers: &mut [Option<Waker>]) {
+        for waker in wakers.iter_mut().filter_map(Option::take) {
+            // Unwind safety: the waker is consumed either way, and no state
+            // of ours is borrowed across the call.
+            if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+                // Later panics are dropped: one is enough to report.
+                self.first_panic.get_or_insert(panic);
+            }
+        }
+    }
+
+    /// Re-raises the first panic, if a waker panicked.
+    fn finish(self) {
+        if let Some(panic) = self.first_panic {
+            panic::resume_unwind(panic);
         }
     }
 }
