@@ -24,6 +24,11 @@
 //! rule. With a zero window (the basic scheduler) both policies are the
 //! same: never early, late by the wake-up latency only.
 //!
+//! Under either policy a timer whose deadline is in the future never
+//! completes in the poll that created it: one created inside the current
+//! tick's window fires at the next tick, so `loop { sleep(d).await }` costs
+//! at most one poll per tick (see [`Sleep`]).
+//!
 //! The names follow `tokio::time` so that code can switch by changing its
 //! imports.
 //!

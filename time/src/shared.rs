@@ -23,6 +23,25 @@
 //!   with `deadline_tick > now_tick` (the window changed since) files it
 //!   again instead of firing it. Error within `[0, T]`: tokio's rule.
 //!
+//! # Timers created inside the window: never in the creating poll
+//!
+//! A pass moves the wheel to `now_tick + window`, so a timer registered
+//! after it with a deadline inside that window finds its tick already
+//! processed. Firing it at once would complete a future deadline in the
+//! poll that created it: under a throttle of 20 ms, `loop { sleep(1 ms) }`
+//! then spun through the window (millions of iterations per second) until
+//! the next tick moved it. Such an entry is instead filed with the due
+//! entries and fires at the *next* pass, the nearest tick after the one
+//! that created it; a driver blocked meanwhile is unparked. So a timer
+//! whose deadline is in the future completes at a later pass, and a loop
+//! over one costs at most a poll per tick.
+//!
+//! Only a deadline at or before the `now` of the last locked pass
+//! (`State::last_pass`) is known to have passed without reading the clock:
+//! that one still completes on its first poll, as in tokio. With a zero
+//! window (the basic scheduler) every processed tick is at or before that
+//! `now`, so nothing changes there.
+//!
 //! # Cross-thread registration
 //!
 //! Before blocking, the driver stores in `parked_until` the tick it will wake
@@ -59,6 +78,10 @@ pub(crate) struct State {
     pub(crate) never_early: bool,
     pub(crate) shutdown: bool,
     pub(crate) histogram: TimerErrorHistogram,
+    /// The `now` of the last fire pass that took the lock (the one that
+    /// moved the wheel to `now_tick + window`): a deadline at or before it
+    /// had passed when that pass ran.
+    pub(crate) last_pass: Instant,
 }
 
 /// What a driver and its handles share.
@@ -93,6 +116,7 @@ impl Shared {
                 never_early: false,
                 shutdown: false,
                 histogram: TimerErrorHistogram::default(),
+                last_pass: Instant::from_std(origin),
             }),
             parked_until: AtomicU64::new(NOT_PARKED),
             next_wake: AtomicU64::new(0),
@@ -205,8 +229,20 @@ impl Shared {
                     }
                 }
             });
-            new_state = match state.wheel.insert(entry, tick) {
-                Ok(()) => {
+            let wake_tick = match state.wheel.insert(entry, tick) {
+                Ok(()) => Some(wake_tick),
+                Err(AlreadyDue) if deadline > state.last_pass => {
+                    // The last pass processed the tick, but the deadline is
+                    // after that pass: still in the future for all we know
+                    // (no clock read). It fires at the next pass, which
+                    // must come at once (a wake tick of 0 unparks).
+                    state.wheel.insert_due(entry, tick);
+                    Some(0)
+                }
+                Err(AlreadyDue) => None,
+            };
+            new_state = match wake_tick {
+                Some(wake_tick) => {
                     self.next_wake.store(0, Ordering::SeqCst);
                     if wake_tick < self.parked_until.load(Ordering::Relaxed) {
                         self.parked_until.store(wake_tick, Ordering::Relaxed);
@@ -214,7 +250,7 @@ impl Shared {
                     }
                     EntryState::Linked
                 }
-                Err(AlreadyDue) => EntryState::Fired,
+                None => EntryState::Fired,
             };
             entry.with(|e| {
                 e.state = new_state;
@@ -305,6 +341,7 @@ impl Shared {
             {
                 let mut guard = self.state.lock();
                 let state = &mut *guard;
+                state.last_pass = state.last_pass.max(now);
                 let horizon = now_tick.saturating_add(state.window_ticks);
                 while let Some(entry) = state.wheel.poll(horizon) {
                     let (at_least, deadline_tick, deadline) =
