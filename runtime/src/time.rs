@@ -7,6 +7,11 @@
 //! nearest its deadline (error within `±T/2`) unless it is created with
 //! [`sleep_at_least`] / [`interval_at_least`] or the runtime uses
 //! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly).
+//! On both schedulers a timer whose deadline is in the future never
+//! completes in the poll that created it (under throttling it fires at a
+//! later tick), so `loop { sleep(d).await }` costs at most one poll per
+//! tick; a waker that panics while the driver wakes due timers does not
+//! keep the others from being woken (its panic is re-raised after).
 //!
 //! ```
 //! use std::time::Duration;

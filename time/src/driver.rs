@@ -20,6 +20,13 @@
 //! it parks the inner driver for real (until an unpark or an event). So a
 //! test of long timeouts runs at once, and always in the same order.
 //!
+//! Every deadline the API accepts is reachable this way, `sleep(Duration::
+//! MAX)` on a clock paused long after the driver started included: wake
+//! ticks convert back to instants without a cap, so the clock never stops
+//! short of a deadline (a cap there once made such a sleep spin for ever).
+//! Beyond the wheel's span (about 2.2 years) a timer is re-filed once per
+//! span, so reaching a century takes a few dozen parks.
+//!
 //! With the real clock, a park can return after a cascade without having
 //! fired anything (at most once per wheel level for a long timer); callers
 //! loop anyway, since parks may return spuriously.
@@ -44,6 +51,17 @@
 //! Dropping the driver marks every registered timer as shut down and wakes
 //! its task; polling such a timer again panics with a message saying its
 //! runtime is gone. Dropping timers after the driver is fine.
+//!
+//! # Wakers that panic
+//!
+//! A timer may carry a foreign waker (polled by another executor, or by a
+//! future with its own `Wake` impl) that panics when woken. Every path that
+//! wakes a batch of timers (the fire pass of a park,
+//! [`Handle::fire_due_timers`] and so [`advance`](crate::advance), and
+//! shutdown) wakes *every* waker of the batch anyway, then re-raises the
+//! first panic to its caller: a panicking waker costs its own timer, never
+//! the others. (Shutdown during a panic drops the waker's panic instead of
+//! aborting the process.)
 
 use std::fmt;
 use std::time::Duration;

@@ -219,7 +219,8 @@ impl TimerEntry {
     }
 
     /// Registers on first poll; completes once fired (on the first poll
-    /// already if the driver has processed the deadline's tick).
+    /// already if the deadline had passed at the driver's last fire pass;
+    /// never if it is in the future, see `Shared::register`).
     ///
     /// # Panics
     ///
@@ -235,7 +236,7 @@ impl TimerEntry {
                 return Poll::Ready(());
             }
             // No clock read here (it would cost a third of a registration):
-            // the wheel says whether the deadline's tick is already processed.
+            // the wheel and the last pass's `now` say whether it is due.
             this.linked_once = true;
             let state =
                 shared.register(entry, this.deadline, this.at_least, Some(cx.waker()), false);

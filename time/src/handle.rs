@@ -121,6 +121,12 @@ impl Handle {
     /// window), waking their tasks; returns how many fired. The driver does
     /// this on every park; [`advance`](crate::advance) calls it after moving
     /// a paused clock.
+    ///
+    /// # Panics
+    ///
+    /// If a timer's waker panics: every other waker is woken first, then
+    /// the first panic is re-raised (see the driver's docs on wakers that
+    /// panic).
     pub fn fire_due_timers(&self) -> u64 {
         self.shared.fire(self.shared.clock().now())
     }

@@ -1,7 +1,10 @@
 //! [`Interval`]: a stream of ticks at a fixed period.
 //!
 //! Semantics follow tokio's: the first tick completes at `start`
-//! (immediately for [`interval`]), each tick returns the instant it was
+//! (immediately for [`interval`]: that deadline is now, not in the future;
+//! a later tick still in the future when scheduled completes at a later
+//! fire pass, never in the poll that scheduled it, see
+//! [`Sleep`](crate::Sleep)), each tick returns the instant it was
 //! *scheduled* for, and [`MissedTickBehavior`] decides what happens after a
 //! tick that fired late (the task was busy, or the thread was blocked).
 //!

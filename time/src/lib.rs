@@ -24,6 +24,11 @@
 //! rule. With a zero window (the basic scheduler) both policies are the
 //! same: never early, late by the wake-up latency only.
 //!
+//! Under either policy a timer whose deadline is in the future never
+//! completes in the poll that created it: one created inside the current
+//! tick's window fires at the next tick, so `loop { sleep(d).await }` costs
+//! at most one poll per tick (see [`Sleep`]).
+//!
 //! The names follow `tokio::time` so that code can switch by changing its
 //! imports.
 //!
@@ -104,7 +109,8 @@ pub fn resume() {
 ///
 /// # Panics
 ///
-/// Outside a runtime with time enabled, or if the clock is not paused.
+/// Outside a runtime with time enabled, or if the clock is not paused; or
+/// if the waker of a timer it fires panics (after waking all the others).
 pub async fn advance(duration: Duration) {
     let handle = Handle::current();
     handle.clock().advance(duration);

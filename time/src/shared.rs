@@ -23,6 +23,25 @@
 //!   with `deadline_tick > now_tick` (the window changed since) files it
 //!   again instead of firing it. Error within `[0, T]`: tokio's rule.
 //!
+//! # Timers created inside the window: never in the creating poll
+//!
+//! A pass moves the wheel to `now_tick + window`, so a timer registered
+//! after it with a deadline inside that window finds its tick already
+//! processed. Firing it at once would complete a future deadline in the
+//! poll that created it: under a throttle of 20 ms, `loop { sleep(1 ms) }`
+//! then spun through the window (millions of iterations per second) until
+//! the next tick moved it. Such an entry is instead filed with the due
+//! entries and fires at the *next* pass, the nearest tick after the one
+//! that created it; a driver blocked meanwhile is unparked. So a timer
+//! whose deadline is in the future completes at a later pass, and a loop
+//! over one costs at most a poll per tick.
+//!
+//! Only a deadline at or before the `now` of the last locked pass
+//! (`State::last_pass`) is known to have passed without reading the clock:
+//! that one still completes on its first poll, as in tokio. With a zero
+//! window (the basic scheduler) every processed tick is at or before that
+//! `now`, so nothing changes there.
+//!
 //! # Cross-thread registration
 //!
 //! Before blocking, the driver stores in `parked_until` the tick it will wake
@@ -32,7 +51,9 @@
 //! no registration unparks it: the driver recomputes its deadline under the
 //! lock before it parks again, so nothing is lost.
 
+use std::any::Any;
 use std::fmt;
+use std::panic::{self, AssertUnwindSafe};
 use std::task::Waker;
 use std::time::Duration;
 
@@ -57,6 +78,10 @@ pub(crate) struct State {
     pub(crate) never_early: bool,
     pub(crate) shutdown: bool,
     pub(crate) histogram: TimerErrorHistogram,
+    /// The `now` of the last fire pass that took the lock (the one that
+    /// moved the wheel to `now_tick + window`): a deadline at or before it
+    /// had passed when that pass ran.
+    pub(crate) last_pass: Instant,
 }
 
 /// What a driver and its handles share.
@@ -91,6 +116,7 @@ impl Shared {
                 never_early: false,
                 shutdown: false,
                 histogram: TimerErrorHistogram::default(),
+                last_pass: Instant::from_std(origin),
             }),
             parked_until: AtomicU64::new(NOT_PARKED),
             next_wake: AtomicU64::new(0),
@@ -139,8 +165,21 @@ impl Shared {
     }
 
     /// The instant a tick starts at.
+    ///
+    /// Not capped at [`Instant::FAR_FUTURE`] from `origin`: deadlines are
+    /// capped at `FAR_FUTURE` from the instant they were computed from
+    /// (`now + Duration::MAX`), which is later than `origin + FAR_FUTURE`
+    /// once the clock has moved. A cap here would put the wake tick of such
+    /// a deadline before the deadline for ever, and a paused clock that
+    /// auto-advances to wake ticks would never reach it (it spun instead).
     pub(crate) fn tick_instant(&self, tick: u64) -> Instant {
-        Instant::from_std(self.origin).saturating_add(Duration::from_millis(tick))
+        let offset = Duration::from_millis(tick);
+        match self.origin.checked_add(offset) {
+            Some(instant) => Instant::from_std(instant),
+            // Beyond what the platform's clock represents: no deadline is
+            // there either, so the latest instant reachable is as good.
+            None => Instant::from_std(self.origin).saturating_add(offset),
+        }
     }
 
     /// (Re-)registers `entry` with `deadline`: unlinks it if linked, files it
@@ -190,8 +229,20 @@ impl Shared {
                     }
                 }
             });
-            new_state = match state.wheel.insert(entry, tick) {
-                Ok(()) => {
+            let wake_tick = match state.wheel.insert(entry, tick) {
+                Ok(()) => Some(wake_tick),
+                Err(AlreadyDue) if deadline > state.last_pass => {
+                    // The last pass processed the tick, but the deadline is
+                    // after that pass: still in the future for all we know
+                    // (no clock read). It fires at the next pass, which
+                    // must come at once (a wake tick of 0 unparks).
+                    state.wheel.insert_due(entry, tick);
+                    Some(0)
+                }
+                Err(AlreadyDue) => None,
+            };
+            new_state = match wake_tick {
+                Some(wake_tick) => {
                     self.next_wake.store(0, Ordering::SeqCst);
                     if wake_tick < self.parked_until.load(Ordering::Relaxed) {
                         self.parked_until.store(wake_tick, Ordering::Relaxed);
@@ -199,7 +250,7 @@ impl Shared {
                     }
                     EntryState::Linked
                 }
-                Err(AlreadyDue) => EntryState::Fired,
+                None => EntryState::Fired,
             };
             entry.with(|e| {
                 e.state = new_state;
@@ -282,6 +333,7 @@ impl Shared {
             return 0;
         }
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
+        let mut waking = PanicSafeWaking::default();
         let mut fired = 0u64;
         loop {
             let mut count = 0;
@@ -289,6 +341,7 @@ impl Shared {
             {
                 let mut guard = self.state.lock();
                 let state = &mut *guard;
+                state.last_pass = state.last_pass.max(now);
                 let horizon = now_tick.saturating_add(state.window_ticks);
                 while let Some(entry) = state.wheel.poll(horizon) {
                     let (at_least, deadline_tick, deadline) =
@@ -324,11 +377,7 @@ impl Shared {
                     self.next_wake.store(wake, Ordering::SeqCst);
                 }
             }
-            for w in wakers[..count].iter_mut() {
-                if let Some(w) = w.take() {
-                    w.wake();
-                }
-            }
+            waking.wake_all(&mut wakers[..count]);
             if !more {
                 break;
             }
@@ -336,13 +385,21 @@ impl Shared {
         if fired != 0 {
             self.timers_fired.fetch_add(fired, Ordering::Relaxed);
         }
+        waking.finish();
         fired
     }
 
     /// Marks the driver shut down and every registered entry with it, waking
     /// their tasks (whose next poll of the timer panics with a clear message).
+    ///
+    /// A waker that panics does not stop the others (see
+    /// [`PanicSafeWaking`]); the first panic is re-raised after all are
+    /// woken, unless the thread is already unwinding (a driver dropped
+    /// during a panic), where a second panic would abort: then it is
+    /// dropped.
     pub(crate) fn shutdown(&self) {
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
+        let mut waking = PanicSafeWaking::default();
         loop {
             let mut count = 0;
             let mut drained = false;
@@ -363,14 +420,51 @@ impl Shared {
                     }
                 }
             }
-            for w in wakers[..count].iter_mut() {
-                if let Some(w) = w.take() {
-                    w.wake();
-                }
-            }
+            waking.wake_all(&mut wakers[..count]);
             if drained {
                 break;
             }
+        }
+        if !std::thread::panicking() {
+            waking.finish();
+        }
+    }
+}
+
+/// Wakes a batch of wakers so that one that panics cannot strand the
+/// others.
+///
+/// The wakers of due timers are not all the runtime's own: a timer polled
+/// by another executor, or by a hand-written future with its own
+/// [`Wake`](std::task::Wake) impl, carries a foreign waker that may panic.
+/// Letting that panic unwind out of the batch would drop every waker after
+/// it unwoken: their timers are marked fired, so nothing would ever wake
+/// those tasks again. So each wake runs under `catch_unwind`, every waker of
+/// every batch is woken, and the *first* panic is re-raised at the end
+/// ([`finish`](PanicSafeWaking::finish)): the caller (`block_on`, `advance`,
+/// a driver's drop) still sees it, as it would have without timers.
+#[derive(Default)]
+struct PanicSafeWaking {
+    first_panic: Option<Box<dyn Any + Send>>,
+}
+
+impl PanicSafeWaking {
+    /// Wakes (and empties) every waker in `wakers`.
+    fn wake_all(&mut self, wakers: &mut [Option<Waker>]) {
+        for waker in wakers.iter_mut().filter_map(Option::take) {
+            // Unwind safety: the waker is consumed either way, and no state
+            // of ours is borrowed across the call.
+            if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| waker.wake())) {
+                // Later panics are dropped: one is enough to report.
+                self.first_panic.get_or_insert(panic);
+            }
+        }
+    }
+
+    /// Re-raises the first panic, if a waker panicked.
+    fn finish(self) {
+        if let Some(panic) = self.first_panic {
+            panic::resume_unwind(panic);
         }
     }
 }

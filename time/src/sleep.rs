@@ -5,17 +5,24 @@
 //! on its first poll. `Duration::MAX` saturates to about a century
 //! ([`Instant::FAR_FUTURE`]) and never fires in practice.
 //!
-//! # Deadlines that have already passed
+//! # Deadlines that have already passed, and the ones that have not
 //!
 //! * `sleep(Duration::ZERO)` (and `sleep_at_least`, `timeout` with a zero
 //!   duration) completes on its first poll without touching the wheel.
-//! * Any other deadline at or before the last tick the driver processed
-//!   (its last fire pass, `now + window` at that time) completes on the
-//!   first poll, or at once on a reset (the waiting task is woken).
-//! * A deadline after that tick but already in the past completes at the
-//!   driver's next fire pass: the next turn of the scheduler (whose park
-//!   does not block, since the timer is due). Registration reads no clock,
-//!   which keeps an insert + cancel pair cheap; tokio behaves the same.
+//! * A deadline at or before the driver's last fire pass (its `now`)
+//!   completes on the first poll, or at once on a reset (the waiting task
+//!   is woken).
+//! * A deadline in the future **never completes in the poll that created
+//!   it**, even inside a throttling scheduler's firing window (`now + T/2`,
+//!   which the last pass already processed): it completes at the next fire
+//!   pass, the nearest tick after the one that created it. So
+//!   `loop { sleep(d).await }` costs at most one poll per tick, whatever
+//!   `d`, instead of spinning until the window moves.
+//! * A deadline after the last pass but already in the past by the time it
+//!   registers completes at the driver's next fire pass too: the next turn
+//!   of the scheduler (whose park does not block, since the timer is due).
+//!   Registration reads no clock, which keeps an insert + cancel pair
+//!   cheap; tokio behaves the same.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -41,7 +41,10 @@
 //! mean about zero. Plain parking would make every timer late by up to `T`.
 //! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly)
 //! (or `sleep_at_least` per timer) gives tokio's rule instead: never early,
-//! late by at most `T`.
+//! late by at most `T`. A timer created during a tick with its deadline
+//! inside that tick's window is not fired by it (that would complete it in
+//! the poll that created it): it fires at the next tick, so a
+//! `loop { sleep(d) }` task is polled at most once per tick.
 //!
 //! [`ThrottlePacer`]: super::pacer::ThrottlePacer
 

@@ -70,6 +70,19 @@ impl Wheel {
         Ok(())
     }
 
+    /// Files `entry` (unlinked) with the entries found due, whatever its
+    /// tick: the next [`Wheel::poll`] hands it out first. For an entry whose
+    /// tick the wheel has already processed but whose deadline came after
+    /// the fire pass that processed it: it fires at the next pass.
+    pub(crate) fn insert_due(&mut self, entry: EntryRef, tick: u64) {
+        entry.with(|e| {
+            debug_assert_eq!(e.location, Location::Unlinked);
+            e.tick = tick;
+            e.location = Location::Due;
+        });
+        self.due.push_front(entry);
+    }
+
     /// Files an entry whose `tick > elapsed` at its level.
     fn file(&mut self, entry: EntryRef, tick: u64) {
         let level = level_for(self.elapsed, tick);

@@ -1,0 +1,51 @@
+//! Model: a timer created on another thread inside the firing window of
+//! the last fire pass (issue 10). Its deadline is in the future, so it does
+//! not complete on its first poll; it waits for the *next* pass, which must
+//! therefore come: a driver blocked with no other timer is unparked (if
+//! that wake-up were lost, loom would report a deadlock).
+#![cfg(loom)]
+
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Wake, Waker};
+use std::time::Duration;
+
+use loom::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use loom::thread;
+use tempo_park::{Park, ParkThread};
+use tempo_time::{Clock, Driver, Sleep};
+
+struct FlagWaker(AtomicBool);
+
+impl Wake for FlagWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, SeqCst);
+    }
+}
+
+const MS: Duration = Duration::from_millis(1);
+
+#[test]
+fn registration_inside_the_window_waits_for_the_next_pass_and_unparks() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        driver.set_firing_window(MS * 10);
+        // A pass: the wheel has processed every tick up to now + 10 ms.
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let handle = driver.handle();
+        let remote = thread::spawn(move || {
+            let flag = std::sync::Arc::new(FlagWaker(AtomicBool::new(false)));
+            let waker = Waker::from(flag.clone());
+            let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+            let first = sleep.as_mut().poll(&mut Context::from_waker(&waker));
+            assert!(first.is_pending(), "completed in the poll that created it");
+            (sleep, flag)
+        });
+        // Blocks (no timer yet) unless the registration came first; either
+        // way the pass that ends this park fires the new timer.
+        driver.park().unwrap();
+        let (sleep, flag) = remote.join().unwrap();
+        assert!(flag.0.load(SeqCst), "timer never woken");
+        assert!(sleep.is_elapsed());
+    });
+}
