@@ -54,12 +54,13 @@
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod compat;
+mod deferred_recv;
 mod driver;
 mod handle;
 mod poll_io;
 mod ready;
 mod registration;
-mod registrations;
+mod registration_set;
 mod scheduled_io;
 mod sync;
 mod wake_batch;
