@@ -103,14 +103,20 @@ impl IoBackend {
     }
 }
 
+/// Builds the stack on a host's driver that replaces the I/O driver.
+type MakeReplacing = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
+
+/// Builds the stack on a host's driver that wraps the given I/O driver.
+type MakeWrapping = Box<dyn FnOnce(tempo_io::Driver, &DriverConfig) -> Driver + Send>;
+
 /// A host's driver, given to the builder: in place of the I/O driver
 /// (`with_park`) or around it (`with_park_fn`).
 pub(crate) enum HostPark {
     /// Replaces the I/O driver at the base of the stack.
-    Replace(Box<dyn FnOnce(&DriverConfig) -> Driver + Send>),
+    Replace(MakeReplacing),
     /// Receives the built I/O driver and returns the stack on top of the
     /// host's driver that wraps it.
-    WrapIo(Box<dyn FnOnce(tempo_io::Driver, &DriverConfig) -> Driver + Send>),
+    WrapIo(MakeWrapping),
 }
 
 impl HostPark {
