@@ -190,3 +190,59 @@ impl DeferredRecv {
         result
     }
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::{Context, Wake, Waker};
+    use std::time::Duration;
+
+    use tempo_park::Park;
+
+    use crate::net::UdpSocket;
+    use crate::Driver;
+
+    struct CountWaker(AtomicUsize);
+    impl Wake for CountWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
+    }
+
+    /// A round whose only work is one deferred receive's retry counts one
+    /// I/O event (park contract, rule 7): the throttling scheduler must not
+    /// take it for an idle tick.
+    #[test]
+    fn a_deferred_retry_counts_as_one_io_event_and_wakes_the_reader() {
+        let mut driver = Driver::new().unwrap();
+        driver.set_defer_drain_retry(true);
+        let _entered = driver.handle().enter();
+        let std_receiver = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = std_receiver.local_addr().unwrap();
+        let receiver = UdpSocket::from_std(std_receiver).unwrap();
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        for payload in [b"one", b"two"] {
+            sender.send_to(payload, to).unwrap();
+        }
+        // Dispatch the datagrams' readiness, so that the round below has no
+        // readiness event left to count.
+        driver.park_timeout(Duration::ZERO).unwrap();
+
+        let count = Arc::new(CountWaker(AtomicUsize::new(0)));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 8];
+        assert!(receiver.poll_recv(&mut cx, &mut buf).is_ready());
+        assert!(
+            receiver.poll_recv(&mut cx, &mut buf).is_pending(),
+            "the second receive of a round is deferred"
+        );
+
+        let before = driver.stats();
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_eq!((driver.stats() - before).io_events, 1);
+        assert_eq!(count.0.load(SeqCst), 1, "the deferred reader is woken");
+        assert!(receiver.poll_recv(&mut cx, &mut buf).is_ready());
+    }
+}
