@@ -55,49 +55,36 @@ macro_rules! forward_to_source {
 /// caller: `poll_recv_ready` for datagrams, `poll_read_ready` for streams).
 macro_rules! readiness_methods {
     ($poll_read_ready:ident, $poll_write_ready:ident) => {
-        /// Waits until the socket may be readable. A `try_*` read that
-        /// returns `WouldBlock` makes the next call wait for a new event.
-        pub async fn readable(&self) -> ::std::io::Result<()> {
-            self.io
-                .registration
-                .ready($crate::ready::Direction::Read)
-                .await
-        }
-
-        /// Waits until the socket may be writable.
-        pub async fn writable(&self) -> ::std::io::Result<()> {
-            self.io
-                .registration
-                .ready($crate::ready::Direction::Write)
-                .await
-        }
-
-        /// Polls for read readiness without reading.
-        ///
-        /// Only the last task to call a `poll_*` method of this direction is
-        /// woken (as with tokio); the async methods have no such limit.
-        pub fn $poll_read_ready(
-            &self,
-            cx: &mut ::std::task::Context<'_>,
-        ) -> ::std::task::Poll<::std::io::Result<()>> {
-            self.io
-                .registration
-                .poll_ready(cx, $crate::ready::Direction::Read)
-        }
-
-        /// Polls for write readiness without writing.
-        ///
-        /// Only the last task to call a `poll_*` method of this direction is
-        /// woken (as with tokio); the async methods have no such limit.
-        pub fn $poll_write_ready(
-            &self,
-            cx: &mut ::std::task::Context<'_>,
-        ) -> ::std::task::Poll<::std::io::Result<()>> {
-            self.io
-                .registration
-                .poll_ready(cx, $crate::ready::Direction::Write)
-        }
+        readiness_methods!(@each
+            /// Waits until the socket may be readable. A `try_*` read that
+            /// returns `WouldBlock` makes the next call wait for a new event.
+            readable, $poll_read_ready, Read, "read", "reading";
+            /// Waits until the socket may be writable.
+            writable, $poll_write_ready, Write, "write", "writing";
+        );
     };
+    (@each $($(#[$doc:meta])* $wait:ident, $poll:ident, $dir:ident, $what:literal, $doing:literal;)*) => {$(
+        $(#[$doc])*
+        pub async fn $wait(&self) -> ::std::io::Result<()> {
+            self.io
+                .registration
+                .ready($crate::ready::Direction::$dir)
+                .await
+        }
+
+        #[doc = concat!("Polls for ", $what, " readiness without ", $doing, ".")]
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn $poll(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.io
+                .registration
+                .poll_ready(cx, $crate::ready::Direction::$dir)
+        }
+    )*};
 }
 
 /// One operation in its three forms: async (own waiter entry), `poll_*`
