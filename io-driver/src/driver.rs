@@ -9,8 +9,12 @@
 //! wakers it concerns are *moved* into a buffer owned by the driver. The
 //! lock is released before the wakers run, so a waker that drops a socket
 //! (and so deregisters) cannot deadlock. The `Events` buffer, the waker
-//! buffer and the deferred list are reused from park to park: after warm-up
-//! a park allocates nothing.
+//! buffer and the list of due deferred receives are reused from park to
+//! park: after warm-up a park allocates nothing.
+//!
+//! Each `park*` call is one *dispatch round*, numbered from 0
+//! ([`Driver::dispatch_round`]): the unit the deferred-receive rule counts
+//! in.
 //!
 //! Each event wakes *every* waiter of the directions it concerns: the
 //! `poll_*` slot and all async waiters (see `scheduled_io`).
@@ -26,10 +30,18 @@
 //!
 //! # Deferred drain retry
 //!
-//! See [`Driver::set_defer_drain_retry`]: the datagram rule of DESIGN.md.
+//! See [`Driver::set_defer_drain_retry`] and `deferred_recv`: the datagram
+//! rule of DESIGN.md.
+//!
+//! # What `stats` counts
+//!
+//! [`DriverStats::io_events`] grows by one per readiness event dispatched
+//! to a live registration and by one per deferred receive retried (see
+//! `deferred_recv`); the driver's own unpark wake-ups and stale events
+//! count nothing. `timers_fired` stays zero.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
@@ -37,25 +49,24 @@ use std::time::Duration;
 use mio::{Events, Poll, Token};
 use tempo_park::{DriverStats, Park, Unpark};
 
+use crate::deferred_recv::DeferredRecv;
 use crate::ready::Ready;
-use crate::registrations::{Registrations, WAKER_TOKEN};
+use crate::registration_set::{RegistrationSet, WAKER_TOKEN};
 use crate::{wake_batch, Handle};
 
 /// Default size of the `Events` buffer: events beyond it wait for the next
 /// park (epoll returns them then; nothing is lost).
 const DEFAULT_EVENTS: usize = 1024;
 
-/// State shared by the driver and its handles.
+/// State shared by an I/O driver, its handles and its sockets'
+/// registrations.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct IoDriverShared {
     pub(crate) registry: mio::Registry,
     pub(crate) waker: Arc<mio::Waker>,
-    pub(crate) registrations: parking_lot::Mutex<Registrations>,
-    /// Number of `park*` calls so far: the driver tick.
-    pub(crate) tick: AtomicU64,
-    pub(crate) defer_drain_retry: AtomicBool,
-    /// Registrations whose reader was deferred to the next tick.
-    pub(crate) deferred: parking_lot::Mutex<Vec<Token>>,
+    pub(crate) registrations: parking_lot::Mutex<RegistrationSet>,
+    /// The deferred-receive rule's driver-wide state (dispatch round, queue).
+    pub(crate) deferred_recv: DeferredRecv,
     pub(crate) is_shutdown: AtomicBool,
 }
 
@@ -91,12 +102,15 @@ pub(crate) struct Shared {
 pub struct Driver {
     poll: Poll,
     events: Events,
-    shared: Arc<Shared>,
+    shared: Arc<IoDriverShared>,
     /// Wakers taken during dispatch, woken after the lock is released.
     wakers: Vec<Waker>,
-    /// Swapped with `Shared::deferred` at each park.
-    deferred: Vec<Token>,
-    tick: u64,
+    /// The sockets whose deferred receive is due in this round (swapped
+    /// with the shared queue at each park).
+    due_retries: Vec<Token>,
+    /// Number of `park*` calls so far.
+    dispatch_round: u64,
+    /// Readiness events dispatched plus deferred receives retried.
     io_events: u64,
 }
 
@@ -126,13 +140,11 @@ impl Driver {
     pub fn with_capacity(events: usize) -> io::Result<Driver> {
         let poll = Poll::new()?;
         let waker = Arc::new(mio::Waker::new(poll.registry(), WAKER_TOKEN)?);
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(IoDriverShared {
             registry: poll.registry().try_clone()?,
             waker,
-            registrations: parking_lot::Mutex::new(Registrations::default()),
-            tick: AtomicU64::new(0),
-            defer_drain_retry: AtomicBool::new(false),
-            deferred: parking_lot::Mutex::new(Vec::new()),
+            registrations: parking_lot::Mutex::new(RegistrationSet::default()),
+            deferred_recv: DeferredRecv::new(),
             is_shutdown: AtomicBool::new(false),
         });
         Ok(Driver {
@@ -140,8 +152,8 @@ impl Driver {
             events: Events::with_capacity(events.max(1)),
             shared,
             wakers: Vec::new(),
-            deferred: Vec::new(),
-            tick: 0,
+            due_retries: Vec::new(),
+            dispatch_round: 0,
             io_events: 0,
         })
     }
@@ -154,26 +166,37 @@ impl Driver {
     /// Turns the deferred drain retry on or off (default: off).
     ///
     /// When on, a datagram socket that received successfully during the
-    /// current tick (the count of `park*` calls) does not retry the receive
-    /// syscall in the same tick: its next receive returns `Pending`, and the
+    /// current dispatch round (one per `park*` call, see
+    /// [`dispatch_round`](Self::dispatch_round)) does not retry the receive
+    /// syscall in the same round: its next receive returns `Pending`, and the
     /// driver wakes it at the start of the next `park*`, which then polls
     /// with a zero timeout instead of blocking. If that deferred retry finds
-    /// data, the socket drains until `WouldBlock` for the rest of the tick
+    /// data, the socket drains until `WouldBlock` for the rest of the round
     /// (there may be a backlog), so a datagram already queued is received at
-    /// the next tick at the latest, at any rate. At one datagram per socket
+    /// the next round at the latest, at any rate. Each deferred retry counts
+    /// as one I/O event in [`Park::stats`]. At one datagram per socket
     /// per tick a receiver pays three `recvfrom` per two datagrams instead
     /// of four. It applies to `recv`/`recv_from` of
     /// [`UdpSocket`](crate::net::UdpSocket) and
     /// [`UnixDatagram`](crate::net::UnixDatagram) (the async and `poll_*`
     /// forms; `try_*` always attempts the syscall).
+    ///
+    /// A runtime built with `max_throttling` turns it on by itself, also
+    /// under a host's `Park` built with `Builder::with_park_fn`.
     pub fn set_defer_drain_retry(&mut self, enabled: bool) {
-        self.shared.defer_drain_retry.store(enabled, Relaxed);
+        self.shared.deferred_recv.set_enabled(enabled);
     }
 
-    /// Number of `park*` calls so far (the tick the deferred drain retry
-    /// counts in).
+    /// Number of `park*` calls so far: the dispatch round the deferred
+    /// drain retry counts in.
+    pub fn dispatch_round(&self) -> u64 {
+        self.dispatch_round
+    }
+
+    /// The former name of [`dispatch_round`](Self::dispatch_round), kept so
+    /// that existing callers build.
     pub fn tick(&self) -> u64 {
-        self.tick
+        self.dispatch_round()
     }
 
     /// Number of sockets currently registered.
@@ -182,16 +205,15 @@ impl Driver {
     }
 
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        self.tick = self.tick.wrapping_add(1);
-        // Stored before taking the deferred list: a receiver on another
-        // thread that pushes after the swap sees the new tick and wakes
-        // itself (see `Registration::poll_recv_io`).
-        self.shared.tick.store(self.tick, SeqCst);
-        std::mem::swap(&mut *self.shared.deferred.lock(), &mut self.deferred);
-        let timeout = if self.deferred.is_empty() {
-            timeout
-        } else {
+        self.dispatch_round = self.dispatch_round.wrapping_add(1);
+        let retries_due = self
+            .shared
+            .deferred_recv
+            .begin_round(self.dispatch_round, &mut self.due_retries);
+        let timeout = if retries_due {
             Some(Duration::ZERO)
+        } else {
+            timeout
         };
 
         match self.poll.poll(&mut self.events, timeout) {
@@ -203,12 +225,11 @@ impl Driver {
 
         {
             let registrations = self.shared.registrations.lock();
-            for token in self.deferred.drain(..) {
-                if let Some(io) = registrations.get(token) {
-                    io.take_readers(&mut self.wakers);
-                    self.io_events += 1;
-                }
-            }
+            self.io_events += DeferredRecv::take_due_readers(
+                &mut self.due_retries,
+                &registrations,
+                &mut self.wakers,
+            );
             for event in self.events.iter() {
                 let token = event.token();
                 if token == WAKER_TOKEN {

@@ -9,7 +9,7 @@ use std::io;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::driver::Shared;
+use crate::driver::IoDriverShared;
 
 thread_local! {
     static CURRENT: RefCell<Option<Handle>> = const { RefCell::new(None) };
@@ -19,7 +19,7 @@ thread_local! {
 /// any thread and wakes the driver.
 #[derive(Clone)]
 pub struct Handle {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<IoDriverShared>,
 }
 
 impl fmt::Debug for Handle {
@@ -44,7 +44,7 @@ impl fmt::Debug for EnterGuard {
 }
 
 impl Handle {
-    pub(crate) fn from_shared(shared: Arc<Shared>) -> Handle {
+    pub(crate) fn from_shared(shared: Arc<IoDriverShared>) -> Handle {
         Handle { shared }
     }
 

@@ -45,21 +45,53 @@
 //!
 //! # Deferred drain retry
 //!
-//! [`Driver::set_defer_drain_retry`] implements DESIGN.md's datagram rule: a
+//! [`Driver::set_defer_drain_retry`] implements DESIGN.md's datagram rule:
 //! a throttled receiver skips most of the empty `recvfrom` calls of a
 //! drain-until-`WouldBlock` loop (1.5 `recvfrom` per datagram instead of 2
 //! at one datagram per socket per tick), plus one `epoll_wait` per tick, and
-//! never lets a backlog build up.
+//! never lets a backlog build up. The rule and its invariant live in one
+//! module, `deferred_recv`.
+//!
+//! # Counters, by name
+//!
+//! * `event_seq`: per registration, the readiness events it received
+//!   (packed in its readiness word; guards against lost edges).
+//! * `dispatch_round`: per driver, the `park*` calls so far
+//!   ([`Driver::dispatch_round`]); the deferred-receive rule counts in it.
+//! * [`DriverStats::io_events`](tempo_park::DriverStats::io_events):
+//!   readiness events dispatched plus deferred receives retried.
+//!
+//! The scheduler's *tick* (throttling period) and the timer wheel's *tick*
+//! (1 ms slot) belong to `tempo` and `tempo-time`.
+//!
+//! # Module map
+//!
+//! * `driver`: [`Driver`], the reactor: `mio::Poll`, one dispatch pass per
+//!   `park*`, shutdown.
+//! * `handle`: [`Handle`], the thread's current reactor, [`EnterGuard`].
+//! * `registration_set`: the slab of registrations, generation-tagged tokens.
+//! * `registration`: one socket's entry and its operation loop (budget,
+//!   syscall, readiness, waiting).
+//! * `scheduled_io`: the readiness word and the waiters of one registration.
+//! * `deferred_recv`: the deferred-receive rule of datagram sockets.
+//! * `poll_io`: a mio source plus its registration, the net types' field.
+//! * `ready`: readiness bits and directions.
+//! * `wake_batch`: waking a batch of wakers when one may panic.
+//! * [`net`]: the socket types; `net/methods.rs` holds the method bodies
+//!   they share.
+//! * `compat`: `futures-io` and `tokio-io` trait impls.
+//! * `sync`: std or loom primitives.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod compat;
+mod deferred_recv;
 mod driver;
 mod handle;
 mod poll_io;
 mod ready;
 mod registration;
-mod registrations;
+mod registration_set;
 mod scheduled_io;
 mod sync;
 mod wake_batch;

@@ -5,7 +5,7 @@
 //! their [`Direction`].
 
 /// A set of readiness bits (a `usize` so that it packs into the readiness
-/// word of a registration next to the tick).
+/// word of a registration next to its event sequence number).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ready(usize);
 

@@ -5,7 +5,8 @@
 //!
 //! An operation first *tries the syscall* (data already queued never goes
 //! through the waker path). Only on `WouldBlock` does it clear the readiness
-//! it saw before the syscall (tick-checked, see
+//! it saw before the syscall (checked against the registration's event
+//! sequence number, see
 //! [`ScheduledIo`](crate::scheduled_io)) and register its waker; if an event
 //! arrived meanwhile, it retries at once.
 //!
@@ -24,7 +25,6 @@
 
 use std::future::poll_fn;
 use std::io;
-use std::sync::atomic::Ordering::{Relaxed, SeqCst};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -173,63 +173,24 @@ impl Registration {
         poll_fn(|cx| self.poll_recv_io_as(cx, &mut wait, &mut op)).await
     }
 
-    /// The receive loop with the deferred drain retry.
-    ///
-    /// Per registration and driver tick (one `park*` call):
-    ///
-    /// 1. The first receive of a tick makes the syscall.
-    /// 2. After a successful receive, the next one in the same tick does not:
-    ///    it is *deferred* to the next tick (the retry that would usually
-    ///    find the socket empty is skipped; at the next tick it usually
-    ///    finds the next datagram instead). The driver then wakes every
-    ///    reader of the socket.
-    /// 3. If that deferred retry finds data, the socket may hold a backlog:
-    ///    nothing cheaper than a syscall tells one fresh datagram from
-    ///    several queued ones. So for the rest of that tick receives drain
-    ///    until `WouldBlock`. Every datagram queued when a tick starts is
-    ///    therefore read by the next tick at the latest, whatever the rate.
-    ///
-    /// Cost at one datagram per socket per tick: three `recvfrom` per two
-    /// datagrams (tokio's drain loop: four), plus one `epoll_wait` per tick.
-    ///
-    /// The cooperative budget is spent inside `poll_io_as`, so only a receive
-    /// that reaches the syscall spends a unit; a deferred one does not.
+    /// The receive loop under the deferred-receive rule (see
+    /// `deferred_recv`). The cooperative budget is spent inside
+    /// `poll_io_as`, so only a receive that reaches the syscall spends a
+    /// unit; a deferred one does not.
     fn poll_recv_io_as<R>(
         &self,
         cx: &mut Context<'_>,
         wait: &mut Wait<'_>,
         op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        let shared = &self.handle.shared;
-        if !shared.defer_drain_retry.load(Relaxed) {
-            return self.poll_io_as(cx, wait, op);
-        }
-        let tick = shared.tick.load(SeqCst);
-        let last_recv = self.io.last_recv_tick.load(Relaxed);
-        let draining = self.io.drain_tick.load(Relaxed) == tick;
-        if last_recv == tick && !draining {
-            // Already received this tick: retry at the next one.
-            wait.register(&self.io, cx);
-            if self.io.deferred_tick.swap(tick, Relaxed) != tick {
-                shared.deferred.lock().push(self.token);
-            }
-            if shared.tick.load(SeqCst) != tick {
-                // The driver took the deferred list before our push: it
-                // will not wake us, so retry now.
-                cx.waker().wake_by_ref();
-            }
-            return Poll::Pending;
-        }
-        let result = self.poll_io_as(cx, wait, op);
-        if let Poll::Ready(Ok(_)) = result {
-            let deferred_retry =
-                last_recv != tick && self.io.deferred_tick.load(Relaxed) == tick.wrapping_sub(1);
-            if deferred_retry {
-                self.io.drain_tick.store(tick, Relaxed);
-            }
-            self.io.last_recv_tick.store(tick, Relaxed);
-        }
-        result
+        self.handle.shared.deferred_recv.poll_recv(
+            &self.io.recv_pacing,
+            self.token,
+            cx,
+            wait,
+            |wait, cx| wait.register(&self.io, cx),
+            |wait, cx| self.poll_io_as(cx, wait, op),
+        )
     }
 
     /// A non-blocking attempt: always makes the syscall; on `WouldBlock`

@@ -7,15 +7,16 @@
 //!
 //! ```text
 //!  usize::BITS-1            6        5         4 .. 0
-//! [ tick (wrapping)       ][ shutdown ][ ready bits ]
+//! [ event_seq (wrapping)  ][ shutdown ][ ready bits ]
 //! ```
 //!
-//! * The driver ORs each event's bits in and increments the tick
-//!   ([`ScheduledIo::set_readiness`]).
-//! * An operation takes a [`ReadyEvent`] snapshot (bits and tick) *before*
+//! * The driver ORs each event's bits in and increments the *event
+//!   sequence number* `event_seq`, which counts the readiness events this
+//!   registration received ([`ScheduledIo::set_readiness`]).
+//! * An operation takes a [`ReadyEvent`] snapshot (bits and `event_seq`) *before*
 //!   its syscall. If the syscall returns `WouldBlock`, it clears the bits of
 //!   its direction with [`ScheduledIo::clear_readiness`], which does nothing
-//!   if the tick moved: an event that arrived between the snapshot and the
+//!   if `event_seq` moved: an event that arrived between the snapshot and the
 //!   clear is never erased, so no edge is lost (edge-triggered epoll would
 //!   not repeat it). Closed states stay set once seen; they are final.
 //!
@@ -57,16 +58,18 @@ use std::task::{Context, Poll, Waker};
 
 use slab::Slab;
 
+use crate::deferred_recv::RecvPacing;
 use crate::ready::{Direction, Ready};
-use crate::sync::{AtomicU64, AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
+use crate::sync::{AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
 
 const SHUTDOWN: usize = 1 << 5;
-const TICK_SHIFT: u32 = 6;
+const EVENT_SEQ_SHIFT: u32 = 6;
 
 /// The readiness seen by an operation before its syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadyEvent {
-    tick: usize,
+    /// The registration's event sequence number when the snapshot was taken.
+    event_seq: usize,
     ready: Ready,
 }
 
@@ -208,24 +211,13 @@ enum WakerSlot<'a> {
     Waiter(&'a mut Option<usize>),
 }
 
-/// "No tick yet" for the per-registration tick fields. Not `u64::MAX`: at
-/// tick 0, `tick - 1` wraps to `u64::MAX`, and the deferred-retry check
-/// compares with it. The driver never reaches this tick.
-const NO_TICK: u64 = u64::MAX - 1;
-
 /// Readiness and wakers of one registered source.
 #[derive(Debug)]
 pub struct ScheduledIo {
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
-    /// Driver tick of the last successful receive (deferred drain retry).
-    pub(crate) last_recv_tick: AtomicU64,
-    /// Driver tick at which this registration was put on the deferred list,
-    /// so that it is pushed at most once per tick.
-    pub(crate) deferred_tick: AtomicU64,
-    /// Driver tick in which receives drain until `WouldBlock` instead of
-    /// deferring (a deferred retry found data: there may be a backlog).
-    pub(crate) drain_tick: AtomicU64,
+    /// This socket's state under the deferred-receive rule.
+    pub(crate) recv_pacing: RecvPacing,
 }
 
 impl Default for ScheduledIo {
@@ -240,18 +232,17 @@ impl ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
-            last_recv_tick: AtomicU64::new(NO_TICK),
-            deferred_tick: AtomicU64::new(NO_TICK),
-            drain_tick: AtomicU64::new(NO_TICK),
+            recv_pacing: RecvPacing::new(),
         }
     }
 
-    /// Driver side: records an event's readiness and moves the tick.
+    /// Driver side: records an event's readiness and increments
+    /// `event_seq`.
     pub fn set_readiness(&self, ready: Ready) {
         let mut current = self.readiness.load(Acquire);
         loop {
-            let tick = (current >> TICK_SHIFT).wrapping_add(1);
-            let next = (tick << TICK_SHIFT)
+            let event_seq = (current >> EVENT_SEQ_SHIFT).wrapping_add(1);
+            let next = (event_seq << EVENT_SEQ_SHIFT)
                 | (current & SHUTDOWN)
                 | (current & Ready::ALL.bits())
                 | ready.bits();
@@ -275,11 +266,11 @@ impl ScheduledIo {
         word & SHUTDOWN != 0
     }
 
-    /// The current readiness and tick.
+    /// The current readiness and event sequence number.
     pub fn snapshot(&self) -> ReadyEvent {
         let word = self.readiness.load(Acquire);
         ReadyEvent {
-            tick: word >> TICK_SHIFT,
+            event_seq: word >> EVENT_SEQ_SHIFT,
             ready: Ready::from_bits(word),
         }
     }
@@ -292,7 +283,7 @@ impl ScheduledIo {
             .intersection(Ready::CLEARABLE.union(Ready::ERROR));
         let mut current = self.readiness.load(Acquire);
         loop {
-            if current >> TICK_SHIFT != seen.tick {
+            if current >> EVENT_SEQ_SHIFT != seen.event_seq {
                 return; // a newer event: keep it
             }
             let next = current & !clear.bits();
@@ -345,7 +336,7 @@ impl ScheduledIo {
             return Some(Err(shutdown_error()));
         }
         let event = ReadyEvent {
-            tick: word >> TICK_SHIFT,
+            event_seq: word >> EVENT_SEQ_SHIFT,
             ready: Ready::from_bits(word),
         };
         event.is_ready(direction).then_some(Ok(event))
@@ -386,7 +377,7 @@ impl ScheduledIo {
         waiters.writer.take_into(out);
     }
 
-    /// Moves every reader's waker into `out` (deferred drain retry).
+    /// Moves every reader's waker into `out` (a deferred receive's retry).
     pub(crate) fn take_readers(&self, out: &mut Vec<Waker>) {
         self.waiters.lock().reader.take_into(out);
     }
@@ -585,12 +576,12 @@ mod tests {
     }
 
     #[test]
-    fn tick_wraps_without_panicking() {
+    fn event_seq_wraps_without_panicking() {
         let io = ScheduledIo::new();
         io.readiness
             .store(usize::MAX & !SHUTDOWN & !Ready::ALL.bits(), SeqCst);
         io.set_readiness(Ready::READABLE);
-        assert_eq!(io.snapshot().tick, 0);
+        assert_eq!(io.snapshot().event_seq, 0);
         assert!(io.snapshot().is_ready(Direction::Read));
     }
 }

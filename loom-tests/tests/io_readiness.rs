@@ -1,7 +1,7 @@
 //! Model: the I/O readiness protocol of `tempo_io`'s registrations
 //! (`ScheduledIo`): the driver ORs an event's readiness in and takes the
 //! wakers, while a task that got `WouldBlock` clears the readiness it saw
-//! (tick-checked) and stores its waker. No edge may be lost: a task that
+//! (checked against the event sequence number `event_seq`) and stores its waker. No edge may be lost: a task that
 //! ends up `Pending` after data arrived must be woken.
 #![cfg(loom)]
 
@@ -36,7 +36,7 @@ enum Outcome {
 /// it), which made an earlier version of this model fail spuriously.
 ///
 /// One receive poll, as `Registration::poll_io` does it: snapshot, syscall,
-/// on `WouldBlock` clear (tick-checked) and `poll_ready`; a new event makes
+/// on `WouldBlock` clear (checked against the event sequence number `event_seq`) and `poll_ready`; a new event makes
 /// it retry (bounded here).
 fn receive(io: &ScheduledIo, queued: &Mutex<bool>, cx: &mut Context<'_>) -> Outcome {
     for _ in 0..3 {

@@ -40,10 +40,23 @@
 //!    [`coop`]: it is what keeps one always-ready resource from starving
 //!    every other task on the thread.
 //! 7. **Counters.** [`Park::stats`] returns cumulative counters of what the
-//!    driver did (I/O events dispatched, timers fired); a wrapping driver
-//!    adds its own to its inner driver's. Schedulers difference two readings
-//!    to report what one turn did. Drivers without such events keep the
-//!    default (all zero).
+//!    driver did; a wrapping driver adds its own to its inner driver's.
+//!    Schedulers difference two readings to report what one turn did, and
+//!    the throttling scheduler also decides *idleness* from them: a tick
+//!    that polled no task and whose difference is zero "found nothing", and
+//!    the scheduler then blocks in the driver until an event instead of
+//!    ticking. So a driver must count **every piece of work that may have
+//!    woken a task**, and nothing else:
+//!    * [`DriverStats::io_events`]: one per readiness event dispatched to a
+//!      live registration, **plus one per deferred receive retried** (Tempo's
+//!      I/O driver wakes, at the start of a dispatch round, each datagram
+//!      socket whose receive it deferred from the previous round: driver
+//!      work that wakes tasks, so an I/O event). Not counted: the driver's
+//!      own unpark notifications (an unpark is not work; schedulers count
+//!      unparks themselves) and stale events of closed sockets.
+//!    * [`DriverStats::timers_fired`]: one per timer whose waker was woken.
+//!
+//!    Drivers without such events keep the default (all zero).
 //!
 //! # Writing your own driver
 //!

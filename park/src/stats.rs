@@ -6,9 +6,16 @@ use std::ops::{Add, Sub};
 ///
 /// Counters only grow (wrapping at `u64::MAX`); subtract two readings to get
 /// what happened in between: `after - before`.
+///
+/// What each counter must count is part of the [park contract](crate)
+/// (rule 7): every piece of work that may have woken a task, because a
+/// throttling scheduler takes "no task polled and a zero difference" as
+/// idleness and blocks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DriverStats {
-    /// I/O readiness events dispatched to registrations.
+    /// I/O events: readiness events dispatched to live registrations, plus
+    /// deferred receives retried (each wakes a socket's readers). Unpark
+    /// notifications and stale events do not count.
     pub io_events: u64,
     /// Timers fired (their wakers woken).
     pub timers_fired: u64,

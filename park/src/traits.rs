@@ -39,8 +39,9 @@ pub trait Park {
 
     /// Cumulative counters of what this driver (and the drivers it wraps) did.
     ///
-    /// The default reports nothing, which is right for a driver that only
-    /// blocks.
+    /// Must count every piece of work that may have woken a task (see
+    /// [`DriverStats`] and rule 7 of the [contract](crate)). The default
+    /// reports nothing, which is right for a driver that only blocks.
     fn stats(&self) -> DriverStats {
         DriverStats::default()
     }

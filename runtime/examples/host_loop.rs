@@ -4,8 +4,9 @@
 //! This is how a media framework (a GLib or GStreamer main loop, say) can
 //! run Tempo tasks without giving its thread to `block_on`: it calls
 //! `Runtime::turn` from its own loop, and it may put its own `Park` driver
-//! under the scheduler (here a `ParkThread` wrapper that counts parks and
-//! could equally poll the host's own event sources).
+//! under the scheduler. Here the host's driver *wraps* Tempo's I/O driver
+//! (`Builder::with_park_fn`), so `tempo::net` sockets keep working: it
+//! counts parks and could equally poll the host's own event sources.
 //!
 //! Run it with `cargo run --release -p tempo --example host_loop`.
 
@@ -13,20 +14,20 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tempo::park::{DriverStats, Park, ParkThread};
-use tempo::runtime::Builder;
+use tempo::park::{DriverStats, Park};
+use tempo::runtime::{Builder, IoDriver};
 
 /// The host's driver: where the scheduler blocks between ticks when idle.
-/// A real host would poll its own sources here (and report them in
-/// `stats`); this one blocks on a `ParkThread` and counts.
+/// A real host would poll its own sources here (and add them to `stats`);
+/// this one parks Tempo's I/O driver and counts.
 struct HostPark {
-    inner: ParkThread,
+    inner: IoDriver,
     parks: Arc<AtomicU32>,
 }
 
 impl Park for HostPark {
-    type Unpark = <ParkThread as Park>::Unpark;
-    type Error = std::convert::Infallible;
+    type Unpark = <IoDriver as Park>::Unpark;
+    type Error = std::io::Error;
 
     fn unpark(&self) -> Self::Unpark {
         self.inner.unpark()
@@ -52,11 +53,28 @@ fn main() -> std::io::Result<()> {
     let rt = Builder::new_current_thread()
         .enable_time()
         .max_throttling(Duration::from_millis(10))
-        .with_park(HostPark {
-            inner: ParkThread::new(),
-            parks: parks.clone(),
+        .with_park_fn({
+            let parks = parks.clone();
+            move |io| HostPark { inner: io, parks }
         })
         .build()?;
+
+    // A socket on the I/O driver the host's driver wraps: it echoes one
+    // datagram back to a peer, in a task.
+    let echo = rt.block_on(async {
+        let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+        let peer = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+        peer.send_to(b"ping", socket.local_addr()?).await?;
+        let task = tempo::spawn(async move {
+            let mut buf = [0u8; 16];
+            let (n, from) = socket.recv_from(&mut buf).await?;
+            socket.send_to(&buf[..n], from).await
+        });
+        let mut buf = [0u8; 16];
+        let (n, _) = peer.recv_from(&mut buf).await?;
+        task.await.expect("echo task")?;
+        Ok::<_, std::io::Error>(buf[..n].to_vec())
+    })?;
 
     // A periodic task: 8 ticks of a 25 ms interval.
     let ticks = Arc::new(AtomicU32::new(0));
@@ -104,6 +122,10 @@ fn main() -> std::io::Result<()> {
         parks.load(Ordering::Relaxed)
     );
     println!("remote task said: {message:?}");
+    println!(
+        "echoed through the host's driver: {:?}",
+        String::from_utf8_lossy(&echo)
+    );
     println!(
         "time parked or sleeping: {:?} in turns; runtime parked ratio {:.0}%, {} overruns",
         slept,

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tempo_park::Park;
 
 use crate::blocking::{BlockingPool, PoolConfig};
-use crate::driver::{Driver, DriverConfig};
+use crate::driver::{Driver, DriverConfig, HostPark, IoBackend};
 use crate::runtime::Runtime;
 use crate::scheduler::basic::{Core, SchedulerConfig};
 
@@ -62,12 +62,9 @@ pub struct Builder {
     enable_io: bool,
     enable_time: bool,
     start_paused: bool,
-    custom_park: Option<CustomPark>,
+    custom_park: Option<HostPark>,
     blocking: PoolConfig,
 }
-
-/// Builds the driver stack on top of the user's [`Park`] driver.
-type CustomPark = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
 
 impl Builder {
     /// A builder for a single-thread runtime: the basic scheduler, no I/O,
@@ -267,17 +264,92 @@ impl Builder {
     /// errors become `io::Error`s (an `io::Error` stays as it is).
     /// Combining this with [`enable_io`](Self::enable_io) makes
     /// [`build`](Self::build) fail: the custom driver replaces the I/O one.
+    /// To keep Tempo's sockets and add the host's own sources, wrap the
+    /// I/O driver instead: [`with_park_fn`](Self::with_park_fn).
     pub fn with_park<P>(&mut self, park: P) -> &mut Builder
     where
         P: Park + Send + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
-        self.custom_park = Some(Box::new(move |config| Driver::with_base(park, config)));
+        self.custom_park = Some(HostPark::replace(park));
+        self
+    }
+
+    /// Puts a host's driver that *wraps* Tempo's I/O driver under the
+    /// scheduler: `make` receives the I/O driver the runtime built and
+    /// returns the host's [`Park`] driver, which parks it (and may poll the
+    /// host's own sources too). Implies [`enable_io`](Self::enable_io):
+    /// `tempo::net` sockets work as usual. With
+    /// [`enable_time`](Self::enable_time) the timer driver wraps the host's.
+    ///
+    /// The runtime configures the I/O driver before handing it over (under
+    /// [`max_throttling`](Self::max_throttling), the deferred drain retry of
+    /// datagram receives is on) and enters its handle while it runs: the
+    /// host's driver only has to forward `park*`, `unpark` and `stats`
+    /// (adding its own counts), following the contract of [`tempo_park`].
+    /// `make` runs on the thread that calls [`build`](Self::build), the
+    /// first time only.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::park::{DriverStats, Park};
+    /// use tempo::runtime::IoDriver;
+    ///
+    /// /// The host's driver: Tempo's I/O driver plus the host's own work.
+    /// struct HostPark {
+    ///     io: IoDriver,
+    ///     parks: u64,
+    /// }
+    ///
+    /// impl Park for HostPark {
+    ///     type Unpark = <IoDriver as Park>::Unpark;
+    ///     type Error = std::io::Error;
+    ///
+    ///     fn unpark(&self) -> Self::Unpark {
+    ///         self.io.unpark()
+    ///     }
+    ///     fn park(&mut self) -> std::io::Result<()> {
+    ///         self.parks += 1; // ... and the host's own sources
+    ///         self.io.park()
+    ///     }
+    ///     fn park_timeout(&mut self, d: Duration) -> std::io::Result<()> {
+    ///         self.parks += 1;
+    ///         self.io.park_timeout(d)
+    ///     }
+    ///     fn stats(&self) -> DriverStats {
+    ///         self.io.stats()
+    ///     }
+    /// }
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_time()
+    ///     .max_throttling(Duration::from_millis(5))
+    ///     .with_park_fn(|io| HostPark { io, parks: 0 })
+    ///     .build()
+    ///     .unwrap();
+    /// let echoed = rt.block_on(async {
+    ///     let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"ping", b.local_addr()?).await?;
+    ///     let mut buf = [0; 8];
+    ///     let (n, _) = b.recv_from(&mut buf).await?;
+    ///     Ok::<_, std::io::Error>(buf[..n].to_vec())
+    /// });
+    /// assert_eq!(echoed.unwrap(), b"ping");
+    /// ```
+    pub fn with_park_fn<F, P>(&mut self, make: F) -> &mut Builder
+    where
+        F: FnOnce(crate::runtime::IoDriver) -> P + Send + 'static,
+        P: Park + 'static,
+        P::Error: std::error::Error + Send + Sync + 'static,
+    {
+        self.custom_park = Some(HostPark::wrap_io(make));
         self
     }
 
     /// Builds the runtime. The builder can be reused, except for a driver
-    /// given to [`with_park`](Self::with_park), which the first build takes.
+    /// given to [`with_park`](Self::with_park) or
+    /// [`with_park_fn`](Self::with_park_fn), which the first build takes.
     ///
     /// # Errors
     ///
@@ -295,11 +367,12 @@ impl Builder {
                 ),
             ));
         }
-        if self.enable_io && self.custom_park.is_some() {
+        if self.enable_io && self.custom_park.as_ref().is_some_and(HostPark::replaces_io) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
                 "with_park replaces the I/O driver: do not combine it with enable_io / \
-                 enable_all (use enable_time to put timers on top of the custom driver)",
+                 enable_all (use enable_time to put timers on top of the custom driver, \
+                 or with_park_fn to wrap the I/O driver in the custom one)",
             ));
         }
         let firing_window = match self.timer_policy {
@@ -307,17 +380,14 @@ impl Builder {
             TimerPolicy::NeverEarly => Duration::ZERO,
         };
         let config = DriverConfig {
-            enable_io: self.enable_io,
+            io: self.enable_io.then_some(IoBackend::default()),
             enable_time: self.enable_time,
             start_paused: self.start_paused,
             firing_window,
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             defer_drain_retry: !throttling.is_zero(),
         };
-        let driver = match self.custom_park.take() {
-            Some(make) => make(&config),
-            None => Driver::build(&config)?,
-        };
+        let driver = Driver::build(&config, self.custom_park.take())?;
         let scheduler = SchedulerConfig {
             event_interval: self.event_interval,
             tick_budget: self.tick_budget,

@@ -9,12 +9,25 @@
 //!
 //! [`Driver::build`] composes the stack the builder asked for, bottom up:
 //!
-//! * the base: the I/O driver ([`tempo_io::Driver`], with `enable_io`), the
-//!   user's [`Builder::with_park`](crate::runtime::Builder::with_park)
-//!   driver, or [`ParkThread`] (no events of its own);
+//! * the base: the I/O driver built by the [`IoBackend`] (with
+//!   `enable_io`), the host's driver wrapping it
+//!   ([`Builder::with_park_fn`](crate::runtime::Builder::with_park_fn)),
+//!   the host's driver in its place
+//!   ([`Builder::with_park`](crate::runtime::Builder::with_park)), or
+//!   [`ParkThread`] (no events of its own);
 //! * with `enable_time`, the timer driver [`tempo_time::Driver`] around the
 //!   base, with the scheduler's firing window (`T/2` under a throttle of
 //!   `T`, zero otherwise) and timer policy.
+//!
+//! # The I/O backend seam
+//!
+//! The schedulers only see the type-erased [`Driver`]. The I/O driver is
+//! built in one place, [`IoBackend::build`], which also applies what the
+//! scheduler needs of it (the deferred drain retry under throttling) and
+//! hands back the handle sockets register with. A second backend (a
+//! completion-based one, say) is a new [`IoBackend`] variant: nothing in
+//! the schedulers changes, and a host's `with_park_fn` driver wraps
+//! whichever backend was built.
 //!
 //! The stack keeps the handles of its layers ([`DriverHandles`]) so that the
 //! runtime can *enter* them: that is how `tempo::net` sockets and
@@ -62,10 +75,92 @@ fn to_io_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> io::Er
     }
 }
 
+/// The I/O backend the runtime builds at the bottom of its driver stack.
+///
+/// One variant today; see the module docs for what a second one touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) enum IoBackend {
+    /// Readiness-based: [`tempo_io::Driver`] (mio: epoll, kqueue).
+    #[default]
+    Readiness,
+}
+
+impl IoBackend {
+    /// Builds the I/O driver, configured for the scheduler of `config`, and
+    /// the handle that sockets find it by.
+    pub(crate) fn build(
+        self,
+        config: &DriverConfig,
+    ) -> io::Result<(tempo_io::Driver, tempo_io::Handle)> {
+        match self {
+            IoBackend::Readiness => {
+                let mut driver = tempo_io::Driver::new()?;
+                driver.set_defer_drain_retry(config.defer_drain_retry);
+                let handle = driver.handle();
+                Ok((driver, handle))
+            }
+        }
+    }
+}
+
+/// Builds the stack on a host's driver that replaces the I/O driver.
+type MakeReplacing = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
+
+/// Builds the stack on a host's driver that wraps the given I/O driver.
+type MakeWrapping = Box<dyn FnOnce(tempo_io::Driver, &DriverConfig) -> Driver + Send>;
+
+/// A host's driver, given to the builder: in place of the I/O driver
+/// (`with_park`) or around it (`with_park_fn`).
+pub(crate) enum HostPark {
+    /// Replaces the I/O driver at the base of the stack.
+    Replace(MakeReplacing),
+    /// Receives the built I/O driver and returns the stack on top of the
+    /// host's driver that wraps it.
+    WrapIo(MakeWrapping),
+}
+
+impl HostPark {
+    /// `with_park`: `park` replaces the I/O driver.
+    pub(crate) fn replace<P>(park: P) -> HostPark
+    where
+        P: Park + Send + 'static,
+        P::Error: std::error::Error + Send + Sync + 'static,
+    {
+        HostPark::Replace(Box::new(move |config| Driver::with_base(park, config)))
+    }
+
+    /// `with_park_fn`: `make` wraps the I/O driver in the host's driver.
+    pub(crate) fn wrap_io<F, P>(make: F) -> HostPark
+    where
+        F: FnOnce(tempo_io::Driver) -> P + Send + 'static,
+        P: Park + 'static,
+        P::Error: std::error::Error + Send + Sync + 'static,
+    {
+        HostPark::WrapIo(Box::new(move |io, config| {
+            Driver::with_base(make(io), config)
+        }))
+    }
+
+    /// Whether this host driver replaces the I/O driver.
+    pub(crate) fn replaces_io(&self) -> bool {
+        matches!(self, HostPark::Replace(_))
+    }
+}
+
+impl fmt::Debug for HostPark {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            HostPark::Replace(_) => "HostPark::Replace",
+            HostPark::WrapIo(_) => "HostPark::WrapIo",
+        })
+    }
+}
+
 /// How the builder wants the driver stack.
 #[derive(Debug, Clone)]
 pub(crate) struct DriverConfig {
-    pub(crate) enable_io: bool,
+    /// The I/O backend, `None` without `enable_io`.
+    pub(crate) io: Option<IoBackend>,
     pub(crate) enable_time: bool,
     pub(crate) start_paused: bool,
     /// Fire timers due by `now + firing_window` (nearest tick under
@@ -115,24 +210,35 @@ pub(crate) struct Driver {
 }
 
 impl Driver {
-    /// The default stack for `config`: the I/O driver or a [`ParkThread`]
-    /// at the bottom, the timer driver on top if enabled.
-    pub(crate) fn build(config: &DriverConfig) -> io::Result<Driver> {
-        if config.enable_io {
-            let mut io = tempo_io::Driver::new()?;
-            io.set_defer_drain_retry(config.defer_drain_retry);
-            let io_handle = io.handle();
-            let mut driver = Driver::with_base(io, config);
-            driver.handles.io = Some(io_handle);
-            Ok(driver)
-        } else {
-            Ok(Driver::with_base(ParkThread::new(), config))
-        }
+    /// The stack for `config`: at the bottom the I/O driver (wrapped in the
+    /// host's driver for [`HostPark::WrapIo`]), the host's driver
+    /// ([`HostPark::Replace`]) or a [`ParkThread`]; the timer driver on
+    /// top if enabled.
+    pub(crate) fn build(config: &DriverConfig, host: Option<HostPark>) -> io::Result<Driver> {
+        // `WrapIo` needs an I/O driver to wrap, even without `enable_io`.
+        let backend = match &host {
+            Some(HostPark::WrapIo(_)) => Some(config.io.unwrap_or_default()),
+            Some(HostPark::Replace(_)) => None,
+            None => config.io,
+        };
+        let Some(backend) = backend else {
+            return Ok(match host {
+                Some(HostPark::Replace(make)) => make(config),
+                _ => Driver::with_base(ParkThread::new(), config),
+            });
+        };
+        let (io, io_handle) = backend.build(config)?;
+        let mut driver = match host {
+            Some(HostPark::WrapIo(make)) => make(io, config),
+            _ => Driver::with_base(io, config),
+        };
+        driver.handles.io = Some(io_handle);
+        Ok(driver)
     }
 
     /// The stack for `config` on top of `base` (the user's driver, the I/O
     /// driver, or a [`ParkThread`]).
-    pub(crate) fn with_base<P>(base: P, config: &DriverConfig) -> Driver
+    fn with_base<P>(base: P, config: &DriverConfig) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,

@@ -16,6 +16,9 @@ pub use crate::builder::{Builder, TimerPolicy, MAX_THROTTLING, MIN_THROTTLING};
 pub use crate::handle::{Handle, HandleEnterGuard, TryCurrentError};
 pub use crate::metrics::RuntimeMetrics;
 pub use crate::scheduler::Turn;
+/// Tempo's I/O driver, as handed to a host's driver by
+/// [`Builder::with_park_fn`].
+pub use tempo_io::Driver as IoDriver;
 
 /// A single-thread Tempo runtime: a scheduler, its driver, and every task
 /// spawned onto it.

@@ -17,6 +17,9 @@
 //! with tokio's semantics: they keep one waker per direction, so only the
 //! last task to call a `poll_*` method of a direction is woken.
 
+#[macro_use]
+mod methods;
+
 mod addr;
 mod tcp;
 mod udp;

@@ -1,10 +1,7 @@
 //! [`TcpStream`]: a connected TCP socket.
 
-use std::fmt;
-use std::io::{self, Read, Write};
+use std::io;
 use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
-use std::task::{Context, Poll};
 
 use crate::net::tcp::split::{split, split_owned};
 use crate::net::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
@@ -22,13 +19,7 @@ pub struct TcpStream {
     io: PollIo<mio::net::TcpStream>,
 }
 
-impl fmt::Debug for TcpStream {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TcpStream")
-            .field("fd", &self.as_raw_fd())
-            .finish()
-    }
-}
+impl_fd_traits!(TcpStream);
 
 impl TcpStream {
     pub(crate) fn from_mio(stream: mio::net::TcpStream, handle: Handle) -> io::Result<TcpStream> {
@@ -93,146 +84,30 @@ impl TcpStream {
         self.io.into_inner().map(Into::into)
     }
 
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+    forward_to_source! {
+        /// The local address.
+        fn local_addr(&self) -> io::Result<SocketAddr> => local_addr();
+        /// The peer's address.
+        fn peer_addr(&self) -> io::Result<SocketAddr> => peer_addr();
+        /// Sets `TCP_NODELAY`.
+        fn set_nodelay(&self, nodelay: bool) -> io::Result<()> => set_nodelay(nodelay);
+        /// Gets `TCP_NODELAY`.
+        fn nodelay(&self) -> io::Result<bool> => nodelay();
+        /// Sets `IP_TTL`.
+        fn set_ttl(&self, ttl: u32) -> io::Result<()> => set_ttl(ttl);
+        /// Gets `IP_TTL`.
+        fn ttl(&self) -> io::Result<u32> => ttl();
+        /// Takes the pending `SO_ERROR`.
+        fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.peer_addr()
-    }
+    readiness_methods!(poll_read_ready, poll_write_ready);
 
-    /// Sets `TCP_NODELAY`.
-    pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
-        self.io.set_nodelay(nodelay)
-    }
+    stream_methods!();
 
-    /// Gets `TCP_NODELAY`.
-    pub fn nodelay(&self) -> io::Result<bool> {
-        self.io.nodelay()
-    }
-
-    /// Sets `IP_TTL`.
-    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
-        self.io.set_ttl(ttl)
-    }
-
-    /// Gets `IP_TTL`.
-    pub fn ttl(&self) -> io::Result<u32> {
-        self.io.ttl()
-    }
-
-    /// Takes the pending `SO_ERROR`.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.take_error()
-    }
-
-    /// Waits until the stream may be readable.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.registration.ready(Direction::Read).await
-    }
-
-    /// Waits until the stream may be writable.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.io.registration.ready(Direction::Write).await
-    }
-
-    /// Polls for read readiness.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_ready(cx, Direction::Read)
-    }
-
-    /// Polls for write readiness.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_ready(cx, Direction::Write)
-    }
-
-    /// Reads some bytes; `Ok(0)` at end of stream. A reset by the peer
-    /// fails with [`io::ErrorKind::ConnectionReset`].
-    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .io(Direction::Read, || (&*self.io).read(buf))
-            .await
-    }
-
-    /// Polls a read.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration
-            .poll_io(cx, Direction::Read, || (&*self.io).read(buf))
-    }
-
-    /// Reads now (always one syscall), or fails with `WouldBlock`.
-    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .try_io(Direction::Read, || (&*self.io).read(buf))
-    }
-
-    /// Reads without consuming.
-    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .io(Direction::Read, || self.io.peek(buf))
-            .await
-    }
-
-    /// Polls a peek.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration
-            .poll_io(cx, Direction::Read, || self.io.peek(buf))
-    }
-
-    /// Writes some bytes.
-    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .io(Direction::Write, || (&*self.io).write(buf))
-            .await
-    }
-
-    /// Writes all of `buf`.
-    pub async fn write_all(&self, mut buf: &[u8]) -> io::Result<()> {
-        while !buf.is_empty() {
-            let n = self.write(buf).await?;
-            if n == 0 {
-                return Err(io::ErrorKind::WriteZero.into());
-            }
-            buf = &buf[n..];
-        }
-        Ok(())
-    }
-
-    /// Polls a write.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration
-            .poll_io(cx, Direction::Write, || (&*self.io).write(buf))
-    }
-
-    /// Writes now (always one syscall), or fails with `WouldBlock`.
-    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .try_io(Direction::Write, || (&*self.io).write(buf))
+    io_operation! {
+        /// Reads without consuming.
+        io Read fn peek / poll_peek / try_peek (buf: &mut [u8]) -> usize = |io| io.peek(buf)
     }
 
     /// Shuts down the write side (the peer reads end of stream).
@@ -258,17 +133,5 @@ impl TcpStream {
     /// the write half shuts down the write side.
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
         split_owned(self)
-    }
-}
-
-impl AsRawFd for TcpStream {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.as_raw_fd()
-    }
-}
-
-impl AsFd for TcpStream {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.as_fd()
     }
 }

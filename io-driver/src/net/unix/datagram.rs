@@ -2,10 +2,8 @@
 //! rules as [`UdpSocket`](crate::net::UdpSocket)'s, deferred drain retry
 //! included.
 
-use std::fmt;
 use std::io;
 use std::net::Shutdown;
-use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 use std::task::{Context, Poll};
@@ -19,13 +17,7 @@ pub struct UnixDatagram {
     io: PollIo<mio::net::UnixDatagram>,
 }
 
-impl fmt::Debug for UnixDatagram {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnixDatagram")
-            .field("fd", &self.as_raw_fd())
-            .finish()
-    }
-}
+impl_fd_traits!(UnixDatagram);
 
 impl UnixDatagram {
     fn from_mio(socket: mio::net::UnixDatagram, handle: Handle) -> io::Result<UnixDatagram> {
@@ -72,76 +64,20 @@ impl UnixDatagram {
         self.io.connect(path)
     }
 
-    /// The local address.
-    pub fn local_addr(&self) -> io::Result<SocketAddr> {
-        self.io.local_addr()
+    forward_to_source! {
+        /// The local address.
+        fn local_addr(&self) -> io::Result<SocketAddr> => local_addr();
+        /// The peer's address.
+        fn peer_addr(&self) -> io::Result<SocketAddr> => peer_addr();
+        /// Takes the pending `SO_ERROR`.
+        fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
+        /// Shuts down part of the socket.
+        fn shutdown(&self, how: Shutdown) -> io::Result<()> => shutdown(how);
     }
 
-    /// The peer's address.
-    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-        self.io.peer_addr()
-    }
+    readiness_methods!(poll_recv_ready, poll_send_ready);
 
-    /// Takes the pending `SO_ERROR`.
-    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
-        self.io.take_error()
-    }
-
-    /// Shuts down part of the socket.
-    pub fn shutdown(&self, how: Shutdown) -> io::Result<()> {
-        self.io.shutdown(how)
-    }
-
-    /// Waits until the socket may be readable.
-    pub async fn readable(&self) -> io::Result<()> {
-        self.io.registration.ready(Direction::Read).await
-    }
-
-    /// Waits until the socket may be writable.
-    pub async fn writable(&self) -> io::Result<()> {
-        self.io.registration.ready(Direction::Write).await
-    }
-
-    /// Polls for read readiness.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_ready(cx, Direction::Read)
-    }
-
-    /// Polls for write readiness.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_ready(cx, Direction::Write)
-    }
-
-    /// Sends to the connected peer.
-    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .io(Direction::Write, || self.io.send(buf))
-            .await
-    }
-
-    /// Polls a send to the connected peer.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-        self.io
-            .registration
-            .poll_io(cx, Direction::Write, || self.io.send(buf))
-    }
-
-    /// Sends now, or fails with `WouldBlock`.
-    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .try_io(Direction::Write, || self.io.send(buf))
-    }
+    datagram_methods!(SocketAddr);
 
     /// Sends to the socket at `path`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
@@ -172,67 +108,5 @@ impl UnixDatagram {
         self.io
             .registration
             .try_io(Direction::Write, || self.io.send_to(buf, path))
-    }
-
-    /// Receives from the connected peer.
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.registration.recv_io(|| self.io.recv(buf)).await
-    }
-
-    /// Polls a receive (subject to the deferred drain retry).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-        self.io.registration.poll_recv_io(cx, || self.io.recv(buf))
-    }
-
-    /// Receives now (always one syscall), or fails with `WouldBlock`.
-    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io
-            .registration
-            .try_io(Direction::Read, || self.io.recv(buf))
-    }
-
-    /// Receives a datagram and its source address.
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io
-            .registration
-            .recv_io(|| self.io.recv_from(buf))
-            .await
-    }
-
-    /// Polls a receive with source address (subject to the deferred drain
-    /// retry).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
-    pub fn poll_recv_from(
-        &self,
-        cx: &mut Context<'_>,
-        buf: &mut [u8],
-    ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.io
-            .registration
-            .poll_recv_io(cx, || self.io.recv_from(buf))
-    }
-
-    /// Receives now (always one syscall), or fails with `WouldBlock`.
-    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io
-            .registration
-            .try_io(Direction::Read, || self.io.recv_from(buf))
-    }
-}
-
-impl AsRawFd for UnixDatagram {
-    fn as_raw_fd(&self) -> RawFd {
-        self.io.as_raw_fd()
-    }
-}
-
-impl AsFd for UnixDatagram {
-    fn as_fd(&self) -> BorrowedFd<'_> {
-        self.io.as_fd()
     }
 }

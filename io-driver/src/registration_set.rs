@@ -3,7 +3,7 @@
 //! A mio token is `generation << INDEX_BITS | slot index`. Slots are reused
 //! after a socket is dropped; an event still queued in the kernel (or in the
 //! current `Events` buffer) for the old socket carries the old generation and
-//! is dropped by [`Registrations::get`] instead of waking the new socket.
+//! is dropped by [`RegistrationSet::get`] instead of waking the new socket.
 
 use std::io;
 use std::sync::Arc;
@@ -29,12 +29,12 @@ struct Slot {
 
 /// Every live registration of one driver.
 #[derive(Debug, Default)]
-pub(crate) struct Registrations {
+pub(crate) struct RegistrationSet {
     slab: Slab<Slot>,
     next_generation: usize,
 }
 
-impl Registrations {
+impl RegistrationSet {
     /// Allocates a slot; fails past 2^24 live registrations.
     pub(crate) fn insert(&mut self) -> io::Result<(Token, Arc<ScheduledIo>)> {
         let entry = self.slab.vacant_entry();
@@ -87,7 +87,7 @@ mod tests {
 
     #[test]
     fn stale_token_of_reused_slot_is_dropped() {
-        let mut regs = Registrations::default();
+        let mut regs = RegistrationSet::default();
         let (old, old_io) = regs.insert().unwrap();
         assert!(Arc::ptr_eq(regs.get(old).unwrap(), &old_io));
         regs.remove(old).unwrap();
@@ -106,9 +106,9 @@ mod tests {
 
     #[test]
     fn tokens_never_collide_with_the_waker() {
-        let mut regs = Registrations {
+        let mut regs = RegistrationSet {
             next_generation: GENERATION_LIMIT - 1,
-            ..Registrations::default()
+            ..RegistrationSet::default()
         };
         let (a, _) = regs.insert().unwrap();
         let (b, _) = regs.insert().unwrap();

@@ -1,0 +1,243 @@
+//! The methods the net types share, written once.
+//!
+//! `UdpSocket` and `UnixDatagram`, `TcpStream` and `UnixStream`, and the
+//! two listeners expose the same operations over different mio sources:
+//! the same async / `poll_*` / `try_*` trio over one
+//! [`Registration`](crate::registration::Registration) loop. Each macro here
+//! expands *inside* the type's own `impl` block, so every public method
+//! (and its documentation) stays on the type, as rustdoc and users expect,
+//! while its body exists once. Every type keeps its socket in a field named
+//! `io`, a [`PollIo`](crate::poll_io::PollIo) of its mio source.
+//!
+//! Declared with `#[macro_use]` first in `net/mod.rs`, so the sibling
+//! modules see the macros.
+
+/// `Debug` (showing the fd), `AsRawFd` and `AsFd` for a net type.
+macro_rules! impl_fd_traits {
+    ($ty:ident) => {
+        impl ::std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("fd", &::std::os::fd::AsRawFd::as_raw_fd(self))
+                    .finish()
+            }
+        }
+
+        impl ::std::os::fd::AsRawFd for $ty {
+            fn as_raw_fd(&self) -> ::std::os::fd::RawFd {
+                ::std::os::fd::AsRawFd::as_raw_fd(&*self.io)
+            }
+        }
+
+        impl ::std::os::fd::AsFd for $ty {
+            fn as_fd(&self) -> ::std::os::fd::BorrowedFd<'_> {
+                ::std::os::fd::AsFd::as_fd(&*self.io)
+            }
+        }
+    };
+}
+
+/// Methods that forward to the mio source as they are:
+/// `fn name(&self, args) -> R => source_method(argument expressions);`.
+macro_rules! forward_to_source {
+    ($(
+        $(#[$doc:meta])*
+        fn $name:ident(&self $(, $arg:ident: $ty:ty)*) -> $ret:ty => $target:ident($($e:expr),*);
+    )*) => {$(
+        $(#[$doc])*
+        pub fn $name(&self $(, $arg: $ty)*) -> $ret {
+            self.io.$target($($e),*)
+        }
+    )*};
+}
+
+/// `readable`, `writable` and the two `poll_*_ready` methods (named by the
+/// caller: `poll_recv_ready` for datagrams, `poll_read_ready` for streams).
+macro_rules! readiness_methods {
+    ($poll_read_ready:ident, $poll_write_ready:ident) => {
+        readiness_methods!(@each
+            /// Waits until the socket may be readable. A `try_*` read that
+            /// returns `WouldBlock` makes the next call wait for a new event.
+            readable, $poll_read_ready, Read, "read", "reading";
+            /// Waits until the socket may be writable.
+            writable, $poll_write_ready, Write, "write", "writing";
+        );
+    };
+    (@each $($(#[$doc:meta])* $wait:ident, $poll:ident, $dir:ident, $what:literal, $doing:literal;)*) => {$(
+        $(#[$doc])*
+        pub async fn $wait(&self) -> ::std::io::Result<()> {
+            self.io
+                .registration
+                .ready($crate::ready::Direction::$dir)
+                .await
+        }
+
+        #[doc = concat!("Polls for ", $what, " readiness without ", $doing, ".")]
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn $poll(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            self.io
+                .registration
+                .poll_ready(cx, $crate::ready::Direction::$dir)
+        }
+    )*};
+}
+
+/// One operation in its three forms: async (own waiter entry), `poll_*`
+/// (the direction's `poll_*` slot) and `try_*` (always the syscall).
+///
+/// `io` names the mio source inside `$op`. `recv` operations go through
+/// the deferred-receive rule (`recv_io` / `poll_recv_io`); `io` ones
+/// through the plain operation loop.
+macro_rules! io_operation {
+    (
+        $(#[$doc:meta])*
+        $kind:ident $dir:ident fn $name:ident / $poll:ident / $try:ident
+            ($($arg:ident: $ty:ty),*) -> $ret:ty = |$io:ident| $op:expr
+    ) => {
+        $(#[$doc])*
+        pub async fn $name(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
+            let $io = &*self.io;
+            io_operation!(@async $kind $dir self, $op)
+        }
+
+        #[doc = concat!("Polls [`", stringify!($name), "`](Self::", stringify!($name), ").")]
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn $poll(
+            &self,
+            cx: &mut ::std::task::Context<'_>
+            $(, $arg: $ty)*
+        ) -> ::std::task::Poll<::std::io::Result<$ret>> {
+            let $io = &*self.io;
+            io_operation!(@poll $kind $dir self, cx, $op)
+        }
+
+        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name),
+            ") now (always one syscall), or fails with `WouldBlock`.")]
+        pub fn $try(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
+            let $io = &*self.io;
+            self.io
+                .registration
+                .try_io($crate::ready::Direction::$dir, || $op)
+        }
+    };
+    (@async io $dir:ident $self:ident, $op:expr) => {
+        $self.io.registration.io($crate::ready::Direction::$dir, || $op).await
+    };
+    (@async recv $dir:ident $self:ident, $op:expr) => {
+        $self.io.registration.recv_io(|| $op).await
+    };
+    (@poll io $dir:ident $self:ident, $cx:ident, $op:expr) => {
+        $self.io.registration.poll_io($cx, $crate::ready::Direction::$dir, || $op)
+    };
+    (@poll recv $dir:ident $self:ident, $cx:ident, $op:expr) => {
+        $self.io.registration.poll_recv_io($cx, || $op)
+    };
+}
+
+/// `send`, `recv` and `recv_from` of a datagram socket whose peer
+/// addresses are `$addr`; receives follow the deferred-receive rule.
+macro_rules! datagram_methods {
+    ($addr:ty) => {
+        io_operation! {
+            /// Sends to the connected peer.
+            io Write fn send / poll_send / try_send (buf: &[u8]) -> usize = |io| io.send(buf)
+        }
+
+        io_operation! {
+            /// Receives from the connected peer (under throttling, subject
+            /// to the driver's deferred drain retry in its async and
+            /// `poll_*` forms).
+            recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize = |io| io.recv(buf)
+        }
+
+        io_operation! {
+            /// Receives a datagram and its source address (under
+            /// throttling, subject to the driver's deferred drain retry in
+            /// its async and `poll_*` forms).
+            recv Read fn recv_from / poll_recv_from / try_recv_from
+                (buf: &mut [u8]) -> (usize, $addr) = |io| io.recv_from(buf)
+        }
+    };
+}
+
+/// `read`, `write` and `write_all` of a byte stream.
+macro_rules! stream_methods {
+    () => {
+        io_operation! {
+            /// Reads some bytes; `Ok(0)` at end of stream. A reset by the
+            /// peer fails with [`io::ErrorKind::ConnectionReset`].
+            io Read fn read / poll_read / try_read (buf: &mut [u8]) -> usize
+                = |io| ::std::io::Read::read(&mut &*io, buf)
+        }
+
+        io_operation! {
+            /// Writes some bytes.
+            io Write fn write / poll_write / try_write (buf: &[u8]) -> usize
+                = |io| ::std::io::Write::write(&mut &*io, buf)
+        }
+
+        /// Writes all of `buf`.
+        pub async fn write_all(&self, mut buf: &[u8]) -> ::std::io::Result<()> {
+            while !buf.is_empty() {
+                let n = self.write(buf).await?;
+                if n == 0 {
+                    return Err(::std::io::ErrorKind::WriteZero.into());
+                }
+                buf = &buf[n..];
+            }
+            Ok(())
+        }
+    };
+}
+
+/// `accept` and `poll_accept` of a listener whose accepted streams are
+/// `$stream` (from mio's `$mio`, registered with the listener's driver) and
+/// whose peer addresses are `$addr`.
+macro_rules! accept_methods {
+    ($stream:ident, $mio:ty, $addr:ty) => {
+        /// Accepts a connection. Running out of file descriptors fails with
+        /// the OS error (`EMFILE`, "Too many open files"); the pending
+        /// connection stays queued and a later `accept` can take it.
+        pub async fn accept(&self) -> ::std::io::Result<($stream, $addr)> {
+            let accepted = self
+                .io
+                .registration
+                .io($crate::ready::Direction::Read, || self.io.accept())
+                .await;
+            self.register_accepted(accepted)
+        }
+
+        /// Polls an accept.
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn poll_accept(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<($stream, $addr)>> {
+            let accepted = ::std::task::ready!(self.io.registration.poll_io(
+                cx,
+                $crate::ready::Direction::Read,
+                || self.io.accept()
+            ));
+            ::std::task::Poll::Ready(self.register_accepted(accepted))
+        }
+
+        /// Registers an accepted stream with this listener's driver.
+        fn register_accepted(
+            &self,
+            accepted: ::std::io::Result<($mio, $addr)>,
+        ) -> ::std::io::Result<($stream, $addr)> {
+            let (stream, addr) = accepted?;
+            let handle = self.io.registration.handle().clone();
+            $stream::from_mio(stream, handle).map(|stream| (stream, addr))
+        }
+    };
+}
