@@ -289,7 +289,7 @@ mod tests {
         let a = NUMBER.enter(3);
         a.forget();
         assert_eq!(NUMBER.get(), Some(3));
-        drop(NUMBER.replace(None));
+        assert_eq!(NUMBER.replace(None), Some(Some(3)));
     }
 
     #[test]

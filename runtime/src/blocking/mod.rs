@@ -18,7 +18,7 @@ use crate::task::JoinHandle;
 
 impl Handle {
     /// Runs the blocking closure `f` on the runtime's blocking pool, from
-    /// any thread; see [`spawn_blocking`].
+    /// any thread; see [`spawn_blocking`](crate::task::spawn_blocking).
     ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
