@@ -3,16 +3,18 @@
 //!
 //! [`Driver`]: crate::Driver
 
-use std::cell::RefCell;
 use std::fmt;
 use std::io;
-use std::marker::PhantomData;
 use std::sync::Arc;
+
+use tempo_park::scoped::ScopedGuard;
 
 use crate::driver::IoDriverShared;
 
-thread_local! {
-    static CURRENT: RefCell<Option<Handle>> = const { RefCell::new(None) };
+tempo_park::scoped_thread_local! {
+    /// The current reactor of this thread (see `tempo_park::scoped` for the
+    /// rules every "current" thread-local of the stack follows).
+    static CURRENT: Handle
 }
 
 /// A reference to an I/O [`Driver`](crate::Driver): registers sockets from
@@ -32,9 +34,9 @@ impl fmt::Debug for Handle {
 /// [`Handle::enter`].
 #[must_use = "the handle is current only while the guard lives"]
 pub struct EnterGuard {
-    previous: Option<Handle>,
-    /// The guard restores thread-local state: it must stay on its thread.
-    _not_send: PhantomData<*const ()>,
+    /// Restores the previous reactor; `!Send`, so the guard stays on its
+    /// thread.
+    _scope: ScopedGuard<Handle>,
 }
 
 impl fmt::Debug for EnterGuard {
@@ -51,31 +53,26 @@ impl Handle {
     /// The reactor of the current thread: the one set by the innermost live
     /// [`Handle::enter`] guard (the runtime enters it while it runs).
     ///
-    /// Fails with a message that says what to do when there is none.
-    pub fn current() -> io::Result<Handle> {
-        // `try_with`: at thread exit the thread-local may be gone; then
-        // there is no current reactor.
-        CURRENT
-            .try_with(|current| current.borrow().clone())
-            .ok()
-            .flatten()
-            .ok_or_else(no_driver_error)
+    /// # Panics
+    ///
+    /// If there is none, with a message that says what to do; see
+    /// [`try_current`](Self::try_current).
+    #[track_caller]
+    pub fn current() -> Handle {
+        Handle::try_current().unwrap_or_else(|error| panic!("{error}"))
+    }
+
+    /// The reactor of the current thread, or an error (whose message says
+    /// what to do) if there is none. Socket constructors use this.
+    pub fn try_current() -> io::Result<Handle> {
+        CURRENT.get().ok_or_else(no_driver_error)
     }
 
     /// Makes this handle the current reactor of the calling thread until the
     /// guard is dropped; nested guards restore the previous handle.
     pub fn enter(&self) -> EnterGuard {
-        // `try_with`: a runtime dropped by a thread-local destructor enters
-        // its drivers after this thread-local may be destroyed; then the
-        // guard enters nothing and restores nothing (its drop finds the
-        // thread-local gone too).
-        let previous = CURRENT
-            .try_with(|current| current.borrow_mut().replace(self.clone()))
-            .ok()
-            .flatten();
         EnterGuard {
-            previous,
-            _not_send: PhantomData,
+            _scope: CURRENT.enter(self.clone()),
         }
     }
 
@@ -90,14 +87,6 @@ impl Handle {
         self.shared
             .is_shutdown
             .load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-impl Drop for EnterGuard {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        // `try_with`: the thread-local may already be gone at thread exit.
-        let _ = CURRENT.try_with(|current| *current.borrow_mut() = previous);
     }
 }
 
@@ -116,9 +105,15 @@ mod tests {
 
     #[test]
     fn current_without_driver_says_what_to_do() {
-        let err = Handle::current().unwrap_err();
+        let err = Handle::try_current().unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::Other);
         assert!(err.to_string().contains("Runtime::block_on"), "{err}");
+    }
+
+    #[test]
+    #[should_panic(expected = "Runtime::block_on")]
+    fn current_without_driver_panics_saying_what_to_do() {
+        Handle::current();
     }
 
     #[test]
@@ -127,14 +122,23 @@ mod tests {
         let b = Driver::new().unwrap();
         let (ha, hb) = (a.handle(), b.handle());
         let ga = ha.enter();
-        assert!(Arc::ptr_eq(&Handle::current().unwrap().shared, &ha.shared));
+        assert!(Arc::ptr_eq(
+            &Handle::try_current().unwrap().shared,
+            &ha.shared
+        ));
         {
             let _gb = hb.enter();
-            assert!(Arc::ptr_eq(&Handle::current().unwrap().shared, &hb.shared));
+            assert!(Arc::ptr_eq(
+                &Handle::try_current().unwrap().shared,
+                &hb.shared
+            ));
         }
-        assert!(Arc::ptr_eq(&Handle::current().unwrap().shared, &ha.shared));
+        assert!(Arc::ptr_eq(
+            &Handle::try_current().unwrap().shared,
+            &ha.shared
+        ));
         drop(ga);
-        assert!(Handle::current().is_err());
+        assert!(Handle::try_current().is_err());
     }
 
     #[test]

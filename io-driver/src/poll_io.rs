@@ -19,7 +19,7 @@ pub(crate) struct PollIo<S: Source> {
 impl<S: Source> PollIo<S> {
     /// Registers `io` with the current thread's driver.
     pub(crate) fn new(io: S) -> io::Result<PollIo<S>> {
-        PollIo::with_handle(io, Handle::current()?)
+        PollIo::with_handle(io, Handle::try_current()?)
     }
 
     pub(crate) fn with_handle(mut io: S, handle: Handle) -> io::Result<PollIo<S>> {

@@ -100,6 +100,8 @@
 #![warn(rust_2018_idioms)]
 
 pub mod coop;
+#[doc(hidden)]
+pub mod scoped;
 mod stats;
 mod sync;
 mod thread;

@@ -10,7 +10,7 @@ use tempo_park::Park;
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::driver::{Driver, DriverConfig, HostPark, IoBackend};
 use crate::runtime::Runtime;
-use crate::scheduler::basic::{Core, SchedulerConfig};
+use crate::scheduler::{SchedulerConfig, SchedulerCore, ThrottleConfig};
 
 /// The longest throttling period [`Builder::max_throttling`] accepts.
 ///
@@ -390,12 +390,16 @@ impl Builder {
         let driver = Driver::build(&config, self.custom_park.take())?;
         let scheduler = SchedulerConfig {
             event_interval: self.event_interval,
-            tick_budget: self.tick_budget,
-            max_throttling: throttling,
-            firing_window,
+            throttle: (!throttling.is_zero()).then_some(ThrottleConfig {
+                period: throttling,
+                firing_window,
+                tick_budget: self.tick_budget,
+            }),
         };
         let blocking = BlockingPool::new(self.blocking.clone());
-        Ok(Runtime::from_core(Core::new(driver, scheduler, blocking)))
+        Ok(Runtime::from_core(SchedulerCore::new(
+            driver, scheduler, blocking,
+        )))
     }
 }
 

@@ -38,7 +38,6 @@
 //! assert_eq!(answer, 42);
 //! ```
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
@@ -57,21 +56,21 @@ use crate::task::JoinHandle;
 
 /// Running contexts by name. Entries are weak: the registry never keeps a
 /// context alive; a dead entry is replaced by the next `acquire`.
-static REGISTRY: Mutex<BTreeMap<String, Weak<Inner>>> = Mutex::new(BTreeMap::new());
+static REGISTRY: Mutex<BTreeMap<String, Weak<ContextInner>>> = Mutex::new(BTreeMap::new());
 
-thread_local! {
+tempo_park::scoped_thread_local! {
     /// The context whose thread this is, if any.
-    static CURRENT: RefCell<Option<Weak<Inner>>> = const { RefCell::new(None) };
+    static CURRENT_CONTEXT: Weak<ContextInner>
 }
 
 /// A named thread running a throttling scheduler. Cheap to clone; the
 /// context stops when the last clone is dropped.
 #[derive(Clone)]
 pub struct Context {
-    inner: Arc<Inner>,
+    inner: Arc<ContextInner>,
 }
 
-struct Inner {
+struct ContextInner {
     name: String,
     max_throttling: Duration,
     handle: Handle,
@@ -136,29 +135,13 @@ impl Context {
     /// (a task, an element's state), store [`current_weak`](Self::current_weak)
     /// instead; see [which reference to store](self#which-reference-to-store).
     pub fn current() -> Option<Context> {
-        CURRENT
-            .try_with(|current| {
-                current
-                    .borrow()
-                    .as_ref()
-                    .and_then(Weak::upgrade)
-                    .map(|inner| Context { inner })
-            })
-            .ok()
-            .flatten()
+        CURRENT_CONTEXT.with(|weak| weak.and_then(Weak::upgrade).map(|inner| Context { inner }))
     }
 
     /// The context whose thread the caller runs on, as a [`WeakContext`]
     /// that does not keep it running; `None` off a context thread.
     pub fn current_weak() -> Option<WeakContext> {
-        CURRENT
-            .try_with(|current| {
-                current.borrow().as_ref().map(|inner| WeakContext {
-                    inner: inner.clone(),
-                })
-            })
-            .ok()
-            .flatten()
+        CURRENT_CONTEXT.get().map(|inner| WeakContext { inner })
     }
 
     /// A [`WeakContext`] to this context: it does not keep the context
@@ -233,7 +216,7 @@ impl Context {
 /// ```
 #[derive(Clone, Default)]
 pub struct WeakContext {
-    inner: Weak<Inner>,
+    inner: Weak<ContextInner>,
 }
 
 impl WeakContext {
@@ -263,13 +246,13 @@ impl fmt::Debug for WeakContext {
 
 /// Starts the context thread and waits until its runtime is built (a bad
 /// `max_throttling` or a driver error comes back from there).
-fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
+fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<ContextInner>> {
     let mut builder = Builder::new_current_thread();
     builder.enable_all().max_throttling(max_throttling);
 
     let stop = Arc::new(StopSignal::default());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Handle>>();
-    let (inner_tx, inner_rx) = mpsc::channel::<Weak<Inner>>();
+    let (inner_tx, inner_rx) = mpsc::channel::<Weak<ContextInner>>();
     let thread_stop = stop.clone();
     let thread = thread::Builder::new()
         .name(name.to_owned())
@@ -282,13 +265,12 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
                 }
             };
             let _ = ready_tx.send(Ok(rt.handle().clone()));
-            // The Inner exists once acquire has built it; until then (or if it
+            // The ContextInner exists once acquire has built it; until then (or if it
             // failed) the thread has no context to publish.
             if let Ok(inner) = inner_rx.recv() {
-                let _ = CURRENT.try_with(|current| *current.borrow_mut() = Some(inner));
+                let _current = CURRENT_CONTEXT.enter(inner);
                 rt.block_on(StopFuture(&thread_stop));
             }
-            let _ = CURRENT.try_with(|current| current.borrow_mut().take());
             // Dropping `rt` here drops every remaining task on this thread.
             drop(rt);
         })?;
@@ -306,7 +288,7 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
             )));
         }
     };
-    let inner = Arc::new(Inner {
+    let inner = Arc::new(ContextInner {
         name: name.to_owned(),
         max_throttling,
         handle,
@@ -318,7 +300,7 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<Inner>> {
     Ok(inner)
 }
 
-impl Drop for Inner {
+impl Drop for ContextInner {
     fn drop(&mut self) {
         // Forget the registry entry, unless a new context of the same name
         // already replaced it.

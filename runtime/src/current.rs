@@ -9,190 +9,115 @@
 //! what `block_on` checks: a nested `block_on` would stall every task of
 //! the outer one, so it panics instead.
 //!
-//! Enter guards form a stack, counted by a depth as in tokio: a guard
-//! dropped while a later one is alive panics instead of restoring a stale
-//! runtime, and a runtime whose `Runtime` was dropped is never current
-//! (a leaked guard cannot make `spawn` queue a task that never runs).
-//! Every access uses `try_with`: a runtime dropped by a thread-local
-//! destructor at thread exit finds these thread-locals gone and shuts
-//! down without them.
+//! The thread-local and its guards are `tempo_park::scoped`'s, the one home
+//! of the "current X" pattern of the stack: guards nest as a stack, every
+//! access uses `try_with` (a runtime dropped by a thread-local destructor
+//! at thread exit finds the thread-local gone and shuts down without it).
+//! Two rules are this module's own:
+//!
+//! * **Depth-checked guards.** Every [`EnterLevel`] (from `Runtime::enter`,
+//!   `Handle::enter`, `block_on`, `turn`) takes one level of the thread's
+//!   [`EnterDepth`], as in tokio: a guard dropped while a later one is
+//!   alive panics instead of restoring a stale runtime, and leaves the
+//!   driver thread-locals as they are too.
+//! * **Released runtimes are never current.** A runtime whose `Runtime` was
+//!   dropped is removed when found (a leaked or out-of-order guard can
+//!   leave it there), so `spawn` cannot queue a task that never runs.
 
-use std::cell::{Cell, RefCell};
 use std::future::Future;
-use std::marker::PhantomData;
 use std::rc::Rc;
 
+use tempo_park::scoped::{EnterDepth, ScopedGuard};
+
 use crate::driver::{DriverEnterGuard, DriverHandles};
-use crate::scheduler::basic::Core;
-use crate::sync::thread_local;
+use crate::scheduler::SchedulerCore;
 use crate::task::JoinHandle;
 
-struct Context {
-    core: RefCell<Option<Rc<Core>>>,
-    running: Cell<bool>,
-    /// How many enter guards ([`SetCurrentGuard`], [`DepthGuard`]) are
-    /// alive on this thread; each guard remembers the depth it created, so
-    /// that a guard dropped out of order is caught instead of restoring a
-    /// stale runtime.
-    depth: Cell<usize>,
+/// What this thread has entered.
+#[derive(Clone)]
+struct Entered {
+    /// The runtime; `None` once a released one was removed.
+    core: Option<Rc<SchedulerCore>>,
+    /// Inside `block_on` or `turn` (of this runtime or an outer one).
+    running: bool,
 }
 
-#[cfg(not(loom))]
-thread_local! {
-    static CONTEXT: Context = const {
-        Context {
-            core: RefCell::new(None),
-            running: Cell::new(false),
-            depth: Cell::new(0),
-        }
-    };
+tempo_park::scoped_thread_local! {
+    static ENTERED: Entered
 }
 
-// loom's `thread_local!` has no `const` form.
-#[cfg(loom)]
-thread_local! {
-    static CONTEXT: Context = Context {
-        core: RefCell::new(None),
-        running: Cell::new(false),
-        depth: Cell::new(0),
-    };
-}
-
-/// The panic message of an enter guard dropped out of order.
-const OUT_OF_ORDER: &str = "`EnterGuard` values dropped out of order. Guards returned by \
-                            `Runtime::enter()` and `Handle::enter()` must be dropped in the \
-                            reverse order they were acquired.";
-
-/// One level of the thread's enter stack: checks on drop that it is the
-/// innermost one. `!Send`.
+/// One level of the thread's enter stack: the drivers entered, and (for
+/// `Runtime::enter`, `block_on`, `turn`) the runtime. `!Send`.
 ///
 /// [`Handle::enter`](crate::runtime::Handle::enter) only enters drivers, not
 /// the runtime, but it still takes a level, so that it cannot be
 /// interleaved with [`Runtime::enter`](crate::runtime::Runtime::enter)
 /// guards either: the driver thread-locals of `tempo-io` and `tempo-time`
 /// restore their previous handle as a stack too.
-#[derive(Debug)]
-pub(crate) struct DepthGuard {
-    /// The depth this guard set; `None` if the thread-local was already
-    /// destroyed (thread exit): nothing to check or restore.
-    depth: Option<usize>,
-    _not_send: PhantomData<*const ()>,
-}
-
-impl DepthGuard {
-    pub(crate) fn new() -> DepthGuard {
-        let depth = CONTEXT
-            .try_with(|cx| {
-                let depth = cx.depth.get().checked_add(1).expect("enter depth overflow");
-                cx.depth.set(depth);
-                depth
-            })
-            .ok();
-        DepthGuard {
-            depth,
-            _not_send: PhantomData,
-        }
-    }
-
-    /// Leaves this level. Returns `false` if the guard is not the innermost
-    /// one (it then changes nothing, and the caller must not restore
-    /// anything either); `true` if it left, or if there is nothing to leave.
-    fn leave(&mut self) -> bool {
-        let Some(depth) = self.depth.take() else {
-            return true;
-        };
-        CONTEXT
-            .try_with(|cx| {
-                if cx.depth.get() != depth {
-                    return false;
-                }
-                cx.depth.set(depth - 1);
-                true
-            })
-            .unwrap_or(true)
-    }
-}
-
-impl Drop for DepthGuard {
-    fn drop(&mut self) {
-        if !self.leave() {
-            out_of_order(None);
-        }
-    }
-}
-
-/// Keeps a runtime's drivers entered on this thread at one level of the
-/// enter stack; see [`Handle::enter`](crate::runtime::Handle::enter).
-#[derive(Debug)]
-pub(crate) struct DriversGuard {
-    level: DepthGuard,
+pub(crate) struct EnterLevel {
+    depth: EnterDepth,
     drivers: Option<DriverEnterGuard>,
+    runtime: Option<ScopedGuard<Entered>>,
 }
 
-impl DriversGuard {
-    pub(crate) fn new(handles: &DriverHandles) -> DriversGuard {
-        let level = DepthGuard::new();
-        DriversGuard {
-            level,
+impl EnterLevel {
+    /// Enters `handles` (the drivers only) at a new level.
+    pub(crate) fn drivers(handles: &DriverHandles) -> EnterLevel {
+        EnterLevel {
+            depth: EnterDepth::enter(),
             drivers: Some(handles.enter()),
+            runtime: None,
         }
     }
 }
 
-impl Drop for DriversGuard {
+impl Drop for EnterLevel {
     fn drop(&mut self) {
-        if !self.level.leave() {
-            out_of_order(self.drivers.take());
+        if !self.depth.leave() {
+            // Out of order: restore nothing (the guards' clones of the
+            // handles are leaked, a few words, on this programming-error
+            // path only). A runtime left entered this way is never handed
+            // out once dropped: see `current_core`. Then panic, unless the
+            // thread already panics (a second panic would abort).
+            std::mem::forget(self.drivers.take());
+            if let Some(runtime) = self.runtime.take() {
+                runtime.forget();
+            }
+            if !std::thread::panicking() {
+                panic!("{}", tempo_park::scoped::OUT_OF_ORDER);
+            }
+            return;
         }
-        // Innermost: the field's drop restores the previous driver handles.
+        // Innermost: restore the previous driver handles, then the runtime.
+        drop(self.drivers.take());
+        drop(self.runtime.take());
     }
 }
 
-/// An enter guard was dropped out of order: leaves the driver
-/// thread-locals as they are (consistent with the runtime context, which
-/// is not restored either; the guard's clones of the handles are leaked,
-/// a few words, on this programming-error path only), then panics, unless
-/// the thread already panics (a second panic would abort).
-fn out_of_order(drivers: Option<DriverEnterGuard>) {
-    std::mem::forget(drivers);
-    if !std::thread::panicking() {
-        panic!("{OUT_OF_ORDER}");
+impl std::fmt::Debug for EnterLevel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EnterLevel")
+            .field("runtime", &self.runtime.is_some())
+            .finish_non_exhaustive()
     }
-}
-
-/// Restores the previously entered runtime when dropped. `!Send`.
-#[derive(Debug)]
-pub(crate) struct SetCurrentGuard {
-    /// `false` if the thread-local was already destroyed (a runtime dropped
-    /// by a thread-local destructor): nothing was entered.
-    active: bool,
-    level: DepthGuard,
-    /// Keeps the runtime's I/O and timer drivers entered too.
-    drivers: Option<DriverEnterGuard>,
-    prev: Option<Rc<Core>>,
-    was_running: bool,
 }
 
 /// Enters `core` on this thread (not running it).
-pub(crate) fn enter(core: Rc<Core>) -> SetCurrentGuard {
-    let level = DepthGuard::new();
+pub(crate) fn enter(core: Rc<SchedulerCore>) -> EnterLevel {
+    enter_as(core, is_running())
+}
+
+fn enter_as(core: Rc<SchedulerCore>, running: bool) -> EnterLevel {
+    let depth = EnterDepth::enter();
     let drivers = Some(core.shared.handles.enter());
-    let entered = CONTEXT.try_with(|cx| (cx.core.replace(Some(core)), cx.running.get()));
-    match entered {
-        Ok((prev, was_running)) => SetCurrentGuard {
-            active: true,
-            level,
-            drivers,
-            prev,
-            was_running,
-        },
-        Err(_) => SetCurrentGuard {
-            active: false,
-            level,
-            drivers,
-            prev: None,
-            was_running: false,
-        },
+    let runtime = Some(ENTERED.enter(Entered {
+        core: Some(core),
+        running,
+    }));
+    EnterLevel {
+        depth,
+        drivers,
+        runtime,
     }
 }
 
@@ -202,49 +127,20 @@ pub(crate) fn enter(core: Rc<Core>) -> SetCurrentGuard {
 ///
 /// If this thread already runs one (a nested `block_on` or `turn`).
 #[track_caller]
-pub(crate) fn enter_running(core: Rc<Core>, what: &str) -> SetCurrentGuard {
-    let already = CONTEXT.try_with(|cx| cx.running.get()).unwrap_or(false);
-    if already {
+pub(crate) fn enter_running(core: Rc<SchedulerCore>, what: &str) -> EnterLevel {
+    if is_running() {
         panic!(
             "Cannot call {what} from inside a Tempo runtime: this thread is already running \
              one (inside block_on, turn or a task), and blocking it would stall every task. \
              Use .await or spawn the future instead."
         );
     }
-    let guard = enter(core);
-    let _ = CONTEXT.try_with(|cx| cx.running.set(true));
-    guard
-}
-
-impl Drop for SetCurrentGuard {
-    fn drop(&mut self) {
-        if !self.level.leave() {
-            // Out of order: restore nothing. A runtime left entered this
-            // way is never handed out once dropped: see `with_core`.
-            out_of_order(self.drivers.take());
-            return;
-        }
-        // Innermost: restore the previous driver handles, then the runtime.
-        drop(self.drivers.take());
-        if !self.active {
-            return;
-        }
-        let prev = self.prev.take();
-        let was_running = self.was_running;
-        // During thread teardown the context may be gone: nothing to restore.
-        let replaced = CONTEXT.try_with(|cx| {
-            let replaced = cx.core.replace(prev);
-            cx.running.set(was_running);
-            replaced
-        });
-        // Dropped outside the borrow: the last `Rc<Core>` may be this one.
-        drop(replaced);
-    }
+    enter_as(core, true)
 }
 
 /// `true` if this thread runs a scheduler (inside `block_on` or `turn`).
 pub(crate) fn is_running() -> bool {
-    CONTEXT.try_with(|cx| cx.running.get()).unwrap_or(false)
+    ENTERED.with(|entered| entered.is_some_and(|e| e.running))
 }
 
 /// Calls `f` with the runtime entered on this thread, if any.
@@ -252,25 +148,27 @@ pub(crate) fn is_running() -> bool {
 /// A runtime that was dropped is not current, whatever the context says
 /// (a leaked or out-of-order enter guard can leave it there): it is
 /// removed instead, so that no spawn or wake lands in its dead run queue.
-pub(crate) fn with_core<R>(f: impl FnOnce(&Core) -> R) -> Option<R> {
+pub(crate) fn with_core<R>(f: impl FnOnce(&SchedulerCore) -> R) -> Option<R> {
     current_core().map(|core| f(&core))
 }
 
 /// The runtime entered on this thread, if any and not dropped.
-fn current_core() -> Option<Rc<Core>> {
-    let (current, stale) = CONTEXT
-        .try_with(|cx| {
-            let released = cx.core.borrow().as_ref().is_some_and(|c| c.is_released());
-            if released {
-                (None, cx.core.take())
-            } else {
-                (cx.core.borrow().clone(), None)
-            }
-        })
-        .ok()?;
+fn current_core() -> Option<Rc<SchedulerCore>> {
+    let (core, running) =
+        ENTERED.with(|entered| entered.map_or((None, false), |e| (e.core.clone(), e.running)));
+    let core = core?;
+    if !core.is_released() {
+        return Some(core);
+    }
+    // Keep the running flag: an outer `block_on` may still run.
+    let stale = ENTERED.replace(Some(Entered {
+        core: None,
+        running,
+    }));
     // Dropped outside the borrow: it may be the core's last reference.
     drop(stale);
-    current
+    drop(core);
+    None
 }
 
 /// Spawns a `!Send` future on the runtime entered on this thread.

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::current::{self, DriversGuard};
+use crate::current::{self, EnterLevel};
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::basic::Shared;
+use crate::scheduler::SchedulerShared;
 use crate::task::JoinHandle;
 
 /// A cheap, cloneable reference to a [`Runtime`](crate::runtime::Runtime)
@@ -29,7 +29,7 @@ use crate::task::JoinHandle;
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<SchedulerShared>,
 }
 
 /// The error of [`Handle::try_current`]: this thread is not in a Tempo
@@ -190,7 +190,7 @@ impl Handle {
     /// dropping one that is not the innermost panics.
     pub fn enter(&self) -> HandleEnterGuard {
         HandleEnterGuard {
-            _drivers: DriversGuard::new(&self.shared.handles),
+            _drivers: EnterLevel::drivers(&self.shared.handles),
         }
     }
 
@@ -210,7 +210,7 @@ impl Handle {
 #[derive(Debug)]
 #[must_use = "the drivers are only entered while the guard is alive"]
 pub struct HandleEnterGuard {
-    _drivers: DriversGuard,
+    _drivers: EnterLevel,
 }
 
 /// Wakes a thread blocked in [`Handle::block_on`].

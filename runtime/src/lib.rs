@@ -59,11 +59,12 @@ mod metrics;
 pub mod net;
 pub mod runtime;
 mod scheduler;
+mod spawn;
 mod sync;
 pub mod task;
 pub mod time;
 
-pub use task::{spawn, spawn_local};
+pub use spawn::{spawn, spawn_local};
 
 /// Runs an `async fn main` on a new Tempo runtime (feature `macros`, on by
 /// default).

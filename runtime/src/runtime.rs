@@ -8,8 +8,8 @@ use std::marker::PhantomData;
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::current::{self, SetCurrentGuard};
-use crate::scheduler::basic::Core;
+use crate::current::{self, EnterLevel};
+use crate::scheduler::SchedulerCore;
 use crate::task::JoinHandle;
 
 pub use crate::builder::{Builder, TimerPolicy, MAX_THROTTLING, MIN_THROTTLING};
@@ -68,19 +68,19 @@ pub use tempo_io::Driver as IoDriver;
 /// assert_eq!(total, 3);
 /// ```
 pub struct Runtime {
-    core: Rc<Core>,
+    core: Rc<SchedulerCore>,
     handle: Handle,
 }
 
 /// Keeps a runtime entered on this thread; see [`Runtime::enter`].
 #[must_use = "the runtime is only entered while the guard is alive"]
 pub struct EnterGuard<'a> {
-    _guard: SetCurrentGuard,
+    _guard: EnterLevel,
     _runtime: PhantomData<&'a Runtime>,
 }
 
 impl Runtime {
-    pub(crate) fn from_core(core: Rc<Core>) -> Runtime {
+    pub(crate) fn from_core(core: Rc<SchedulerCore>) -> Runtime {
         let handle = Handle {
             shared: core.shared.clone(),
         };

@@ -14,11 +14,6 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-#[cfg(loom)]
-pub(crate) use loom::thread_local;
-#[cfg(not(loom))]
-pub(crate) use std::thread_local;
-
 /// A cell whose every access goes through a closure taking a raw pointer.
 #[cfg(not(loom))]
 #[derive(Debug)]

@@ -7,18 +7,20 @@
 //! [`sleep`](crate::sleep) then find the driver through
 //! [`Handle::current`].
 
-use std::cell::RefCell;
 use std::fmt;
-use std::marker::PhantomData;
 use std::time::Duration;
+
+use tempo_park::scoped::ScopedGuard;
 
 use crate::histogram::TimerErrorHistogram;
 use crate::shared::Shared;
 use crate::sync::Arc;
 use crate::{Clock, Instant};
 
-thread_local! {
-    static CURRENT: RefCell<Option<Handle>> = const { RefCell::new(None) };
+tempo_park::scoped_thread_local! {
+    /// The timer handle entered on this thread (see `tempo_park::scoped`
+    /// for the rules every "current" thread-local of the stack follows).
+    static CURRENT: Handle
 }
 
 /// A handle to a timer [`Driver`](crate::Driver): creates timers on it from
@@ -33,8 +35,7 @@ pub struct Handle {
 /// creation (they are `!Send` to keep them on their thread).
 #[must_use = "the handle is only current until the guard is dropped"]
 pub struct EnterGuard {
-    previous: Option<Handle>,
-    _not_send: PhantomData<*const ()>,
+    _scope: ScopedGuard<Handle>,
 }
 
 impl Handle {
@@ -64,23 +65,14 @@ impl Handle {
 
     /// The current handle, or `None` outside a runtime with time enabled.
     pub fn try_current() -> Option<Handle> {
-        CURRENT.try_with(|c| c.borrow().clone()).ok().flatten()
+        CURRENT.get()
     }
 
     /// Makes this handle the current one on this thread until the guard is
     /// dropped; nested guards restore the previous handle.
     pub fn enter(&self) -> EnterGuard {
-        // `try_with`: a runtime dropped by a thread-local destructor enters
-        // its drivers after this thread-local may be destroyed; then the
-        // guard enters nothing and restores nothing (its drop finds the
-        // thread-local gone too).
-        let previous = CURRENT
-            .try_with(|c| c.replace(Some(self.clone())))
-            .ok()
-            .flatten();
         EnterGuard {
-            previous,
-            _not_send: PhantomData,
+            _scope: CURRENT.enter(self.clone()),
         }
     }
 
@@ -134,19 +126,7 @@ impl Handle {
 
 /// The clock time of the entered handle, if any.
 pub(crate) fn clock_now() -> Option<Instant> {
-    CURRENT
-        .try_with(|c| c.borrow().as_ref().map(|h| h.now()))
-        .ok()
-        .flatten()
-}
-
-impl Drop for EnterGuard {
-    fn drop(&mut self) {
-        let previous = self.previous.take();
-        // Drop the replaced handle outside the borrow.
-        let replaced = CURRENT.try_with(|c| c.replace(previous));
-        drop(replaced);
-    }
+    CURRENT.with(|handle| handle.map(Handle::now))
 }
 
 impl fmt::Debug for Handle {

@@ -46,6 +46,11 @@ impl ThrottlePacer {
         ThrottlePacer { period, due: None }
     }
 
+    /// The period `T`.
+    pub(crate) fn period(&self) -> Duration {
+        self.period
+    }
+
     /// A tick begins at `now`; returns the grid instant it stands for.
     ///
     /// The first tick, and the first after [`restart`](Self::restart),

@@ -48,26 +48,58 @@
 //!
 //! [`ThrottlePacer`]: super::pacer::ThrottlePacer
 
+use std::cell::{Cell, RefCell};
 use std::future::Future;
 use std::pin::pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use tempo_park::{coop, DriverStats, Park};
+use tempo_park::{Park, ParkThread, UnparkThread};
 
-use super::basic::{Core, RUNNING, SLEEPING};
-use super::pacer::TickEnd;
+use super::core::{SchedulerCore, RUNNING, SLEEPING};
+use super::pacer::{ThrottlePacer, TickEnd};
 use super::turn::Turn;
 use crate::sync::Ordering::SeqCst;
 
-/// What happened between the end of a tick's work and the next tick.
-struct BetweenTicks {
-    /// Slept or blocked (as opposed to starting the next tick at once).
-    parked: bool,
-    parked_for: Duration,
-    overrun: bool,
-    /// Driver work done while blocked idle.
-    stats: DriverStats,
+/// The throttling settings the builder passes down: the one place the
+/// period `T` and the firing window (`T/2`, derived by the builder) are
+/// given.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ThrottleConfig {
+    /// The period `T`.
+    pub(crate) period: Duration,
+    /// The timer driver's firing window between regular ticks (`T/2` for
+    /// nearest-tick timers, zero for never-early ones).
+    pub(crate) firing_window: Duration,
+    /// Task polls per tick at most.
+    pub(crate) tick_budget: u32,
+}
+
+/// Everything the throttling scheduler keeps between ticks.
+#[derive(Debug)]
+pub(crate) struct Throttle {
+    /// The tick grid; owns the period `T`.
+    pacer: RefCell<ThrottlePacer>,
+    /// The firing window between regular ticks.
+    firing_window: Duration,
+    /// Task polls per tick at most.
+    tick_budget: u32,
+    /// The last tick, for the firing window of the next one.
+    last: Cell<LastTick>,
+    /// Where the scheduler sleeps between ticks; its unpark handle is
+    /// [`SchedulerShared`](super::core::SchedulerShared)'s sleeper.
+    sleeper: RefCell<ParkThread>,
+}
+
+/// What the next tick needs to know about the last one.
+#[derive(Debug, Clone, Copy)]
+struct LastTick {
+    /// When it began (by the runtime's clock); `None` before the first.
+    began: Option<Instant>,
+    /// It overran: the next one starts at once.
+    overran: bool,
+    /// The firing window in force (narrowed while ticks run back to back).
+    window: Duration,
 }
 
 /// The task-running phase of one tick: how much it did, and whether it
@@ -86,12 +118,12 @@ struct TickWork {
 }
 
 impl TickWork {
-    fn new(core: &Core, start: Instant) -> TickWork {
+    fn new(throttle: &Throttle, start: Instant) -> TickWork {
         TickWork {
             polled: 0,
             cut: false,
-            budget: u64::from(core.config.tick_budget),
-            period_end: start + core.config.max_throttling,
+            budget: u64::from(throttle.tick_budget),
+            period_end: start + throttle.pacer.borrow().period(),
         }
     }
 
@@ -108,9 +140,9 @@ impl TickWork {
     /// tick after `T` (an overrun: the next one starts at once) keeps
     /// timers and I/O within about a period. The clock is read once per
     /// full chunk only, which a tick of one poll per stream rarely fills.
-    fn run_chunk(&mut self, core: &Core, main: bool) -> bool {
+    fn run_chunk(&mut self, core: &SchedulerCore, main: bool) -> bool {
         let left = self.budget.saturating_sub(self.polled);
-        let chunk = left.min(u64::from(core.config.event_interval));
+        let chunk = left.min(u64::from(core.event_interval));
         let chunk = u32::try_from(chunk).unwrap_or(u32::MAX);
         let ran = core.run_ready(chunk);
         self.polled += ran;
@@ -120,7 +152,7 @@ impl TickWork {
         }
         if ran < u64::from(chunk) {
             // The run queue is empty.
-            return main && core.shared.main_woken.load(SeqCst);
+            return main && core.main_woken();
         }
         if Instant::now() >= self.period_end {
             self.cut = true;
@@ -130,68 +162,81 @@ impl TickWork {
     }
 }
 
-impl Core {
+impl Throttle {
+    pub(crate) fn new(config: ThrottleConfig) -> Throttle {
+        Throttle {
+            pacer: RefCell::new(ThrottlePacer::new(config.period)),
+            firing_window: config.firing_window,
+            tick_budget: config.tick_budget,
+            last: Cell::new(LastTick {
+                began: None,
+                overran: false,
+                window: config.firing_window,
+            }),
+            sleeper: RefCell::new(ParkThread::new()),
+        }
+    }
+
+    /// The handle that cuts the sleep between ticks short, for other
+    /// threads.
+    pub(crate) fn sleeper_unpark(&self) -> UnparkThread {
+        self.sleeper.borrow().unpark()
+    }
+
     /// The throttling scheduler's `block_on`.
-    pub(crate) fn throttled_block_on<F: Future>(&self, future: F) -> F::Output {
+    pub(super) fn block_on<F: Future>(&self, core: &SchedulerCore, future: F) -> F::Output {
         let mut future = pin!(future);
-        let waker = Waker::from(self.shared.clone());
+        let waker = core.main_waker();
         let mut cx = Context::from_waker(&waker);
-        self.shared.main_woken.store(true, SeqCst);
         let mut start = Instant::now();
         loop {
-            self.begin_tick();
-            let stats = self.park_driver(Some(Duration::ZERO), false).stats;
+            let polled = self.begin_tick(core);
 
             let mut tick = TickWork::new(self, start);
             loop {
-                if self.shared.main_woken.swap(false, SeqCst) {
-                    // Counts against the tick budget and as work found,
-                    // but not as a task poll in the metrics: the block_on
-                    // future is not a task (as in the basic scheduler).
-                    tick.polled += 1;
-                    if let Poll::Ready(output) = coop::budget(|| future.as_mut().poll(&mut cx)) {
-                        self.end_iteration(start, Duration::ZERO);
+                // Counts against the tick budget and as work found, but not
+                // as a task poll in the metrics: the block_on future is not
+                // a task (as in the basic scheduler).
+                match core.poll_main(future.as_mut(), &mut cx) {
+                    Some(Poll::Ready(output)) => {
+                        core.end_iteration(start, Duration::ZERO);
                         return output;
                     }
+                    Some(Poll::Pending) => tick.polled += 1,
+                    None => {}
                 }
                 // A chunk of `event_interval` task polls at most, so that a
                 // woken block_on future waits for no more than that.
-                if !tick.run_chunk(self, true) {
+                if !tick.run_chunk(core, true) {
                     break;
                 }
             }
 
-            let found_nothing = tick.polled == 0 && stats == DriverStats::default();
-            let between = self.between_ticks(found_nothing, tick.cut, None, true);
-            start = self.end_iteration(start, between.parked_for);
+            let found_nothing = tick.polled == 0 && polled.found_nothing();
+            let between = self.between_ticks(core, found_nothing, tick.cut, None, true);
+            start = core.end_iteration(start, between.parked_for);
         }
     }
 
     /// The throttling scheduler's `turn`: exactly one tick.
-    pub(crate) fn throttled_turn(&self, max_wait: Duration) -> Turn {
+    pub(super) fn turn(&self, core: &SchedulerCore, max_wait: Duration) -> Turn {
         let start = Instant::now();
-        self.begin_tick();
-        let stats = self.park_driver(Some(Duration::ZERO), false).stats;
+        let polled = self.begin_tick(core);
         let mut tick = TickWork::new(self, start);
-        while tick.run_chunk(self, false) {}
-        let tasks_polled = tick.polled;
-        let found_nothing = tasks_polled == 0 && stats == DriverStats::default();
-        let between = self.between_ticks(found_nothing, tick.cut, Some(max_wait), false);
-        self.end_iteration(start, between.parked_for);
-        let stats = stats + between.stats;
+        while tick.run_chunk(core, false) {}
+        let found_nothing = tick.polled == 0 && polled.found_nothing();
+        let between = self.between_ticks(core, found_nothing, tick.cut, Some(max_wait), false);
+        core.end_iteration(start, between.parked_for);
         Turn {
-            tasks_polled,
-            parked: between.parked,
-            parked_for: between.parked_for,
-            io_events: stats.io_events,
-            timers_fired: stats.timers_fired,
-            tasks_remaining: self.has_ready(),
-            overrun: between.overrun,
+            tasks_polled: tick.polled,
+            tasks_remaining: core.has_ready(),
+            ..polled.then(between)
         }
     }
 
     /// Starts a tick on the pacer's grid, with the firing window that suits
-    /// it.
+    /// it, and polls the driver once (zero timeout). Returns what the poll
+    /// did.
     ///
     /// Nearest-tick timers fire when due by `now + window`; the window is
     /// half the distance to the next tick. Between regular ticks that is
@@ -199,25 +244,33 @@ impl Core {
     /// tick is only about one tick's length away, so the window narrows to
     /// half the last tick spacing: a `T/2` window would fire timers up to
     /// `T/2` early with the next tick about to come anyway.
-    fn begin_tick(&self) {
-        let now = self.clock_now();
-        let spacing = self
-            .last_tick
-            .replace(Some(now))
-            .map(|last| now.saturating_duration_since(last));
-        let base = self.config.firing_window;
-        let window = match spacing {
-            Some(spacing) if self.overran.get() => base.min(spacing / 2),
-            _ => base,
+    fn begin_tick(&self, core: &SchedulerCore) -> Turn {
+        let now = core.clock_now();
+        let last = self.last.get();
+        let window = match last.began {
+            Some(began) if last.overran => self
+                .firing_window
+                .min(now.saturating_duration_since(began) / 2),
+            _ => self.firing_window,
         };
-        if window != self.tick_window.replace(window) {
-            if let Some(time) = &self.shared.handles.time {
+        if window != last.window {
+            if let Some(time) = &core.shared.handles.time {
                 time.set_firing_window(window);
             }
         }
-        if let Some(pacer) = &self.pacer {
-            pacer.borrow_mut().begin_tick(now);
-        }
+        self.last.set(LastTick {
+            began: Some(now),
+            window,
+            ..last
+        });
+        self.pacer.borrow_mut().begin_tick(now);
+        core.park_driver(Some(Duration::ZERO), false)
+    }
+
+    /// Records whether the tick that just ended overran.
+    fn set_overran(&self, overran: bool) {
+        let last = self.last.get();
+        self.last.set(LastTick { overran, ..last });
     }
 
     /// Ends a tick: blocks idle in the driver if the tick found nothing,
@@ -225,7 +278,8 @@ impl Core {
     /// (overrun). `budget_spent` says whether the tick stopped running
     /// tasks because its budget ran out; `max_wait` bounds the wait
     /// (`None`: unbounded); `main` says whether a pending `block_on` wake
-    /// counts as work.
+    /// counts as work. Returns what happened between the ticks (no task
+    /// polls).
     ///
     /// Only work the tick *left behind* (its budget ran out) makes an
     /// overrun. Tasks other threads injected while the tick ran are like
@@ -235,48 +289,37 @@ impl Core {
     /// wakes defeated throttling (back-to-back ticks, inflated overruns).
     fn between_ticks(
         &self,
+        core: &SchedulerCore,
         found_nothing: bool,
         budget_spent: bool,
         max_wait: Option<Duration>,
         main: bool,
-    ) -> BetweenTicks {
-        let pacer = self
-            .pacer
-            .as_ref()
-            .expect("throttling scheduler without a pacer");
+    ) -> Turn {
         if found_nothing {
-            pacer.borrow_mut().restart();
-            self.overran.set(false);
-            let parked = self.park_driver(max_wait, main);
-            return BetweenTicks {
-                parked: parked.parked,
-                parked_for: parked.parked_for,
-                overrun: false,
-                stats: parked.stats,
-            };
+            self.pacer.borrow_mut().restart();
+            self.set_overran(false);
+            return core.park_driver(max_wait, main);
         }
-        let work_remains = budget_spent
-            && (self.has_local_ready() || (main && self.shared.main_woken.load(SeqCst)));
-        let end = pacer.borrow_mut().end_tick(self.clock_now(), work_remains);
+        let work_remains = budget_spent && (core.has_local_ready() || (main && core.main_woken()));
+        let end = self
+            .pacer
+            .borrow_mut()
+            .end_tick(core.clock_now(), work_remains);
         match end {
             TickEnd::Overrun => {
-                self.overran.set(true);
-                self.counters.overrun();
-                BetweenTicks {
-                    parked: false,
-                    parked_for: Duration::ZERO,
+                self.set_overran(true);
+                core.counters.overrun();
+                Turn {
                     overrun: true,
-                    stats: DriverStats::default(),
+                    ..Turn::default()
                 }
             }
             TickEnd::SleepUntil(next) => {
-                self.overran.set(false);
-                let parked_for = self.sleep_until(next, max_wait);
-                BetweenTicks {
+                self.set_overran(false);
+                Turn {
                     parked: true,
-                    parked_for,
-                    overrun: false,
-                    stats: DriverStats::default(),
+                    parked_for: self.sleep_until(core, next, max_wait),
+                    ..Turn::default()
                 }
             }
         }
@@ -291,8 +334,13 @@ impl Core {
     /// sleeper's unpark token is the one record of it (checked here for the
     /// virtual sleep of a paused clock, which would otherwise jump a whole
     /// period after an unpark; honoured by the real sleep itself).
-    fn sleep_until(&self, deadline: Instant, max_wait: Option<Duration>) -> Duration {
-        let mut duration = deadline.saturating_duration_since(self.clock_now());
+    fn sleep_until(
+        &self,
+        core: &SchedulerCore,
+        deadline: Instant,
+        max_wait: Option<Duration>,
+    ) -> Duration {
+        let mut duration = deadline.saturating_duration_since(core.clock_now());
         if let Some(max_wait) = max_wait {
             duration = duration.min(max_wait);
         }
@@ -304,8 +352,8 @@ impl Core {
         }
         // SLEEPING on a paused clock too: the protocol is the same, only
         // the wait is virtual (and loom can explore it).
-        self.shared.park_state.store(SLEEPING, SeqCst);
-        let paused = self
+        core.shared.park_state.store(SLEEPING, SeqCst);
+        let paused = core
             .shared
             .handles
             .clock()
@@ -324,16 +372,7 @@ impl Core {
                 start.elapsed()
             }
         };
-        self.shared.park_state.store(RUNNING, SeqCst);
+        core.shared.park_state.store(RUNNING, SeqCst);
         slept
-    }
-
-    /// The runtime's notion of now: the timer driver's clock (virtual when
-    /// paused) if time is enabled, else the real clock.
-    pub(crate) fn clock_now(&self) -> Instant {
-        match self.shared.handles.clock() {
-            Some(clock) => clock.now().into_std(),
-            None => Instant::now(),
-        }
     }
 }

@@ -1,4 +1,9 @@
-//! [`Turn`]: what one scheduler iteration did.
+//! [`Turn`]: what one scheduler iteration did, or one step of it.
+//!
+//! The schedulers build their report from the same type step by step: a
+//! park or poll of the driver is a `Turn` with no task polls, the sleep
+//! between two ticks is one with no driver events, and
+//! [`Turn::then`] adds a later step to an earlier one.
 
 use std::time::Duration;
 
@@ -28,6 +33,25 @@ pub struct Turn {
 }
 
 impl Turn {
+    /// This step, followed by `later`: counts add up, the two waits add up,
+    /// and the end state (`tasks_remaining`, `overrun`) is `later`'s.
+    pub(crate) fn then(self, later: Turn) -> Turn {
+        Turn {
+            tasks_polled: self.tasks_polled + later.tasks_polled,
+            parked: self.parked || later.parked,
+            parked_for: self.parked_for + later.parked_for,
+            io_events: self.io_events.wrapping_add(later.io_events),
+            timers_fired: self.timers_fired.wrapping_add(later.timers_fired),
+            tasks_remaining: later.tasks_remaining,
+            overrun: later.overrun,
+        }
+    }
+
+    /// The driver dispatched nothing (no I/O event, no timer) in this step.
+    pub(crate) fn found_nothing(&self) -> bool {
+        self.io_events == 0 && self.timers_fired == 0
+    }
+
     /// Task polls in this turn (a task polled twice counts twice).
     pub fn tasks_polled(&self) -> u64 {
         self.tasks_polled

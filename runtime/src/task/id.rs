@@ -11,12 +11,11 @@
 //! poll and every drop of a task's future, so `task::id()` also answers in
 //! a destructor that runs when the task is aborted or shut down.
 
-use std::cell::Cell;
 use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::sync::thread_local;
+use tempo_park::scoped::ScopedGuard;
 
 /// The identity of a task: unique among all tasks of the process, for its
 /// whole life.
@@ -66,35 +65,18 @@ impl fmt::Debug for Id {
     }
 }
 
-#[cfg(not(loom))]
-thread_local! {
-    static CURRENT: Cell<Option<Id>> = const { Cell::new(None) };
+tempo_park::scoped_thread_local! {
+    /// The task this thread polls or drops right now.
+    static CURRENT_TASK: Id
 }
 
-// loom's `thread_local!` has no `const` form.
-#[cfg(loom)]
-thread_local! {
-    static CURRENT: Cell<Option<Id>> = Cell::new(None);
-}
-
-/// Marks a task as the one this thread runs until dropped; restores the
-/// previous one (a task may be polled from inside another's destructor).
-pub(super) struct CurrentIdGuard {
-    prev: Option<Id>,
-}
-
-/// Sets the current task to `id`.
-pub(super) fn enter(id: Id) -> CurrentIdGuard {
-    // During thread teardown the thread-local may be gone: then no task
-    // id is visible, which `try_id` reports as `None`.
-    let prev = CURRENT.try_with(|c| c.replace(Some(id))).ok().flatten();
-    CurrentIdGuard { prev }
-}
-
-impl Drop for CurrentIdGuard {
-    fn drop(&mut self) {
-        let _ = CURRENT.try_with(|c| c.set(self.prev));
-    }
+/// Marks `id` as the task this thread runs until the guard is dropped,
+/// which restores the previous one (a task may be polled from inside
+/// another's destructor). During thread teardown the thread-local
+/// may be gone: then no task id is visible, which `try_id` reports as
+/// `None`.
+pub(super) fn enter(id: Id) -> ScopedGuard<Id> {
+    CURRENT_TASK.enter(id)
 }
 
 /// Returns the [`Id`] of the task this code runs in.
@@ -137,5 +119,5 @@ pub fn id() -> Id {
 /// });
 /// ```
 pub fn try_id() -> Option<Id> {
-    CURRENT.try_with(|c| c.get()).ok().flatten()
+    CURRENT_TASK.get()
 }

@@ -40,7 +40,7 @@ mod yield_now;
 use std::future::Future;
 use std::marker::PhantomData;
 
-pub use crate::blocking::spawn_blocking;
+pub use crate::spawn::{spawn, spawn_blocking, spawn_local};
 pub use abort::AbortHandle;
 pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub use error::JoinError;
@@ -137,73 +137,4 @@ where
         drop(rejected);
     }
     join
-}
-
-/// Spawns a future onto the current thread's runtime.
-///
-/// The future runs on the runtime's thread; `spawn` may be called from the
-/// runtime's thread or from any thread where the runtime is entered (see
-/// [`Runtime::enter`](crate::runtime::Runtime::enter)). To spawn from an
-/// arbitrary thread, use a [`Handle`](crate::runtime::Handle).
-///
-/// # Panics
-///
-/// Panics if called outside a Tempo runtime.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// rt.block_on(async {
-///     let h = tempo::spawn(async { "done" });
-///     assert_eq!(h.await.unwrap(), "done");
-/// });
-/// ```
-#[track_caller]
-pub fn spawn<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + Send + 'static,
-    F::Output: Send + 'static,
-{
-    match crate::runtime::Handle::try_current() {
-        Ok(handle) => handle.spawn(future),
-        Err(_) => panic!(
-            "tempo::spawn called outside a Tempo runtime: call it from inside \
-             Runtime::block_on, a task, or after Runtime::enter, or use Handle::spawn"
-        ),
-    }
-}
-
-/// Spawns a `!Send` future onto the runtime that runs on this thread.
-///
-/// The future is polled and dropped on this thread only. Its waker may
-/// still be woken from any thread.
-///
-/// # Panics
-///
-/// Panics if this thread does not own an entered Tempo runtime (called
-/// outside `block_on` / `turn` / [`Runtime::enter`](crate::runtime::Runtime::enter),
-/// or from another thread).
-///
-/// ```
-/// use std::rc::Rc;
-///
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// let shared = Rc::new(5);
-/// let n = rt.block_on(async move {
-///     tempo::spawn_local(async move { *shared + 1 }).await.unwrap()
-/// });
-/// assert_eq!(n, 6);
-/// ```
-#[track_caller]
-pub fn spawn_local<F>(future: F) -> JoinHandle<F::Output>
-where
-    F: Future + 'static,
-    F::Output: 'static,
-{
-    match crate::current::spawn_local(future) {
-        Some(join) => join,
-        None => panic!(
-            "tempo::spawn_local must be called on the thread that runs a Tempo runtime, \
-             inside Runtime::block_on, Runtime::turn, a task, or after Runtime::enter"
-        ),
-    }
 }

@@ -5,7 +5,7 @@
 //! +-----------------------------------------------------------------+
 //! | Header   state word, vtable, owner id, task id, owned-list key  |  touched through
 //! |                                                                 |  NonNull<Header>
-//! | Core     scheduler handle S, Stage<T>: Running(future) |        |  by every handle
+//! | TaskCore scheduler handle S, Stage<T>: Running(future) |        |  by every handle
 //! |          Finished(Result<T::Output, JoinError>) | Consumed      |
 //! | Trailer  the JoinHandle's waker                                 |
 //! +-----------------------------------------------------------------+
@@ -52,11 +52,11 @@ pub(super) const UNBOUND: usize = usize::MAX;
 #[repr(C)]
 pub(super) struct Cell<T: Future, S> {
     pub(super) header: Header,
-    pub(super) core: Core<T, S>,
+    pub(super) core: TaskCore<T, S>,
     pub(super) trailer: Trailer,
 }
 
-pub(super) struct Core<T: Future, S> {
+pub(super) struct TaskCore<T: Future, S> {
     pub(super) scheduler: S,
     pub(super) stage: UnsafeCell<Stage<T>>,
 }
@@ -123,7 +123,7 @@ impl RawTask {
                 id: Id::next(),
                 owned_key: AtomicUsize::new(UNBOUND),
             },
-            core: Core {
+            core: TaskCore {
                 scheduler,
                 stage: UnsafeCell::new(Stage::Running(future)),
             },

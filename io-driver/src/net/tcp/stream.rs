@@ -47,7 +47,8 @@ impl TcpStream {
     }
 
     async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
-        let stream = TcpStream::from_mio(mio::net::TcpStream::connect(addr)?, Handle::current()?)?;
+        let stream =
+            TcpStream::from_mio(mio::net::TcpStream::connect(addr)?, Handle::try_current()?)?;
         stream
             .io
             .registration
@@ -76,7 +77,10 @@ impl TcpStream {
     /// it non-blocking).
     pub fn from_std(stream: std::net::TcpStream) -> io::Result<TcpStream> {
         stream.set_nonblocking(true)?;
-        TcpStream::from_mio(mio::net::TcpStream::from_std(stream), Handle::current()?)
+        TcpStream::from_mio(
+            mio::net::TcpStream::from_std(stream),
+            Handle::try_current()?,
+        )
     }
 
     /// Deregisters the stream and returns it as a std stream.

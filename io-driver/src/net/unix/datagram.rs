@@ -28,19 +28,19 @@ impl UnixDatagram {
 
     /// Binds to `path`.
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixDatagram> {
-        let handle = Handle::current()?;
+        let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?, handle)
     }
 
     /// A socket bound to no address.
     pub fn unbound() -> io::Result<UnixDatagram> {
-        let handle = Handle::current()?;
+        let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::unbound()?, handle)
     }
 
     /// A connected pair, both registered with the current driver.
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
-        let handle = Handle::current()?;
+        let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixDatagram::pair()?;
         Ok((
             UnixDatagram::from_mio(a, handle.clone())?,
@@ -51,7 +51,10 @@ impl UnixDatagram {
     /// Registers a std socket with the current driver.
     pub fn from_std(socket: std::os::unix::net::UnixDatagram) -> io::Result<UnixDatagram> {
         socket.set_nonblocking(true)?;
-        UnixDatagram::from_mio(mio::net::UnixDatagram::from_std(socket), Handle::current()?)
+        UnixDatagram::from_mio(
+            mio::net::UnixDatagram::from_std(socket),
+            Handle::try_current()?,
+        )
     }
 
     /// Deregisters the socket and returns it as a std socket.

@@ -26,7 +26,7 @@ impl UnixStream {
     /// Connects to the socket at `path`.
     pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
         let stream =
-            UnixStream::from_mio(mio::net::UnixStream::connect(path)?, Handle::current()?)?;
+            UnixStream::from_mio(mio::net::UnixStream::connect(path)?, Handle::try_current()?)?;
         stream
             .io
             .registration
@@ -40,7 +40,7 @@ impl UnixStream {
 
     /// A connected pair, both registered with the current driver.
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
-        let handle = Handle::current()?;
+        let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixStream::pair()?;
         Ok((
             UnixStream::from_mio(a, handle.clone())?,
@@ -51,7 +51,10 @@ impl UnixStream {
     /// Registers a std stream with the current driver.
     pub fn from_std(stream: std::os::unix::net::UnixStream) -> io::Result<UnixStream> {
         stream.set_nonblocking(true)?;
-        UnixStream::from_mio(mio::net::UnixStream::from_std(stream), Handle::current()?)
+        UnixStream::from_mio(
+            mio::net::UnixStream::from_std(stream),
+            Handle::try_current()?,
+        )
     }
 
     /// Deregisters the stream and returns it as a std stream.

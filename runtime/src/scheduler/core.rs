@@ -1,0 +1,542 @@
+//! What both schedulers share: the task queues, the owned-task list, the
+//! driver, the metrics, and the park handshake with other threads.
+//!
+//! [`SchedulerCore`] is the owning thread's side (`!Send`, in an `Rc`), and
+//! [`SchedulerShared`] the side other threads reach through a
+//! [`Handle`](crate::runtime::Handle) or a waker. The two flavors are the
+//! loops over the core's two steps, [`SchedulerCore::run_ready`] (poll ready
+//! tasks within a budget) and [`SchedulerCore::park_driver`] (park or poll
+//! the driver): [`basic`](super::basic) has no state of its own;
+//! [`throttle`](super::throttle) owns all of its state in one
+//! [`Throttle`] value. [`Flavor`] says which one runs, the one place where
+//! "throttling on or off" is encoded.
+//!
+//! Each poll of a task, and of the `block_on` future, runs with a fresh
+//! [cooperative budget](tempo_park::coop) (the outer one is restored after,
+//! so nested runtimes and host loops keep theirs): a task that loops on an
+//! always-ready socket, timer or join yields after that many operations
+//! and goes to the back of the queue, instead of starving the others.
+//!
+//! # Wake-up economy
+//!
+//! * A wake or spawn **on the owning thread** (inside `block_on`, `turn`,
+//!   a task, or after `enter`) pushes onto the local `VecDeque`: no lock,
+//!   no atomic read-modify-write beyond the task's state word, no syscall.
+//! * A wake or spawn **from another thread** pushes onto the
+//!   [`InjectQueue`] and unparks the driver only if the scheduler is
+//!   `PARKED`. A busy scheduler picks the task up at its next iteration.
+//!
+//! # The park handshake (why no wake-up is lost)
+//!
+//! `park_state` is a small state word: `RUNNING`, `PARKED`, or `SLEEPING`
+//! (the throttling scheduler between ticks, where remote wakes deliberately
+//! do *not* unpark: they wait for the next tick, which is the point of
+//! throttling; see [`throttle`](super::throttle)).
+//!
+//! ```text
+//! scheduler                                  remote thread
+//! S1 swap(park_state, PARKED)                R1 push onto inject: fetch_add(len, 1)
+//! S2 if fetch_add(len, 0) > 0 (or local      R2 if CAS(park_state, PARKED -> RUNNING):
+//!       work, or block_on woken):                  unpark_count += 1; driver.unpark()
+//!        store(park_state, RUNNING); poll
+//!    else driver.park(timeout)
+//! S3 store(park_state, RUNNING)
+//! ```
+//!
+//! Every step is a read-modify-write, so each reads the latest value of its
+//! location, and the argument needs only acquire/release (which is also
+//! what loom checks; it treats `SeqCst` as acquire/release):
+//!
+//! * If S2 comes after R1 in `len`'s modification order, S2 sees the task
+//!   and the scheduler does not block.
+//! * Otherwise R1 reads S2's value, so S2 (and S1 before it) happens-before
+//!   R1, and R2 (after R1) reads `PARKED` or a later value: either R2 wins
+//!   the CAS and unparks (the park contract makes an unpark before the park
+//!   return at once), or another remote won it first and already unparked,
+//!   or the scheduler already stored `RUNNING` in S3, having returned from
+//!   the park; then its next iteration starts by draining the queue.
+//!
+//! Only one remote wins the CAS per park, so a burst of remote wakes to a
+//! parked scheduler costs one unpark, and wakes to a running scheduler cost
+//! none. The `block_on` wake flag (`main_woken`) follows the same pattern:
+//! a `swap` by the waker, a `fetch_or(false)` by the scheduler.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::future::Future;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+use tempo_park::{coop, Park, ParkThread, Unpark, UnparkThread};
+
+use super::basic;
+use super::inject::InjectQueue;
+use super::throttle::{Throttle, ThrottleConfig};
+use super::turn::Turn;
+use crate::blocking::BlockingPool;
+use crate::current;
+use crate::driver::{Driver, DriverHandles};
+use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
+use crate::task::{self, JoinHandle, Notified, OwnedTasks, Schedule};
+
+/// `park_state`: the scheduler is running tasks (or about to): remote wakes
+/// only queue.
+pub(crate) const RUNNING: usize = 0;
+/// `park_state`: the scheduler is parked in the driver, or about to park:
+/// the first remote wake unparks it.
+pub(crate) const PARKED: usize = 1;
+/// `park_state`: the throttling scheduler sleeps between two ticks: remote
+/// wakes only queue; only [`SchedulerShared::unpark`] cuts the sleep short.
+pub(crate) const SLEEPING: usize = 2;
+
+/// The scheduler settings the builder passes down.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SchedulerConfig {
+    /// Task polls between two driver polls (under throttling: between two
+    /// polls of a woken `block_on` future).
+    pub(crate) event_interval: u32,
+    /// The throttling scheduler's settings; `None` for the basic one.
+    pub(crate) throttle: Option<ThrottleConfig>,
+}
+
+/// Which scheduler runs the core's loop: the one place that says whether
+/// throttling is on.
+#[derive(Debug)]
+pub(crate) enum Flavor {
+    /// Run ready tasks, park until an event; no state of its own.
+    Basic,
+    /// One tick per period; all its state is in [`Throttle`].
+    Throttle(Throttle),
+}
+
+/// The part of the scheduler other threads touch.
+pub(crate) struct SchedulerShared {
+    /// Spawns and wakes from other threads.
+    pub(super) inject: InjectQueue<Notified<Arc<SchedulerShared>>>,
+    /// `RUNNING` or `PARKED`; see the module docs.
+    pub(crate) park_state: AtomicUsize,
+    /// Wakes the driver.
+    unpark: Arc<dyn Unpark>,
+    /// Driver unparks issued by remote spawns and wakes.
+    unpark_count: AtomicU64,
+    /// The `block_on` future was woken.
+    pub(crate) main_woken: AtomicBool,
+    /// The owned-task list id of this runtime.
+    id: u64,
+    /// The drivers' handles (I/O reactor, timers), for `Handle::enter`.
+    pub(crate) handles: DriverHandles,
+    /// Cuts the throttling scheduler's sleep between ticks short (the
+    /// other end of [`Throttle`]'s sleeper; never slept on by the basic
+    /// scheduler, where an unpark of it is a harmless atomic swap).
+    sleeper: UnparkThread,
+    /// Published metrics.
+    pub(crate) counters: SharedCounters,
+    /// The throttling period, for [`Handle::max_throttling`](crate::runtime::Handle::max_throttling);
+    /// zero for the basic scheduler. Read by other threads; the scheduler
+    /// itself reads [`ThrottleConfig`].
+    pub(crate) max_throttling: Duration,
+    /// The thread that built the runtime: the only one that can run it
+    /// (`Runtime` is `!Send`).
+    pub(crate) owner: ThreadId,
+    /// The blocking pool (`spawn_blocking`); shut down by the `Runtime`.
+    pub(crate) blocking: BlockingPool,
+}
+
+impl SchedulerShared {
+    /// Unparks the driver if the scheduler is parked (or about to be).
+    fn notify_parked(&self) {
+        if self
+            .park_state
+            .compare_exchange(PARKED, RUNNING, SeqCst, SeqCst)
+            .is_ok()
+        {
+            self.unpark_count.fetch_add(1, Relaxed);
+            self.unpark.unpark();
+        }
+    }
+
+    /// `true` if this thread runs this scheduler right now.
+    fn is_current(self: &Arc<Self>) -> bool {
+        current::with_core(|core| Arc::ptr_eq(&core.shared, self)).unwrap_or(false)
+    }
+
+    /// Queues a task: on the local run queue when called on the owning
+    /// thread, else on the injection queue (with an unpark if parked).
+    /// Gives the task back if the runtime is shut down.
+    fn submit(
+        self: &Arc<Self>,
+        task: Notified<Arc<SchedulerShared>>,
+    ) -> Result<(), Notified<Arc<SchedulerShared>>> {
+        let mut slot = Some(task);
+        let pushed_locally = current::with_core(|core| {
+            if Arc::ptr_eq(&core.shared, self) {
+                if let Some(task) = slot.take() {
+                    core.run_queue.borrow_mut().push_back(task);
+                }
+                true
+            } else {
+                false
+            }
+        })
+        .unwrap_or(false);
+        if pushed_locally {
+            return Ok(());
+        }
+        let task = slot.take().expect("task not consumed");
+        self.inject.push(task)?;
+        self.notify_parked();
+        Ok(())
+    }
+
+    /// Spawns a `Send` future from any thread.
+    pub(crate) fn spawn<F>(self: &Arc<Self>, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        task::spawn_send(future, self.clone(), self.id, |task| self.submit(task))
+    }
+
+    pub(crate) fn unpark_count(&self) -> u64 {
+        self.unpark_count.load(Relaxed)
+    }
+
+    /// Wakes the scheduler now, whatever it is doing: cuts a sleep between
+    /// ticks short, unparks a parked driver, or (if it is running) makes
+    /// its next sleep return at once. For control operations that must not
+    /// wait for the next tick.
+    pub(crate) fn unpark(&self) {
+        // A ParkThread unpark costs an atomic swap unless the scheduler
+        // sleeps on it, and is remembered until the next sleep.
+        self.sleeper.unpark();
+        if self.park_state.load(SeqCst) != RUNNING {
+            self.notify_parked();
+        }
+    }
+
+    /// A snapshot of the runtime's metrics.
+    pub(crate) fn metrics(&self) -> RuntimeMetrics {
+        let timer_error = self
+            .handles
+            .time
+            .as_ref()
+            .map(|time| time.timer_error_histogram());
+        let mut metrics = self.counters.snapshot(self.unpark_count(), timer_error);
+        let pool = self.blocking.stats();
+        metrics.blocking_threads = pool.threads;
+        metrics.idle_blocking_threads = pool.idle_threads;
+        metrics.blocking_queue_depth = pool.queue_depth;
+        metrics
+    }
+}
+
+impl Schedule for Arc<SchedulerShared> {
+    fn schedule(&self, task: Notified<Self>) {
+        // A wake after shutdown: the task is already cancelled (or about to
+        // be, by the shutdown in progress); dropping the reference is all
+        // that is left to do.
+        let _ = self.submit(task);
+    }
+}
+
+/// The `block_on` future's waker.
+impl Wake for SchedulerShared {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.main_woken.swap(true, SeqCst);
+        if !self.is_current() {
+            self.notify_parked();
+        }
+    }
+}
+
+impl std::fmt::Debug for SchedulerShared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchedulerShared")
+            .field("injected", &self.inject.len())
+            .field("park_state", &self.park_state.load(Relaxed))
+            .field("unpark_count", &self.unpark_count())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The owning thread's side of the scheduler. `!Send`: it lives in an
+/// `Rc` held by the `Runtime` and by this thread's context.
+pub(crate) struct SchedulerCore {
+    pub(crate) shared: Arc<SchedulerShared>,
+    run_queue: RefCell<VecDeque<Notified<Arc<SchedulerShared>>>>,
+    owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
+    driver: RefCell<Driver>,
+    /// Task polls between two driver polls (`event_interval`).
+    pub(super) event_interval: u32,
+    /// Which loop runs, with its state.
+    flavor: Flavor,
+    pub(super) counters: LocalCounters,
+    shut_down: Cell<bool>,
+    /// The `Runtime` owning this core was dropped: the core is never the
+    /// current runtime again, even if a leaked or out-of-order enter guard
+    /// left it in this thread's context.
+    released: Cell<bool>,
+}
+
+impl SchedulerCore {
+    pub(crate) fn new(
+        driver: Driver,
+        config: SchedulerConfig,
+        blocking: BlockingPool,
+    ) -> Rc<SchedulerCore> {
+        let owned = OwnedTasks::new();
+        let flavor = match config.throttle {
+            None => Flavor::Basic,
+            Some(throttle) => Flavor::Throttle(Throttle::new(throttle)),
+        };
+        let sleeper = match &flavor {
+            Flavor::Throttle(throttle) => throttle.sleeper_unpark(),
+            Flavor::Basic => ParkThread::new().unpark(),
+        };
+        let shared = Arc::new(SchedulerShared {
+            inject: InjectQueue::new(),
+            park_state: AtomicUsize::new(RUNNING),
+            unpark: driver.unpark(),
+            unpark_count: AtomicU64::new(0),
+            main_woken: AtomicBool::new(false),
+            id: owned.id(),
+            handles: driver.handles().clone(),
+            sleeper,
+            counters: SharedCounters::new(),
+            max_throttling: config.throttle.map_or(Duration::ZERO, |t| t.period),
+            owner: std::thread::current().id(),
+            blocking,
+        });
+        Rc::new(SchedulerCore {
+            shared,
+            run_queue: RefCell::new(VecDeque::new()),
+            owned: RefCell::new(owned),
+            driver: RefCell::new(driver),
+            event_interval: config.event_interval,
+            flavor,
+            counters: LocalCounters::default(),
+            shut_down: Cell::new(false),
+            released: Cell::new(false),
+        })
+    }
+
+    /// Spawns a `Send` future from the owning thread: straight onto the
+    /// local run queue.
+    pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        task::spawn_send(future, self.shared.clone(), self.shared.id, |task| {
+            self.run_queue.borrow_mut().push_back(task);
+            Ok(())
+        })
+    }
+
+    /// Spawns a `!Send` future on the owning thread.
+    pub(crate) fn spawn_local<F>(&self, future: F) -> JoinHandle<F::Output>
+    where
+        F: Future + 'static,
+        F::Output: 'static,
+    {
+        let (task, join) = self
+            .owned
+            .borrow()
+            .new_local_task(future, self.shared.clone());
+        self.run_queue.borrow_mut().push_back(task);
+        join
+    }
+
+    /// `true` if a task is ready on the local run queue (not counting
+    /// tasks injected by other threads).
+    pub(crate) fn has_local_ready(&self) -> bool {
+        !self.run_queue.borrow().is_empty()
+    }
+
+    /// `true` if a task is ready (local or injected).
+    pub(crate) fn has_ready(&self) -> bool {
+        !self.run_queue.borrow().is_empty() || !self.shared.inject.is_empty()
+    }
+
+    /// Moves injected tasks to the local queue, then polls ready tasks until
+    /// none is left or `budget` polls were made. Returns the polls made.
+    pub(crate) fn run_ready(&self, budget: u32) -> u64 {
+        self.shared
+            .inject
+            .drain_into(&mut self.run_queue.borrow_mut());
+        let mut polled = 0;
+        while polled < u64::from(budget) {
+            let next = self.run_queue.borrow_mut().pop_front();
+            let Some(task) = next else { break };
+            // A fresh cooperative budget per poll (see `tempo_park::coop`).
+            coop::budget(|| OwnedTasks::run(&self.owned, task));
+            polled += 1;
+        }
+        self.counters.work(polled, 0, 0);
+        polled
+    }
+
+    /// Parks the driver: `Some(ZERO)` polls it; `None` or a longer timeout
+    /// blocks, unless work arrived (checked after announcing `PARKED`; see
+    /// the module docs), in which case it polls. `main` says whether a
+    /// pending `block_on` wake counts as work.
+    ///
+    /// Returns what the park did, as a [`Turn`] with no task polls.
+    pub(crate) fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Turn {
+        let mut driver = self.driver.borrow_mut();
+        let before = driver.stats();
+        let mut parked = false;
+        let mut parked_for = Duration::ZERO;
+        let result = if timeout == Some(Duration::ZERO) {
+            driver.park_timeout(timeout)
+        } else {
+            self.shared.park_state.swap(PARKED, SeqCst);
+            let work = !self.run_queue.borrow().is_empty()
+                || !self.shared.inject.is_empty_latest()
+                || (main && self.shared.main_woken.fetch_or(false, SeqCst));
+            if work {
+                self.shared.park_state.store(RUNNING, SeqCst);
+                driver.park_timeout(Some(Duration::ZERO))
+            } else {
+                let start = Instant::now();
+                let result = driver.park_timeout(timeout);
+                parked_for = start.elapsed();
+                parked = true;
+                self.shared.park_state.store(RUNNING, SeqCst);
+                result
+            }
+        };
+        if let Err(error) = result {
+            panic!("tempo: the runtime's driver failed to park: {error}");
+        }
+        let stats = driver.stats() - before;
+        self.counters.work(0, stats.io_events, stats.timers_fired);
+        Turn {
+            parked,
+            parked_for,
+            io_events: stats.io_events,
+            timers_fired: stats.timers_fired,
+            ..Turn::default()
+        }
+    }
+
+    /// One iteration for a host loop: one pass of the basic loop, or one
+    /// tick.
+    pub(crate) fn turn(&self, max_wait: Duration) -> Turn {
+        match &self.flavor {
+            Flavor::Basic => basic::turn(self, max_wait),
+            Flavor::Throttle(throttle) => throttle.turn(self, max_wait),
+        }
+    }
+
+    /// Accounts one finished iteration and publishes the counters.
+    /// Returns the instant it read, which is also when the next iteration
+    /// starts: a loop reads the clock once per iteration, not twice.
+    pub(crate) fn end_iteration(&self, start: Instant, parked: Duration) -> Instant {
+        let end = Instant::now();
+        self.counters
+            .iteration(end.saturating_duration_since(start), parked);
+        self.counters.publish(&self.shared.counters);
+        end
+    }
+
+    /// Runs `future` to completion, running tasks meanwhile.
+    pub(crate) fn block_on<F: Future>(&self, future: F) -> F::Output {
+        match &self.flavor {
+            Flavor::Basic => basic::block_on(self, future),
+            Flavor::Throttle(throttle) => throttle.block_on(self, future),
+        }
+    }
+
+    /// The `block_on` future's waker, and the flag that says it was woken
+    /// (set, so that the future is polled first).
+    pub(super) fn main_waker(&self) -> Waker {
+        self.shared.main_woken.store(true, SeqCst);
+        Waker::from(self.shared.clone())
+    }
+
+    /// Polls the `block_on` future if it was woken, with a fresh
+    /// cooperative budget.
+    pub(super) fn poll_main<F: Future>(
+        &self,
+        future: std::pin::Pin<&mut F>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Option<std::task::Poll<F::Output>> {
+        if !self.shared.main_woken.swap(false, SeqCst) {
+            return None;
+        }
+        Some(coop::budget(|| future.poll(cx)))
+    }
+
+    /// `true` if the `block_on` future was woken and not polled since.
+    pub(super) fn main_woken(&self) -> bool {
+        self.shared.main_woken.load(SeqCst)
+    }
+
+    /// The runtime's notion of now: the timer driver's clock (virtual when
+    /// paused) if time is enabled, else the real clock.
+    pub(super) fn clock_now(&self) -> Instant {
+        match self.shared.handles.clock() {
+            Some(clock) => clock.now().into_std(),
+            None => Instant::now(),
+        }
+    }
+
+    /// Shuts the scheduler down: refuses new remote work, drops every
+    /// task's future on this thread (JoinHandles resolve cancelled), and
+    /// drops every queued reference. Idempotent. The caller enters the
+    /// context first, so that wakes and spawns made by destructors land in
+    /// the local queue, which this drains too.
+    pub(crate) fn shutdown(&self) {
+        if self.shut_down.replace(true) {
+            return;
+        }
+        self.shared.inject.close();
+        OwnedTasks::close_and_shutdown_all(&self.owned);
+        loop {
+            let next = self.run_queue.borrow_mut().pop_front();
+            let next = next.or_else(|| self.shared.inject.pop());
+            match next {
+                Some(task) => OwnedTasks::shutdown_queued(&self.owned, task),
+                None => break,
+            }
+        }
+    }
+
+    /// Marks the core released: its `Runtime` was dropped (after
+    /// [`shutdown`](Self::shutdown)).
+    pub(crate) fn release(&self) {
+        self.released.set(true);
+    }
+
+    /// `true` once the `Runtime` owning this core was dropped.
+    pub(crate) fn is_released(&self) -> bool {
+        self.released.get()
+    }
+
+    /// Live tasks that have run at least once (for tests and debugging).
+    #[allow(dead_code)]
+    pub(crate) fn owned_len(&self) -> usize {
+        self.owned.borrow().len()
+    }
+}
+
+impl std::fmt::Debug for SchedulerCore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SchedulerCore")
+            .field("shared", &self.shared)
+            .field("ready", &self.run_queue.borrow().len())
+            .field("owned", &self.owned.borrow())
+            .field("event_interval", &self.event_interval)
+            .field("flavor", &self.flavor)
+            .finish_non_exhaustive()
+    }
+}
