@@ -88,7 +88,8 @@
 
 pub mod coop;
 mod stats;
-mod sync;
+#[doc(hidden)]
+pub mod sync;
 mod thread;
 mod traits;
 
