@@ -1,0 +1,109 @@
+//! What the runtime's integration tests share: the scheduler flavors a
+//! scheduler-independent test runs on, and the macro that runs a test body
+//! once per flavor (in the spirit of tokio's `rt_common!`).
+//!
+//! A test file includes it with `mod support;` and wraps its tests:
+//!
+//! ```ignore
+//! mod support;
+//! use support::*;
+//!
+//! on_each_flavor! {
+//!     #[test]
+//!     fn spawn_then_join() {
+//!         let rt = builder().build().unwrap();
+//!         assert_eq!(rt.block_on(async { tempo::spawn(async { 1 }).await.unwrap() }), 1);
+//!     }
+//! }
+//! ```
+//!
+//! which expands to `basic::spawn_then_join` and
+//! `throttling::spawn_then_join`, each module with its own [`Flavor`] in
+//! `FLAVOR` and `builder()` returning that flavor's [`Builder`] (nothing
+//! enabled: a test enables what it needs). Helpers written outside the
+//! macro are visible inside it (`use super::*`).
+#![allow(dead_code, unused_macros, unused_imports)]
+
+use std::time::Duration;
+
+pub use tempo::runtime::{Builder, Runtime};
+
+/// The throttling flavor's period: short, so that real-clock tests stay
+/// quick, and long enough that a tick is a tick on a loaded 2-core machine.
+pub const THROTTLE: Duration = Duration::from_millis(5);
+
+/// A single-thread scheduler a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// `Builder::new_current_thread()`.
+    Basic,
+    /// `Builder::new_current_thread().max_throttling(THROTTLE)`.
+    Throttling,
+}
+
+impl Flavor {
+    /// Every flavor, for a test that loops instead of using the macro.
+    pub const ALL: [Flavor; 2] = [Flavor::Basic, Flavor::Throttling];
+
+    /// This flavor's builder, with no driver enabled.
+    pub fn builder(self) -> Builder {
+        let mut builder = Builder::new_current_thread();
+        if self == Flavor::Throttling {
+            builder.max_throttling(THROTTLE);
+        }
+        builder
+    }
+
+    /// A runtime of this flavor with I/O and time enabled.
+    pub fn runtime_with_all(self) -> Runtime {
+        self.builder().enable_all().build().unwrap()
+    }
+
+    /// `"basic"` or `"throttling"`, for assertion messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Basic => "basic",
+            Flavor::Throttling => "throttling",
+        }
+    }
+}
+
+/// Every flavor's runtime with I/O and time enabled, named: for a test that
+/// runs one body over both in a loop.
+pub fn runtimes_with_all() -> Vec<(&'static str, Runtime)> {
+    Flavor::ALL
+        .iter()
+        .map(|flavor| (flavor.name(), flavor.runtime_with_all()))
+        .collect()
+}
+
+/// Expands the items given once per flavor, in modules `basic` and
+/// `throttling`; inside, `FLAVOR` is the module's [`Flavor`] and `builder()`
+/// its [`Builder`].
+macro_rules! on_each_flavor {
+    ($($item:item)*) => {
+        mod basic {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(dead_code)]
+            const FLAVOR: $crate::support::Flavor = $crate::support::Flavor::Basic;
+            #[allow(dead_code)]
+            fn builder() -> ::tempo::runtime::Builder {
+                FLAVOR.builder()
+            }
+            $($item)*
+        }
+        mod throttling {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(dead_code)]
+            const FLAVOR: $crate::support::Flavor = $crate::support::Flavor::Throttling;
+            #[allow(dead_code)]
+            fn builder() -> ::tempo::runtime::Builder {
+                FLAVOR.builder()
+            }
+            $($item)*
+        }
+    };
+}
+pub(crate) use on_each_flavor;
