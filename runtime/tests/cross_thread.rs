@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 
-
 mod support;
 use support::*;
 

@@ -6,7 +6,6 @@ use std::time::Duration;
 use tokio_test::task;
 use tokio_test::{assert_pending, assert_ready};
 
-
 mod support;
 use support::*;
 

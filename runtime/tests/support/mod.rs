@@ -54,11 +54,6 @@ impl Flavor {
         builder
     }
 
-    /// A runtime of this flavor with I/O and time enabled.
-    pub fn runtime_with_all(self) -> Runtime {
-        self.builder().enable_all().build().unwrap()
-    }
-
     /// `"basic"` or `"throttling"`, for assertion messages.
     pub fn name(self) -> &'static str {
         match self {
@@ -68,13 +63,21 @@ impl Flavor {
     }
 }
 
-/// Every flavor's runtime with I/O and time enabled, named: for a test that
-/// runs one body over both in a loop.
-pub fn runtimes_with_all() -> Vec<(&'static str, Runtime)> {
-    Flavor::ALL
-        .iter()
-        .map(|flavor| (flavor.name(), flavor.runtime_with_all()))
-        .collect()
+/// One runtime per flavor, named, each built from that flavor's builder
+/// after `configure`: for a test that runs one body over both in a loop.
+pub fn runtimes(configure: impl Fn(&mut Builder)) -> [(&'static str, Runtime); 2] {
+    Flavor::ALL.map(|flavor| {
+        let mut builder = flavor.builder();
+        configure(&mut builder);
+        (flavor.name(), builder.build().unwrap())
+    })
+}
+
+/// [`runtimes`] with I/O and time enabled.
+pub fn runtimes_with_all() -> [(&'static str, Runtime); 2] {
+    runtimes(|builder| {
+        builder.enable_all();
+    })
 }
 
 /// Expands the items given once per flavor, in modules `basic` and
