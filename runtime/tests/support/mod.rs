@@ -24,6 +24,8 @@
 //! macro are visible inside it (`use super::*`).
 #![allow(dead_code, unused_macros, unused_imports)]
 
+pub mod throttle;
+
 use std::time::Duration;
 
 pub use tempo::runtime::{Builder, Runtime};
