@@ -86,29 +86,22 @@ pub fn runtimes_with_all() -> [(&'static str, Runtime); 2] {
 /// `throttling`; inside, `FLAVOR` is the module's [`Flavor`] and `builder()`
 /// its [`Builder`].
 macro_rules! on_each_flavor {
+    (@module $module:ident, $flavor:ident, $($item:item)*) => {
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(dead_code)]
+            const FLAVOR: $crate::support::Flavor = $crate::support::Flavor::$flavor;
+            #[allow(dead_code)]
+            fn builder() -> ::tempo::runtime::Builder {
+                FLAVOR.builder()
+            }
+            $($item)*
+        }
+    };
     ($($item:item)*) => {
-        mod basic {
-            #[allow(unused_imports)]
-            use super::*;
-            #[allow(dead_code)]
-            const FLAVOR: $crate::support::Flavor = $crate::support::Flavor::Basic;
-            #[allow(dead_code)]
-            fn builder() -> ::tempo::runtime::Builder {
-                FLAVOR.builder()
-            }
-            $($item)*
-        }
-        mod throttling {
-            #[allow(unused_imports)]
-            use super::*;
-            #[allow(dead_code)]
-            const FLAVOR: $crate::support::Flavor = $crate::support::Flavor::Throttling;
-            #[allow(dead_code)]
-            fn builder() -> ::tempo::runtime::Builder {
-                FLAVOR.builder()
-            }
-            $($item)*
-        }
+        on_each_flavor!(@module basic, Basic, $($item)*);
+        on_each_flavor!(@module throttling, Throttling, $($item)*);
     };
 }
 pub(crate) use on_each_flavor;
