@@ -2,12 +2,10 @@
 //! ordinary mode and with the deferred drain retry. A counting global
 //! allocator counts the allocations of this test's thread only.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
@@ -15,39 +13,7 @@ use std::time::Duration;
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::Park;
-
-struct CountingAllocator;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: forwards every call to the system allocator unchanged; the
-// counting touches only an atomic and a const-initialised thread-local.
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Relaxed);
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` was allocated by `System` with `layout`.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Relaxed);
-        }
-        // SAFETY: the caller upholds `GlobalAlloc::realloc`'s contract.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadCounter};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -98,9 +64,10 @@ fn allocations_after_warmup(
     let mut cx = Context::from_waker(&waker);
     let mut expected = 0;
     let mut counted_datagrams = 0;
+    let mut counter = None;
     for round in 0..rounds {
         if round == warmup {
-            COUNTING.with(|c| c.set(true));
+            counter = Some(ThreadCounter::start());
         }
         for addr in &addrs {
             sender.send_to(&payload, addr).unwrap();
@@ -121,17 +88,15 @@ fn allocations_after_warmup(
             counted_datagrams += addrs.len() as u64;
         }
     }
-    COUNTING.with(|c| c.set(false));
-    (ALLOCATIONS.swap(0, Relaxed), counted_datagrams)
+    let allocations = counter.map_or(0, ThreadCounter::stop);
+    (allocations, counted_datagrams)
 }
 
 #[test]
 fn zero_allocations_per_received_datagram_after_warmup() {
     // The counter works: one box, one allocation.
-    COUNTING.with(|c| c.set(true));
-    drop(std::hint::black_box(Box::new(1u64)));
-    COUNTING.with(|c| c.set(false));
-    assert_eq!(ALLOCATIONS.swap(0, Relaxed), 1);
+    let ((), allocations) = count_on_this_thread(|| drop(std::hint::black_box(Box::new(1u64))));
+    assert_eq!(allocations, 1);
 
     for defer in [false, true] {
         let (allocations, datagrams) = allocations_after_warmup(defer, 100, 10, 60);

@@ -6,7 +6,6 @@
 #![cfg(loom)]
 
 use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 

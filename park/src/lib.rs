@@ -103,7 +103,8 @@ pub mod coop;
 #[doc(hidden)]
 pub mod scoped;
 mod stats;
-mod sync;
+#[doc(hidden)]
+pub mod sync;
 mod thread;
 mod traits;
 

@@ -1,27 +1,184 @@
-//! Synchronisation primitives: std's normally, loom's under `cfg(loom)`, so
-//! that the loom models in `loom-tests/` explore the real [`ParkThread`]
-//! code rather than a copy. The cooperative budget's thread-local is loom's
-//! under loom too: loom runs its threads on one OS thread, where a std
-//! thread-local would be shared between them.
+//! The workspace's one loom shim: synchronisation primitives that are std's
+//! and parking_lot's normally and loom's under `cfg(loom)`, so that the loom
+//! models in `loom-tests/` explore the real code of every crate (the thread
+//! parker here, the readiness protocol of `tempo-io`, timer registration in
+//! `tempo-time`, the task state machine, injection queue, park protocol and
+//! blocking pool of `tempo`) rather than copies.
 //!
-//! std's `Mutex` and `Condvar` are futex-based on Linux and share loom's API,
-//! which keeps this shim to re-exports.
+//! It lives in `tempo-park` because every other crate already depends on it;
+//! the others reach it through a one-line `crate::sync` re-export. It is
+//! public only for them (`#[doc(hidden)]`): it is no part of the API.
 //!
-//! [`ParkThread`]: crate::ParkThread
+//! Three wrappers give both builds one API:
+//!
+//! * [`Mutex`] has parking_lot's non-poisoning `lock()`. On the thread that
+//!   owns a driver the locks are uncontended (the driver and the tasks it
+//!   wakes run on one thread), and an uncontended parking_lot lock is one
+//!   compare-and-swap to take and one to release.
+//! * [`Condvar`] waits on that [`Mutex`]. loom has no clock, so under
+//!   `cfg(loom)` a *timed* wait releases the lock, lets other threads run and
+//!   reports a timeout: a model explores the worst case, a timeout racing
+//!   every notification, while an untimed [`Condvar::wait`] still blocks
+//!   until notified (a lost notification shows as a loom deadlock).
+//! * [`UnsafeCell`] has loom's closure API (`with` / `with_mut`), so that
+//!   loom's data-race checker sees every access (a task's stage and join
+//!   waker, a timer entry touched by two threads without the wheel lock).
+//!
+//! The thread-local macro is loom's under loom too: loom runs its threads
+//! on one OS thread, where a std thread-local would be shared between them.
 
 #[cfg(loom)]
-pub(crate) use loom::thread_local;
+pub use loom::sync::{
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    Arc,
+};
 #[cfg(not(loom))]
-pub(crate) use std::thread_local;
+pub use std::sync::{
+    atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering},
+    Arc,
+};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{
-    atomic::{AtomicUsize, Ordering},
-    Arc, Condvar, Mutex,
-};
+pub use loom::{thread, thread_local};
+#[cfg(not(loom))]
+pub use std::{thread, thread_local};
+
+#[cfg(loom)]
+pub use loom::cell::UnsafeCell;
+
+/// A cell whose every access goes through a closure taking a raw pointer
+/// (loom's API, std's cell).
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::{
-    atomic::{AtomicUsize, Ordering},
-    Arc, Condvar, Mutex,
-};
+impl<T> UnsafeCell<T> {
+    /// Wraps `value`.
+    pub const fn new(value: T) -> UnsafeCell<T> {
+        UnsafeCell(std::cell::UnsafeCell::new(value))
+    }
+
+    /// Runs `f` with a pointer for reading; the caller upholds the aliasing
+    /// rules.
+    pub fn with<R>(&self, f: impl FnOnce(*const T) -> R) -> R {
+        f(self.0.get())
+    }
+
+    /// Runs `f` with a pointer for writing; the caller upholds the aliasing
+    /// rules.
+    pub fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        f(self.0.get())
+    }
+}
+
+/// A mutex whose `lock` cannot fail: parking_lot's, or loom's under
+/// `cfg(loom)` (a poisoned loom lock is taken all the same).
+#[derive(Debug)]
+pub struct Mutex<T> {
+    #[cfg(not(loom))]
+    inner: parking_lot::Mutex<T>,
+    #[cfg(loom)]
+    inner: loom::sync::Mutex<T>,
+}
+
+/// The guard [`Mutex::lock`] returns.
+#[cfg(not(loom))]
+pub type MutexGuard<'a, T> = parking_lot::MutexGuard<'a, T>;
+/// The guard [`Mutex::lock`] returns.
+#[cfg(loom)]
+pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+impl<T> Mutex<T> {
+    /// A new, unlocked mutex holding `value`.
+    pub fn new(value: T) -> Mutex<T> {
+        Mutex {
+            #[cfg(not(loom))]
+            inner: parking_lot::Mutex::new(value),
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    /// Blocks until the lock is taken.
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        #[cfg(not(loom))]
+        return self.inner.lock();
+        #[cfg(loom)]
+        return self.inner.lock().unwrap_or_else(|e| e.into_inner());
+    }
+}
+
+/// A condition variable for [`Mutex`]: parking_lot's, or loom's under
+/// `cfg(loom)` (where a timed wait always times out, see the module docs).
+#[derive(Debug)]
+pub struct Condvar {
+    #[cfg(not(loom))]
+    inner: parking_lot::Condvar,
+    #[cfg(loom)]
+    inner: loom::sync::Condvar,
+}
+
+impl Condvar {
+    /// A condition variable with no waiter.
+    pub fn new() -> Condvar {
+        Condvar {
+            #[cfg(not(loom))]
+            inner: parking_lot::Condvar::new(),
+            #[cfg(loom)]
+            inner: loom::sync::Condvar::new(),
+        }
+    }
+
+    /// Blocks until notified (or a spurious wake-up).
+    pub fn wait<'a, T>(&self, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+        #[cfg(not(loom))]
+        {
+            let mut guard = guard;
+            self.inner.wait(&mut guard);
+            guard
+        }
+        #[cfg(loom)]
+        return self.inner.wait(guard).unwrap_or_else(|e| e.into_inner());
+    }
+
+    /// Blocks until notified or `timeout` passed; `true` if it timed out.
+    /// `mutex` is the mutex `guard` locks: loom's timed wait re-takes it.
+    pub fn wait_timeout<'a, T>(
+        &self,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+        mutex: &'a Mutex<T>,
+    ) -> (MutexGuard<'a, T>, bool) {
+        #[cfg(not(loom))]
+        {
+            let _ = mutex;
+            let mut guard = guard;
+            let timed_out = self.inner.wait_for(&mut guard, timeout).timed_out();
+            (guard, timed_out)
+        }
+        #[cfg(loom)]
+        {
+            let _ = timeout;
+            drop(guard);
+            loom::thread::yield_now();
+            (mutex.lock(), true)
+        }
+    }
+
+    /// Wakes one waiter, if any.
+    pub fn notify_one(&self) {
+        self.inner.notify_one();
+    }
+
+    /// Wakes every waiter.
+    pub fn notify_all(&self) {
+        self.inner.notify_all();
+    }
+}
+
+impl Default for Condvar {
+    fn default() -> Self {
+        Condvar::new()
+    }
+}

@@ -139,7 +139,7 @@ impl Inner {
             return;
         }
 
-        let mut guard = self.mutex.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.mutex.lock();
         match self.state.compare_exchange(EMPTY, PARKED, SeqCst, SeqCst) {
             Ok(_) => {}
             Err(NOTIFIED) => {
@@ -151,22 +151,30 @@ impl Inner {
         }
 
         loop {
-            guard = match deadline {
-                None => self.condvar.wait(guard).unwrap_or_else(|e| e.into_inner()),
+            let timed_out = match deadline {
+                None => {
+                    guard = self.condvar.wait(guard);
+                    false
+                }
                 Some(deadline) => {
                     let now = Instant::now();
                     if now >= deadline {
-                        // Timed out. The swap also consumes a notification
-                        // that raced with the timeout, leaving EMPTY.
-                        self.state.swap(EMPTY, SeqCst);
-                        return;
+                        true
+                    } else {
+                        let (woken, timed_out) =
+                            self.condvar
+                                .wait_timeout(guard, deadline - now, &self.mutex);
+                        guard = woken;
+                        timed_out
                     }
-                    self.condvar
-                        .wait_timeout(guard, deadline - now)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
                 }
             };
+            if timed_out {
+                // The swap also consumes a notification that raced with the
+                // timeout, leaving EMPTY.
+                self.state.swap(EMPTY, SeqCst);
+                return;
+            }
             if self
                 .state
                 .compare_exchange(NOTIFIED, EMPTY, SeqCst, SeqCst)
@@ -174,7 +182,7 @@ impl Inner {
             {
                 return;
             }
-            // Spurious wake-up or timeout: loop re-checks the deadline.
+            // Spurious wake-up: loop re-checks the deadline.
         }
     }
 
@@ -184,7 +192,7 @@ impl Inner {
             PARKED => {
                 // Taking the lock orders this notify after the parker's wait
                 // began (it holds the lock from PARKED until it waits).
-                drop(self.mutex.lock().unwrap_or_else(|e| e.into_inner()));
+                drop(self.mutex.lock());
                 self.condvar.notify_one();
             }
             actual => panic!("ParkThread: inconsistent unpark state {actual}"),

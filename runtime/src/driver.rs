@@ -261,7 +261,7 @@ impl Driver {
     }
 
     /// A driver with no events: [`ParkThread`].
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn park_thread() -> Driver {
         Driver::new(ParkThread::new())
     }

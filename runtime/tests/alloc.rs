@@ -3,159 +3,121 @@
 //!
 //! Run with `--nocapture` to see the numbers.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::{Arc, Mutex};
 use std::task::{Poll, Waker};
 use std::time::Duration;
 
-use tempo::runtime::Builder;
+use tempo_test_support::alloc::{count_on_this_thread as count, CountingAllocator};
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// Only allocations of the measuring thread count.
-    static MEASURING: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: forwards to the system allocator; counting has no effect on the
-// returned memory.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if MEASURING.try_with(Cell::get).unwrap_or(false) {
-            ALLOCS.fetch_add(1, SeqCst);
-        }
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if MEASURING.try_with(Cell::get).unwrap_or(false) {
-            ALLOCS.fetch_add(1, SeqCst);
-        }
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+mod support;
+use support::*;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// Counts this thread's allocations made by `f`.
-fn count<R>(f: impl FnOnce() -> R) -> (R, u64) {
-    let before = ALLOCS.load(SeqCst);
-    MEASURING.with(|m| m.set(true));
-    let r = f();
-    MEASURING.with(|m| m.set(false));
-    (r, ALLOCS.load(SeqCst) - before)
-}
-
-/// Turns until no task is ready (bounded).
-fn run_all(rt: &tempo::runtime::Runtime) {
-    for _ in 0..100_000 {
-        if !rt.turn(Duration::ZERO).tasks_remaining() {
-            return;
+on_each_flavor! {
+    /// Turns until no task is ready (bounded).
+    fn run_all(rt: &tempo::runtime::Runtime) {
+        for _ in 0..100_000 {
+            if !rt.turn(Duration::ZERO).tasks_remaining() {
+                return;
+            }
         }
+        panic!("tasks still ready after 100000 turns");
     }
-    panic!("tasks still ready after 100000 turns");
-}
 
-/// A task that waits to be woken `rounds` times, storing its waker.
-fn waiter(
-    slot: Arc<Mutex<Option<Waker>>>,
-    flag: Arc<AtomicBool>,
-) -> impl std::future::Future<Output = ()> + Send {
-    std::future::poll_fn(move |cx| {
-        if flag.swap(false, SeqCst) {
-            // Woken: go back to waiting (the test stops by aborting).
-        }
-        let mut slot = slot.lock().unwrap();
-        match &*slot {
-            Some(w) if w.will_wake(cx.waker()) => {}
-            _ => *slot = Some(cx.waker().clone()),
-        }
-        Poll::Pending
-    })
-}
-
-#[test]
-fn one_allocation_per_spawn_none_per_wake() {
-    const N: u64 = 1000;
-    let rt = Builder::new_current_thread().build().unwrap();
-
-    // Warm-up: grow the run queue and the owned-task slab to N entries.
-    let warm: Vec<_> = (0..N)
-        .map(|_| rt.spawn(std::future::pending::<()>()))
-        .collect();
-    run_all(&rt);
-    for j in &warm {
-        j.abort();
+    /// A task that waits to be woken `rounds` times, storing its waker.
+    fn waiter(
+        slot: Arc<Mutex<Option<Waker>>>,
+        flag: Arc<AtomicBool>,
+    ) -> impl std::future::Future<Output = ()> + Send {
+        std::future::poll_fn(move |cx| {
+            if flag.swap(false, SeqCst) {
+                // Woken: go back to waiting (the test stops by aborting).
+            }
+            let mut slot = slot.lock().unwrap();
+            match &*slot {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => *slot = Some(cx.waker().clone()),
+            }
+            Poll::Pending
+        })
     }
-    run_all(&rt);
-    drop(warm);
 
-    // Spawns (the JoinHandles go into a pre-sized Vec).
-    let mut joins = Vec::with_capacity(N as usize);
-    let ((), spawn_allocs) = count(|| {
-        for _ in 0..N {
-            joins.push(rt.spawn(std::future::pending::<()>()));
+    #[test]
+    fn one_allocation_per_spawn_none_per_wake() {
+        const N: u64 = 1000;
+        let rt = builder().build().unwrap();
+
+        // Warm-up: grow the run queue and the owned-task slab to N entries.
+        let warm: Vec<_> = (0..N)
+            .map(|_| rt.spawn(std::future::pending::<()>()))
+            .collect();
+        run_all(&rt);
+        for j in &warm {
+            j.abort();
         }
         run_all(&rt);
-    });
-    let per_spawn = spawn_allocs as f64 / N as f64;
+        drop(warm);
 
-    // Same-thread wakes of a pending task.
-    let slot = Arc::new(Mutex::new(None));
-    let flag = Arc::new(AtomicBool::new(false));
-    let w = rt.spawn(waiter(slot.clone(), flag.clone()));
-    rt.turn(Duration::ZERO);
-    let waker = slot.lock().unwrap().clone().unwrap();
-    let ((), local_wake_allocs) = count(|| {
-        let _enter = rt.enter();
-        for _ in 0..N {
-            flag.store(true, SeqCst);
-            waker.wake_by_ref();
-            rt.turn(Duration::ZERO);
-        }
-    });
-
-    // Wakes from another thread, then the turn that runs the task. Each
-    // turn is one iteration; the injection queue is warm after the first.
-    let remote = {
-        let waker = waker.clone();
-        std::thread::spawn(move || waker.wake_by_ref())
-    };
-    remote.join().unwrap();
-    rt.turn(Duration::ZERO);
-    let mut remote_wake_allocs = 0;
-    for _ in 0..N / 10 {
-        let w2 = waker.clone();
-        // Only the wake itself is counted on the helper thread.
-        let t = std::thread::spawn(move || count(|| w2.wake_by_ref()).1);
-        remote_wake_allocs += t.join().unwrap();
-        let ((), n) = count(|| {
-            rt.turn(Duration::ZERO);
+        // Spawns (the JoinHandles go into a pre-sized Vec).
+        let mut joins = Vec::with_capacity(N as usize);
+        let ((), spawn_allocs) = count(|| {
+            for _ in 0..N {
+                joins.push(rt.spawn(std::future::pending::<()>()));
+            }
+            run_all(&rt);
         });
-        remote_wake_allocs += n;
-    }
+        let per_spawn = spawn_allocs as f64 / N as f64;
 
-    eprintln!(
-        "allocations: {per_spawn:.3} per spawn, {:.3} per same-thread wake+poll, {:.3} per remote wake+poll",
-        local_wake_allocs as f64 / N as f64,
-        remote_wake_allocs as f64 / (N / 10) as f64,
-    );
-    assert_eq!(
-        spawn_allocs, N,
-        "exactly one allocation per spawn after warm-up"
-    );
-    assert_eq!(local_wake_allocs, 0, "no allocation per same-thread wake");
-    assert_eq!(remote_wake_allocs, 0, "no allocation per remote wake");
-    w.abort();
-    drop(joins);
+        // Same-thread wakes of a pending task.
+        let slot = Arc::new(Mutex::new(None));
+        let flag = Arc::new(AtomicBool::new(false));
+        let w = rt.spawn(waiter(slot.clone(), flag.clone()));
+        rt.turn(Duration::ZERO);
+        let waker = slot.lock().unwrap().clone().unwrap();
+        let ((), local_wake_allocs) = count(|| {
+            let _enter = rt.enter();
+            for _ in 0..N {
+                flag.store(true, SeqCst);
+                waker.wake_by_ref();
+                rt.turn(Duration::ZERO);
+            }
+        });
+
+        // Wakes from another thread, then the turn that runs the task. Each
+        // turn is one iteration; the injection queue is warm after the first.
+        let remote = {
+            let waker = waker.clone();
+            std::thread::spawn(move || waker.wake_by_ref())
+        };
+        remote.join().unwrap();
+        rt.turn(Duration::ZERO);
+        let mut remote_wake_allocs = 0;
+        for _ in 0..N / 10 {
+            let w2 = waker.clone();
+            // Only the wake itself is counted on the helper thread.
+            let t = std::thread::spawn(move || count(|| w2.wake_by_ref()).1);
+            remote_wake_allocs += t.join().unwrap();
+            let ((), n) = count(|| {
+                rt.turn(Duration::ZERO);
+            });
+            remote_wake_allocs += n;
+        }
+
+        eprintln!(
+            "allocations: {per_spawn:.3} per spawn, {:.3} per same-thread wake+poll, {:.3} per remote wake+poll",
+            local_wake_allocs as f64 / N as f64,
+            remote_wake_allocs as f64 / (N / 10) as f64,
+        );
+        assert_eq!(
+            spawn_allocs, N,
+            "exactly one allocation per spawn after warm-up"
+        );
+        assert_eq!(local_wake_allocs, 0, "no allocation per same-thread wake");
+        assert_eq!(remote_wake_allocs, 0, "no allocation per remote wake");
+        w.abort();
+        drop(joins);
+    }
 }

@@ -15,37 +15,12 @@ use std::time::Duration;
 use tempo::runtime::{Builder, Handle};
 use tempo::task::{JoinError, JoinHandle};
 
+mod support;
+use support::*;
+
 /// How long a test waits for something another thread does before it
 /// gives up (a bound against hangs, never a timing assertion).
 const PATIENCE: Duration = Duration::from_secs(20);
-
-/// Writes the test body once and runs it on the basic and the throttling
-/// scheduler: `$builder` is a `Builder` with I/O and timers enabled.
-macro_rules! on_both_schedulers {
-    ($(#[$meta:meta])* fn $name:ident($builder:ident) $body:block) => {
-        mod $name {
-            use super::*;
-
-            $(#[$meta])*
-            #[test]
-            fn basic() {
-                #[allow(unused_mut)]
-                let mut $builder = Builder::new_current_thread();
-                $builder.enable_all();
-                $body
-            }
-
-            $(#[$meta])*
-            #[test]
-            fn throttling() {
-                #[allow(unused_mut)]
-                let mut $builder = Builder::new_current_thread();
-                $builder.enable_all().max_throttling(Duration::from_millis(5));
-                $body
-            }
-        }
-    };
-}
 
 struct NoopWaker;
 
@@ -90,8 +65,11 @@ fn wait_for_pool_shutdown(handle: &Handle) {
     });
 }
 
-on_both_schedulers! {
-    fn the_result_comes_back(builder) {
+on_each_flavor! {
+    #[test]
+    fn the_result_comes_back() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let out = rt.block_on(async {
             let join = tempo::task::spawn_blocking(|| 6 * 7);
@@ -105,10 +83,11 @@ on_both_schedulers! {
             .unwrap();
         assert_eq!(rt.block_on(join).unwrap(), "remote");
     }
-}
 
-on_both_schedulers! {
-    fn a_panic_is_a_join_error(builder) {
+    #[test]
+    fn a_panic_is_a_join_error() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let error = rt.block_on(async {
             tempo::task::spawn_blocking(|| -> u32 { panic!("blocking boom") })
@@ -120,10 +99,11 @@ on_both_schedulers! {
         // The pool and the runtime go on.
         assert_eq!(rt.block_on(async { tempo::task::spawn_blocking(|| 1).await.unwrap() }), 1);
     }
-}
 
-on_both_schedulers! {
-    fn more_closures_than_threads_all_run_two_at_a_time(builder) {
+    #[test]
+    fn more_closures_than_threads_all_run_two_at_a_time() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.max_blocking_threads(2).build().unwrap();
         let running = Arc::new(AtomicUsize::new(0));
         let most = Arc::new(AtomicUsize::new(0));
@@ -156,10 +136,11 @@ on_both_schedulers! {
         assert!(rt.metrics().blocking_threads <= 2);
         assert_eq!(rt.metrics().blocking_queue_depth, 0);
     }
-}
 
-on_both_schedulers! {
-    fn queued_closures_wait_for_a_busy_thread(builder) {
+    #[test]
+    fn queued_closures_wait_for_a_busy_thread() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.max_blocking_threads(1).build().unwrap();
         let (started_tx, started_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -179,10 +160,11 @@ on_both_schedulers! {
         let results = rt.block_on(async { (first.await.unwrap(), second.await.unwrap()) });
         assert_eq!(results, ("first", "second"));
     }
-}
 
-on_both_schedulers! {
-    fn an_idle_thread_exits_after_the_keep_alive(builder) {
+    #[test]
+    fn an_idle_thread_exits_after_the_keep_alive() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.thread_keep_alive(Duration::from_millis(50)).build().unwrap();
         rt.block_on(async { tempo::task::spawn_blocking(|| ()).await.unwrap() });
         wait_until("the idle pool thread exits", || rt.metrics().blocking_threads == 0);
@@ -191,10 +173,11 @@ on_both_schedulers! {
         let n = rt.block_on(async { tempo::task::spawn_blocking(|| 5).await.unwrap() });
         assert_eq!(n, 5);
     }
-}
 
-on_both_schedulers! {
-    fn an_idle_thread_is_reused(builder) {
+    #[test]
+    fn an_idle_thread_is_reused() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let first = rt.block_on(async {
             tempo::task::spawn_blocking(|| thread::current().id()).await.unwrap()
@@ -206,10 +189,11 @@ on_both_schedulers! {
         assert_eq!(first, second);
         assert_eq!(rt.metrics().blocking_threads, 1);
     }
-}
 
-on_both_schedulers! {
-    fn threads_are_named(builder) {
+    #[test]
+    fn threads_are_named() {
+        let mut builder = builder();
+        builder.enable_all();
         let name = || thread::current().name().map(str::to_owned);
         let rt = builder.build().unwrap();
         let default = rt.block_on(async { tempo::task::spawn_blocking(name).await.unwrap() });
@@ -229,10 +213,11 @@ on_both_schedulers! {
         let numbered = rt.block_on(async { tempo::task::spawn_blocking(name).await.unwrap() });
         assert_eq!(numbered.as_deref(), Some("numbered-0"));
     }
-}
 
-on_both_schedulers! {
-    fn abort_before_start_drops_the_closure(builder) {
+    #[test]
+    fn abort_before_start_drops_the_closure() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.max_blocking_threads(1).build().unwrap();
         let (started_tx, started_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -251,10 +236,11 @@ on_both_schedulers! {
         assert!(queued.unwrap_err().is_cancelled());
         assert!(!ran.load(SeqCst));
     }
-}
 
-on_both_schedulers! {
-    fn drop_waits_for_running_closures_and_cancels_queued_ones(builder) {
+    #[test]
+    fn drop_waits_for_running_closures_and_cancels_queued_ones() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.max_blocking_threads(1).build().unwrap();
         let handle = rt.handle().clone();
         let (started_tx, started_rx) = mpsc::channel();
@@ -290,10 +276,11 @@ on_both_schedulers! {
         }
         assert!(!queued_ran.load(SeqCst));
     }
-}
 
-on_both_schedulers! {
-    fn shutdown_timeout_returns_with_a_closure_still_running(builder) {
+    #[test]
+    fn shutdown_timeout_returns_with_a_closure_still_running() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let (started_tx, started_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -315,10 +302,11 @@ on_both_schedulers! {
         wait_until("the JoinHandle completes", || join.is_finished());
         assert!(matches!(poll_once(&mut join), Poll::Ready(Ok(7))));
     }
-}
 
-on_both_schedulers! {
-    fn shutdown_background_does_not_wait(builder) {
+    #[test]
+    fn shutdown_background_does_not_wait() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let (started_tx, started_rx) = mpsc::channel();
         let (release_tx, release_rx) = mpsc::channel::<()>();
@@ -332,10 +320,11 @@ on_both_schedulers! {
         drop(release_tx);
         wait_until("the detached closure returns", || join.is_finished());
     }
-}
 
-on_both_schedulers! {
-    fn spawn_blocking_after_shutdown_is_cancelled(builder) {
+    #[test]
+    fn spawn_blocking_after_shutdown_is_cancelled() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let handle = rt.handle().clone();
         drop(rt);
@@ -348,10 +337,11 @@ on_both_schedulers! {
         }
         assert!(!ran.load(SeqCst));
     }
-}
 
-on_both_schedulers! {
-    fn a_blocking_closure_does_not_stall_other_tasks(builder) {
+    #[test]
+    fn a_blocking_closure_does_not_stall_other_tasks() {
+        let mut builder = builder();
+        builder.enable_all();
         let rt = builder.build().unwrap();
         let (release_tx, release_rx) = mpsc::channel::<()>();
         let out = rt.block_on(async move {

@@ -16,22 +16,11 @@ use std::time::Duration;
 
 use tempo::runtime::{Builder, Handle, Runtime};
 
-/// Both schedulers, with I/O and timers: basic, then throttling.
+mod support;
+
+/// Both flavors, with I/O and time: basic, then throttling.
 fn flavors() -> [(&'static str, Runtime); 2] {
-    [
-        (
-            "basic",
-            Builder::new_current_thread().enable_all().build().unwrap(),
-        ),
-        (
-            "throttling",
-            Builder::new_current_thread()
-                .enable_all()
-                .max_throttling(Duration::from_millis(5))
-                .build()
-                .unwrap(),
-        ),
-    ]
+    support::runtimes_with_all()
 }
 
 /// The message of a caught panic payload.

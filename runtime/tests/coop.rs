@@ -16,8 +16,10 @@ use std::task::Context;
 use std::time::Duration;
 
 use tempo::net::{TcpListener, TcpStream, UdpSocket};
-use tempo::runtime::{Builder, Runtime};
+use tempo::runtime::Runtime;
 use tempo::task::{consume_budget, unconstrained, yield_now};
+
+mod support;
 
 /// Iterations of each busy loop.
 const BUSY: u64 = 2_000;
@@ -35,27 +37,12 @@ const OTHER_BOUND: u64 = 50_000_000;
 /// budgets before the `block_on` future gets its turn.
 const EVENT_INTERVAL: u32 = 4;
 
-/// Both schedulers, run with the same test body.
-fn runtimes() -> Vec<(&'static str, Runtime)> {
-    vec![
-        (
-            "basic",
-            Builder::new_current_thread()
-                .enable_all()
-                .event_interval(EVENT_INTERVAL)
-                .build()
-                .unwrap(),
-        ),
-        (
-            "throttled 5 ms",
-            Builder::new_current_thread()
-                .enable_all()
-                .event_interval(EVENT_INTERVAL)
-                .max_throttling(Duration::from_millis(5))
-                .build()
-                .unwrap(),
-        ),
-    ]
+/// Both flavors, with I/O, time and the short event interval, run with the
+/// same test body.
+fn runtimes() -> [(&'static str, Runtime); 2] {
+    support::runtimes(|builder| {
+        builder.enable_all().event_interval(EVENT_INTERVAL);
+    })
 }
 
 /// The other side of a contest: counts its polls until told to stop.

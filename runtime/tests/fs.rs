@@ -4,9 +4,9 @@
 use std::io::ErrorKind;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::time::Duration;
 
-use tempo::runtime::Builder;
+mod support;
+use support::*;
 
 /// A fresh directory under the system's temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -35,34 +35,11 @@ fn kind<T: std::fmt::Debug>(result: std::io::Result<T>) -> ErrorKind {
     result.unwrap_err().kind()
 }
 
-/// Writes the test body once and runs it on the basic and the throttling
-/// scheduler: `$builder` is a `Builder` with I/O and timers enabled.
-macro_rules! on_both_schedulers {
-    (fn $name:ident($builder:ident) $body:block) => {
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn basic() {
-                let mut $builder = Builder::new_current_thread();
-                $builder.enable_all();
-                $body
-            }
-
-            #[test]
-            fn throttling() {
-                let mut $builder = Builder::new_current_thread();
-                $builder
-                    .enable_all()
-                    .max_throttling(Duration::from_millis(5));
-                $body
-            }
-        }
-    };
-}
-
-on_both_schedulers! {
-    fn write_then_read_back(builder) {
+on_each_flavor! {
+    #[test]
+    fn write_then_read_back() {
+        let mut builder = builder();
+        builder.enable_all();
         let dir = TempDir::new("rw");
         let rt = builder.build().unwrap();
         let file = dir.0.join("config.toml");
@@ -76,10 +53,11 @@ on_both_schedulers! {
         });
         assert_eq!(std::fs::read(&file).unwrap(), [1, 2]);
     }
-}
 
-on_both_schedulers! {
-    fn create_dirs_stat_and_remove(builder) {
+    #[test]
+    fn create_dirs_stat_and_remove() {
+        let mut builder = builder();
+        builder.enable_all();
         let dir = TempDir::new("dirs");
         let rt = builder.build().unwrap();
         let nested = dir.0.join("a").join("b");
@@ -97,10 +75,11 @@ on_both_schedulers! {
         });
         assert!(!file.exists());
     }
-}
 
-on_both_schedulers! {
-    fn errors_are_std_errors(builder) {
+    #[test]
+    fn errors_are_std_errors() {
+        let mut builder = builder();
+        builder.enable_all();
         let dir = TempDir::new("errors");
         let rt = builder.build().unwrap();
         let missing = dir.0.join("missing");
@@ -118,10 +97,11 @@ on_both_schedulers! {
             assert_eq!(kind(tempo::fs::read_to_string(&binary).await), ErrorKind::InvalidData);
         });
     }
-}
 
-on_both_schedulers! {
-    fn many_calls_at_once_with_few_threads(builder) {
+    #[test]
+    fn many_calls_at_once_with_few_threads() {
+        let mut builder = builder();
+        builder.enable_all();
         let dir = TempDir::new("many");
         let rt = builder.max_blocking_threads(2).build().unwrap();
         let root = dir.0.clone();

@@ -12,8 +12,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tempo::net::{TcpListener, UdpSocket};
-use tempo::runtime::{Builder, Runtime};
+use tempo::runtime::Runtime;
 use tempo::task::JoinHandle;
+
+mod support;
 
 /// Generous bound on a test's wait: reached only when a waiter is lost.
 const LOST_WAITER: Duration = Duration::from_secs(10);
@@ -21,21 +23,9 @@ const LOST_WAITER: Duration = Duration::from_secs(10);
 /// Upper bound on the yields the main task makes while the waiters start.
 const MAX_YIELDS: usize = 10_000;
 
-fn runtimes() -> Vec<(&'static str, Runtime)> {
-    vec![
-        (
-            "basic",
-            Builder::new_current_thread().enable_all().build().unwrap(),
-        ),
-        (
-            "throttled 5 ms",
-            Builder::new_current_thread()
-                .enable_all()
-                .max_throttling(Duration::from_millis(5))
-                .build()
-                .unwrap(),
-        ),
-    ]
+/// Both flavors, with I/O and time.
+fn runtimes() -> [(&'static str, Runtime); 2] {
+    support::runtimes_with_all()
 }
 
 /// Yields until `started` reaches `count`: every waiter task has then been

@@ -9,23 +9,19 @@ use tempo::runtime::Builder;
 use tempo::task::{yield_now, JoinSet};
 use tempo::time::sleep;
 
-/// Runs the test body on the basic scheduler, then on a throttling one
-/// (5 ms), each with I/O, timers and the paused clock.
+mod support;
+
+/// Runs the test body on each flavor, with I/O, timers and the paused
+/// clock.
 fn on_both_schedulers<F, Fut>(body: F)
 where
     F: Fn(&'static str) -> Fut,
     Fut: Future<Output = ()>,
 {
-    for (name, throttle) in [
-        ("basic", Duration::ZERO),
-        ("throttled", Duration::from_millis(5)),
-    ] {
-        let rt = Builder::new_current_thread()
-            .enable_all()
-            .start_paused(true)
-            .max_throttling(throttle)
-            .build()
-            .unwrap();
+    let flavors = support::runtimes(|builder| {
+        builder.enable_all().start_paused(true);
+    });
+    for (name, rt) in flavors {
         rt.block_on(body(name));
     }
 }

@@ -11,23 +11,13 @@ use tempo::net::{TcpListener, TcpStream, UdpSocket};
 use tempo::runtime::{Builder, Runtime};
 use tempo::time;
 
+mod support;
+
 const ROUNDS: usize = 50;
 
-fn runtimes() -> Vec<(&'static str, Runtime)> {
-    vec![
-        (
-            "basic",
-            Builder::new_current_thread().enable_all().build().unwrap(),
-        ),
-        (
-            "throttled 5 ms",
-            Builder::new_current_thread()
-                .enable_all()
-                .max_throttling(Duration::from_millis(5))
-                .build()
-                .unwrap(),
-        ),
-    ]
+/// Both flavors, with I/O and time.
+fn runtimes() -> [(&'static str, Runtime); 2] {
+    support::runtimes_with_all()
 }
 
 /// Echoes `ROUNDS` datagrams back to their sender.

@@ -7,23 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Runtime};
+use tempo::runtime::Runtime;
 use tempo::task::{self, Id};
 
-/// The basic scheduler and a throttling one, both with the paused clock.
+mod support;
+
+/// Both flavors, with I/O, time and the paused clock.
 fn runtimes() -> [(&'static str, Runtime); 2] {
-    let basic = Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    let throttled = Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .max_throttling(Duration::from_millis(5))
-        .build()
-        .unwrap();
-    [("basic", basic), ("throttled", throttled)]
+    support::runtimes(|builder| {
+        builder.enable_all().start_paused(true);
+    })
 }
 
 /// Records `task::try_id()` (as a u64, 0 for none) when dropped.

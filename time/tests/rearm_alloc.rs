@@ -1,47 +1,15 @@
 //! Re-arming a `Sleep` a million times allocates nothing (counting global
 //! allocator; only allocations made on the test's thread while counting).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use tempo_park::{Park, ParkThread};
+use tempo_test_support::alloc::{CountingAllocator, ThreadCounter};
 use tempo_time::{Clock, Driver, Sleep};
 use tokio_test::task;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static COUNTING: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as our caller's.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as our caller's.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNTING.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as our caller's.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn rearming_a_sleep_a_million_times_allocates_nothing() {
@@ -55,7 +23,7 @@ fn rearming_a_sleep_a_million_times_allocates_nothing() {
     ));
     assert!(sleep.poll().is_pending()); // registers, clones the waker once
 
-    COUNTING.with(|c| c.set(true));
+    let counter = ThreadCounter::start();
     let mut fired = 0;
     for i in 0..1_000_000u64 {
         // Deadlines over every level of the wheel.
@@ -73,7 +41,6 @@ fn rearming_a_sleep_a_million_times_allocates_nothing() {
             }
         }
     }
-    COUNTING.with(|c| c.set(false));
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed), 0);
+    assert_eq!(counter.stop(), 0);
     assert_eq!(fired, 10);
 }

@@ -1,0 +1,107 @@
+//! What the runtime's integration tests share: the scheduler flavors a
+//! scheduler-independent test runs on, and the macro that runs a test body
+//! once per flavor (in the spirit of tokio's `rt_common!`).
+//!
+//! A test file includes it with `mod support;` and wraps its tests:
+//!
+//! ```ignore
+//! mod support;
+//! use support::*;
+//!
+//! on_each_flavor! {
+//!     #[test]
+//!     fn spawn_then_join() {
+//!         let rt = builder().build().unwrap();
+//!         assert_eq!(rt.block_on(async { tempo::spawn(async { 1 }).await.unwrap() }), 1);
+//!     }
+//! }
+//! ```
+//!
+//! which expands to `basic::spawn_then_join` and
+//! `throttling::spawn_then_join`, each module with its own [`Flavor`] in
+//! `FLAVOR` and `builder()` returning that flavor's [`Builder`] (nothing
+//! enabled: a test enables what it needs). Helpers written outside the
+//! macro are visible inside it (`use super::*`).
+#![allow(dead_code, unused_macros, unused_imports)]
+
+pub mod throttle;
+
+use std::time::Duration;
+
+pub use tempo::runtime::{Builder, Runtime};
+
+/// The throttling flavor's period: short, so that real-clock tests stay
+/// quick, and long enough that a tick is a tick on a loaded 2-core machine.
+pub const THROTTLE: Duration = Duration::from_millis(5);
+
+/// A single-thread scheduler a test runs on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// `Builder::new_current_thread()`.
+    Basic,
+    /// `Builder::new_current_thread().max_throttling(THROTTLE)`.
+    Throttling,
+}
+
+impl Flavor {
+    /// Every flavor, for a test that loops instead of using the macro.
+    pub const ALL: [Flavor; 2] = [Flavor::Basic, Flavor::Throttling];
+
+    /// This flavor's builder, with no driver enabled.
+    pub fn builder(self) -> Builder {
+        let mut builder = Builder::new_current_thread();
+        if self == Flavor::Throttling {
+            builder.max_throttling(THROTTLE);
+        }
+        builder
+    }
+
+    /// `"basic"` or `"throttling"`, for assertion messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Basic => "basic",
+            Flavor::Throttling => "throttling",
+        }
+    }
+}
+
+/// One runtime per flavor, named, each built from that flavor's builder
+/// after `configure`: for a test that runs one body over both in a loop.
+pub fn runtimes(configure: impl Fn(&mut Builder)) -> [(&'static str, Runtime); 2] {
+    Flavor::ALL.map(|flavor| {
+        let mut builder = flavor.builder();
+        configure(&mut builder);
+        (flavor.name(), builder.build().unwrap())
+    })
+}
+
+/// [`runtimes`] with I/O and time enabled.
+pub fn runtimes_with_all() -> [(&'static str, Runtime); 2] {
+    runtimes(|builder| {
+        builder.enable_all();
+    })
+}
+
+/// Expands the items given once per flavor, in modules `basic` and
+/// `throttling`; inside, `FLAVOR` is the module's [`Flavor`] and `builder()`
+/// its [`Builder`].
+macro_rules! on_each_flavor {
+    (@module $module:ident, $flavor:ident, $($item:item)*) => {
+        mod $module {
+            #[allow(unused_imports)]
+            use super::*;
+            #[allow(dead_code)]
+            const FLAVOR: $crate::support::Flavor = $crate::support::Flavor::$flavor;
+            #[allow(dead_code)]
+            fn builder() -> ::tempo::runtime::Builder {
+                FLAVOR.builder()
+            }
+            $($item)*
+        }
+    };
+    ($($item:item)*) => {
+        on_each_flavor!(@module basic, Basic, $($item)*);
+        on_each_flavor!(@module throttling, Throttling, $($item)*);
+    };
+}
+pub(crate) use on_each_flavor;

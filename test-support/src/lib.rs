@@ -1,0 +1,13 @@
+//! Plumbing shared by Tempo's test suites and benchmarks, written once.
+//!
+//! Today that is the counting global allocator ([`alloc`]) behind every
+//! "allocates nothing per datagram / wake / re-arm" claim: the runtime's,
+//! the timer driver's and the I/O driver's allocation tests and the
+//! benchmarks' "allocations per packet" column all install it.
+//!
+//! The crate depends on no Tempo crate on purpose: a crate's own tests can
+//! use it as a dev-dependency without building a second copy of that crate.
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms)]
+
+pub mod alloc;
