@@ -40,8 +40,8 @@ mod yield_now;
 use std::future::Future;
 use std::marker::PhantomData;
 
-pub use abort::AbortHandle;
 pub use crate::blocking::spawn_blocking;
+pub use abort::AbortHandle;
 pub use coop::{consume_budget, unconstrained, Unconstrained};
 pub use error::JoinError;
 pub use id::{id, try_id, Id};
