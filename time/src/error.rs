@@ -1,4 +1,17 @@
-//! Errors returned by the timer API.
+//! Errors returned by the timer API: [`Elapsed`], what a
+//! [`Timeout`](crate::Timeout) gives when its deadline passes first. It
+//! converts into an [`std::io::Error`] of kind `TimedOut`, so `?` works in
+//! I/O code:
+//!
+//! ```
+//! use std::time::Duration;
+//!
+//! async fn read_with_deadline() -> std::io::Result<u32> {
+//!     let value = tempo_time::timeout(Duration::from_secs(1), async { 7 }).await?;
+//!     Ok(value)
+//! }
+//! # let _ = read_with_deadline;
+//! ```
 
 use std::fmt;
 

@@ -32,6 +32,15 @@
 //! The names follow `tokio::time` so that code can switch by changing its
 //! imports.
 //!
+//! # The examples
+//!
+//! Every item's example runs as a doctest. Since this crate cannot depend
+//! on the runtime, an example that awaits runs its `async` block on a
+//! [`Driver`] over a [`ParkThread`](tempo_park::ParkThread) with a paused
+//! clock, parking the driver until the block completes (hidden set-up
+//! lines; the driver example shows them). In an application the same body
+//! runs in a task of a `tempo` runtime, through `tempo::time`.
+//!
 //! ```
 //! use std::time::Duration;
 //! use tempo_park::{Park, ParkThread};
