@@ -16,16 +16,19 @@
 
 mod common;
 
-use std::error::Error;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use tempo::net::{TcpListener, TcpStream};
 use tokio::sync::broadcast;
 use tokio_util::codec::{Framed, LinesCodec};
 
-type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
+type Result<T> = std::result::Result<T, common::BoxError>;
+
+#[tempo::main]
+async fn main() -> Result<()> {
+    common::serve_or_demo(serve_on, demo()).await
+}
 
 /// A line said in the room, with who said it.
 #[derive(Clone, Debug)]
@@ -34,8 +37,14 @@ struct Said {
     line: String,
 }
 
+/// `--serve ADDR`: binds ADDR and serves until killed.
+async fn serve_on(addr: String) -> Result<()> {
+    serve(TcpListener::bind(addr).await?).await
+}
+
 /// Accepts connections forever, one task each, all on one room.
 async fn serve(listener: TcpListener) -> Result<()> {
+    println!("chat: listening on {}", listener.local_addr()?);
     let (room, _) = broadcast::channel::<Said>(256);
     loop {
         let (socket, peer) = listener.accept().await?;
@@ -115,8 +124,8 @@ async fn join(server: SocketAddr, name: &str) -> Result<Framed<TcpStream, LinesC
 async fn demo() -> Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let server = listener.local_addr()?;
-    println!("chat: listening on {server}");
-    let server_task = tempo::spawn(serve(listener));
+    // Runs until `main` returns, which drops the runtime and its tasks.
+    tempo::spawn(serve(listener));
 
     let names = ["alice", "bob", "carol"];
     let mut members = Vec::new();
@@ -137,7 +146,7 @@ async fn demo() -> Result<()> {
                     greetings += usize::from(line.contains(": hello from "));
                     transcript.push(line);
                 }
-                Ok::<_, Box<dyn Error + Send + Sync>>((name, transcript))
+                Ok::<_, common::BoxError>((name, transcript))
             })
         })
         .collect();
@@ -145,20 +154,6 @@ async fn demo() -> Result<()> {
         let (name, transcript) = talker.await??;
         println!("{name} read: {transcript:?}");
     }
-    server_task.abort();
+    println!("chat: every member heard every other one");
     Ok(())
-}
-
-#[tempo::main]
-async fn main() -> Result<()> {
-    match common::mode() {
-        common::Mode::Serve(addr) => {
-            let listener = TcpListener::bind(&addr).await?;
-            println!("chat: listening on {}", listener.local_addr()?);
-            serve(listener).await
-        }
-        common::Mode::Demo => tempo::time::timeout(Duration::from_secs(10), demo())
-            .await
-            .map_err(|_| "chat demo: did not finish within 10 s")?,
-    }
 }

@@ -14,18 +14,22 @@
 
 mod common;
 
-use std::error::Error;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use futures::{SinkExt, StreamExt};
 use tempo::net::{TcpListener, TcpStream};
 use tokio_util::codec::{Framed, LinesCodec};
 
-type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
+type Result<T> = std::result::Result<T, common::BoxError>;
+
+/// `--serve ADDR`: binds ADDR and serves until killed.
+async fn serve_on(addr: String) -> Result<()> {
+    serve(TcpListener::bind(addr).await?).await
+}
 
 /// Accepts connections forever; each is echoed by its own task.
 async fn serve(listener: TcpListener) -> Result<()> {
+    println!("tcp echo: listening on {}", listener.local_addr()?);
     loop {
         let (mut socket, _peer) = listener.accept().await?;
         tempo::spawn(async move {
@@ -55,26 +59,17 @@ async fn client(id: usize, server: SocketAddr) -> Result<Vec<String>> {
 async fn demo() -> Result<()> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let server = listener.local_addr()?;
-    println!("tcp echo: listening on {server}");
-    let server_task = tempo::spawn(serve(listener));
+    // Runs until `main` returns, which drops the runtime and its tasks.
+    tempo::spawn(serve(listener));
     let clients: Vec<_> = (0..3).map(|id| tempo::spawn(client(id, server))).collect();
     for (id, client) in clients.into_iter().enumerate() {
         println!("client {id}: echoed {:?}", client.await??);
     }
-    server_task.abort();
+    println!("tcp echo: every line came back");
     Ok(())
 }
 
 #[tempo::main]
 async fn main() -> Result<()> {
-    match common::mode() {
-        common::Mode::Serve(addr) => {
-            let listener = TcpListener::bind(&addr).await?;
-            println!("tcp echo: listening on {}", listener.local_addr()?);
-            serve(listener).await
-        }
-        common::Mode::Demo => tempo::time::timeout(Duration::from_secs(10), demo())
-            .await
-            .map_err(|_| "tcp echo demo: did not finish within 10 s")?,
-    }
+    common::serve_or_demo(serve_on, demo()).await
 }

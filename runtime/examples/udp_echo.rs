@@ -8,20 +8,26 @@
 //!
 //! The demo starts the server, has three clients send five datagrams each
 //! and wait for every echo, prints what came back and exits; an echo that
-//! does not come back within five seconds is an error.
+//! does not come back within five seconds, or a demo that runs longer
+//! than ten, is an error.
 
 mod common;
 
-use std::error::Error;
 use std::net::SocketAddr;
 use std::time::Duration;
 
 use tempo::net::UdpSocket;
 
-type Result<T> = std::result::Result<T, Box<dyn Error + Send + Sync>>;
+type Result<T> = std::result::Result<T, common::BoxError>;
+
+/// `--serve ADDR`: binds ADDR and serves until killed.
+async fn serve_on(addr: String) -> Result<()> {
+    serve(UdpSocket::bind(addr).await?).await
+}
 
 /// Sends every datagram back to where it came from, forever.
 async fn serve(socket: UdpSocket) -> Result<()> {
+    println!("udp echo: listening on {}", socket.local_addr()?);
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let (len, peer) = socket.recv_from(&mut buf).await?;
@@ -48,28 +54,23 @@ async fn client(id: usize, server: SocketAddr, count: usize) -> Result<usize> {
     Ok(count)
 }
 
+async fn demo() -> Result<()> {
+    let socket = UdpSocket::bind("127.0.0.1:0").await?;
+    let server = socket.local_addr()?;
+    // Runs until `main` returns, which drops the runtime and its tasks.
+    tempo::spawn(serve(socket));
+    let clients: Vec<_> = (0..3)
+        .map(|id| tempo::spawn(client(id, server, 5)))
+        .collect();
+    for (id, client) in clients.into_iter().enumerate() {
+        let echoed = client.await??;
+        println!("client {id}: {echoed} of {echoed} datagrams echoed");
+    }
+    println!("udp echo: every datagram came back");
+    Ok(())
+}
+
 #[tempo::main]
 async fn main() -> Result<()> {
-    match common::mode() {
-        common::Mode::Serve(addr) => {
-            let socket = UdpSocket::bind(&addr).await?;
-            println!("udp echo: listening on {}", socket.local_addr()?);
-            serve(socket).await
-        }
-        common::Mode::Demo => {
-            let socket = UdpSocket::bind("127.0.0.1:0").await?;
-            let server = socket.local_addr()?;
-            println!("udp echo: listening on {server}");
-            let server_task = tempo::spawn(serve(socket));
-            let clients: Vec<_> = (0..3)
-                .map(|id| tempo::spawn(client(id, server, 5)))
-                .collect();
-            for (id, client) in clients.into_iter().enumerate() {
-                let echoed = client.await??;
-                println!("client {id}: {echoed} of {echoed} datagrams echoed");
-            }
-            server_task.abort();
-            Ok(())
-        }
-    }
+    common::serve_or_demo(serve_on, demo()).await
 }
