@@ -59,6 +59,7 @@ mod metrics;
 pub mod net;
 pub mod runtime;
 mod scheduler;
+pub mod signal;
 mod spawn;
 mod sync;
 pub mod task;

@@ -22,6 +22,20 @@ use crate::Instant;
 
 /// The time source of a timer driver: real, or paused (virtual). Cheap to
 /// clone; clones share the same time.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo_time::Clock;
+///
+/// let clock = Clock::paused();
+/// let start = clock.now();
+/// clock.advance(Duration::from_secs(3));
+/// assert_eq!(clock.now() - start, Duration::from_secs(3)); // exact: no real time passes
+/// let shared = clock.clone(); // clones share the same time
+/// assert_eq!(shared.now(), clock.now());
+/// ```
 #[derive(Clone)]
 pub struct Clock {
     inner: Arc<Inner>,
@@ -43,6 +57,17 @@ struct State {
 
 impl Clock {
     /// A clock that follows the system's monotonic clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_time::Clock;
+    ///
+    /// let clock = Clock::real();
+    /// assert!(!clock.is_paused());
+    /// let earlier = clock.now();
+    /// assert!(clock.now() >= earlier);
+    /// ```
     pub fn real() -> Clock {
         let now = std::time::Instant::now();
         Clock {
@@ -58,6 +83,17 @@ impl Clock {
     }
 
     /// A clock that starts paused at the current time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_time::Clock;
+    ///
+    /// let clock = Clock::paused();
+    /// let frozen = clock.now();
+    /// std::thread::sleep(std::time::Duration::from_millis(1));
+    /// assert_eq!(clock.now(), frozen);
+    /// ```
     pub fn paused() -> Clock {
         let clock = Clock::real();
         clock.pause();
@@ -65,6 +101,18 @@ impl Clock {
     }
 
     /// The clock's current time.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_time::Clock;
+    ///
+    /// let clock = Clock::paused();
+    /// let t0 = clock.now();
+    /// clock.advance(Duration::from_millis(7));
+    /// assert_eq!(clock.now(), t0 + Duration::from_millis(7));
+    /// ```
     pub fn now(&self) -> Instant {
         if !self.inner.shifted.load(Ordering::Acquire) {
             return Instant::from_std(std::time::Instant::now());
@@ -75,6 +123,18 @@ impl Clock {
 
     /// Freezes the clock at its current time. Pausing a paused clock does
     /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_time::Clock;
+    ///
+    /// let clock = Clock::real();
+    /// clock.pause();
+    /// assert!(clock.is_paused());
+    /// let frozen = clock.now();
+    /// assert_eq!(clock.now(), frozen);
+    /// ```
     pub fn pause(&self) {
         let mut state = self.inner.state.lock();
         if !state.paused {
@@ -86,6 +146,20 @@ impl Clock {
 
     /// Lets a paused clock run again at real speed from its virtual time.
     /// Resuming a running clock does nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_time::Clock;
+    ///
+    /// let clock = Clock::paused();
+    /// let start = clock.now();
+    /// clock.advance(Duration::from_secs(60));
+    /// clock.resume();
+    /// // Running again, from the virtual time: the advance is kept.
+    /// assert!(clock.now() - start >= Duration::from_secs(60));
+    /// ```
     pub fn resume(&self) {
         let mut state = self.inner.state.lock();
         if state.paused {
@@ -95,6 +169,15 @@ impl Clock {
     }
 
     /// Whether the clock is paused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_time::Clock;
+    ///
+    /// assert!(Clock::paused().is_paused());
+    /// assert!(!Clock::real().is_paused());
+    /// ```
     pub fn is_paused(&self) -> bool {
         self.inner.shifted.load(Ordering::Acquire) && self.inner.state.lock().paused
     }
@@ -107,6 +190,18 @@ impl Clock {
     /// # Panics
     ///
     /// If the clock is not paused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_time::Clock;
+    ///
+    /// let clock = Clock::paused();
+    /// let start = clock.now();
+    /// clock.advance(Duration::from_millis(500));
+    /// assert_eq!(clock.now() - start, Duration::from_millis(500));
+    /// ```
     pub fn advance(&self, duration: Duration) {
         let mut state = self.inner.state.lock();
         assert!(

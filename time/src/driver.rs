@@ -77,6 +77,28 @@ use crate::{Clock, Instant};
 /// The timer driver: a hierarchical timing wheel on top of any [`Park`]
 /// driver (the I/O driver, a [`ParkThread`](tempo_park::ParkThread), or a
 /// host framework's own loop).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo_park::{Park, ParkThread};
+/// use tempo_time::{Clock, Driver};
+///
+/// // A timer driver over a plain thread parker (the runtime puts the I/O
+/// // driver underneath instead). Entering its handle lets `sleep` find it.
+/// let mut driver = Driver::new(ParkThread::new(), Clock::real());
+/// let _guard = driver.handle().enter();
+/// let mut sleep = tokio_test::task::spawn(tempo_time::sleep(Duration::from_millis(2)));
+/// assert!(sleep.poll().is_pending());
+/// for _ in 0..1000 {
+///     if sleep.is_woken() {
+///         break;
+///     }
+///     driver.park().unwrap(); // blocks until the timer is due, then fires it
+/// }
+/// assert!(sleep.poll().is_ready());
+/// ```
 pub struct Driver<P: Park> {
     park: P,
     handle: Handle,
@@ -84,6 +106,16 @@ pub struct Driver<P: Park> {
 
 impl<P: Park> Driver<P> {
     /// A timer driver that parks `park` and reads `clock`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// assert!(driver.clock().is_paused());
+    /// ```
     pub fn new(park: P, clock: Clock) -> Driver<P> {
         let shared = Shared::new(Box::new(park.unpark()), clock);
         Driver {
@@ -93,21 +125,76 @@ impl<P: Park> Driver<P> {
     }
 
     /// A handle that creates timers on this driver from any thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let handle = driver.handle();
+    /// // Another thread creates a timer through the handle.
+    /// let deadline = handle.now() + Duration::from_millis(10);
+    /// let sleep = std::thread::spawn(move || Sleep::new(handle, deadline, false))
+    ///     .join()
+    ///     .unwrap();
+    /// let mut sleep = tokio_test::task::spawn(sleep);
+    /// assert!(sleep.poll().is_pending());
+    /// driver.park().unwrap();
+    /// assert!(sleep.poll().is_ready());
+    /// ```
     pub fn handle(&self) -> Handle {
         self.handle.clone()
     }
 
     /// The clock this driver reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let start = driver.clock().now();
+    /// driver.clock().advance(Duration::from_secs(1));
+    /// assert_eq!(driver.handle().now() - start, Duration::from_secs(1));
+    /// ```
     pub fn clock(&self) -> &Clock {
         self.handle.clock()
     }
 
     /// The wrapped driver.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_park::{Park, ParkThread, Unpark};
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::real());
+    /// let _unpark_the_thread_parker = driver.inner().unpark();
+    /// ```
     pub fn inner(&self) -> &P {
         &self.park
     }
 
     /// The wrapped driver, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::real());
+    /// // Park the wrapped driver directly: no timer fires.
+    /// driver.inner_mut().park_timeout(Duration::ZERO).unwrap();
+    /// ```
     pub fn inner_mut(&mut self) -> &mut P {
         &mut self.park
     }
@@ -119,11 +206,44 @@ impl<P: Park> Driver<P> {
     /// Set it before creating timers: a timer registered under a larger
     /// window that was since shrunk may still fire up to the old window
     /// early (never-early timers are always re-checked).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// // A scheduler ticking every 20 ms fires what is due within 10 ms.
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// driver.set_firing_window(Duration::from_millis(10));
+    /// let start = driver.clock().now();
+    /// let nearest = Sleep::new(driver.handle(), start + Duration::from_millis(30), false);
+    /// let mut nearest = tokio_test::task::spawn(nearest);
+    /// assert!(nearest.poll().is_pending());
+    /// driver.park().unwrap();
+    /// assert!(nearest.poll().is_ready());
+    /// // It fired up to 10 ms before its deadline.
+    /// assert!(driver.clock().now() - start >= Duration::from_millis(20));
+    /// ```
     pub fn set_firing_window(&mut self, window: Duration) {
         self.handle.set_firing_window(window);
     }
 
     /// The firing window, in whole milliseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// assert_eq!(driver.firing_window(), Duration::ZERO);
+    /// driver.set_firing_window(Duration::from_micros(10_500));
+    /// assert_eq!(driver.firing_window(), Duration::from_millis(10)); // whole ms
+    /// ```
     pub fn firing_window(&self) -> Duration {
         Duration::from_millis(self.handle.shared().lock_state().window_ticks)
     }
@@ -132,6 +252,29 @@ impl<P: Park> Driver<P> {
     /// deadline has passed, late by at most one throttle period), as if all
     /// were created with `sleep_at_least`. What
     /// `Builder::timer_policy(TimerPolicy::NeverEarly)` sets.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// driver.set_firing_window(Duration::from_millis(10));
+    /// driver.set_never_early(true); // tokio's rule for every timer
+    /// let deadline = driver.clock().now() + Duration::from_millis(30);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
+    /// assert!(sleep.poll().is_pending());
+    /// for _ in 0..10 {
+    ///     if sleep.is_woken() {
+    ///         break;
+    ///     }
+    ///     driver.park().unwrap();
+    /// }
+    /// assert!(sleep.poll().is_ready());
+    /// assert!(driver.clock().now() >= deadline);
+    /// ```
     pub fn set_never_early(&mut self, never_early: bool) {
         self.handle
             .shared()
@@ -140,12 +283,43 @@ impl<P: Park> Driver<P> {
 
     /// A snapshot of the error (`fire time - deadline`) of every timer fired
     /// so far, in log2 buckets of microseconds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let deadline = driver.clock().now() + Duration::from_millis(5);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
+    /// assert!(sleep.poll().is_pending());
+    /// driver.park().unwrap();
+    /// assert_eq!(driver.timer_error_histogram().count(), 1);
+    /// ```
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
         self.handle.timer_error_histogram()
     }
 
     /// When the driver would wake for its next timer work (the next
     /// expiration minus the firing window), or `None` with no timer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// assert_eq!(driver.next_wake(), None);
+    /// let deadline = driver.clock().now() + Duration::from_millis(40);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
+    /// assert!(sleep.poll().is_pending()); // registers the timer
+    /// let wake = driver.next_wake().expect("a timer is registered");
+    /// assert!(wake <= deadline);
+    /// ```
     pub fn next_wake(&self) -> Option<Instant> {
         let shared = self.handle.shared();
         let state = shared.lock_state();

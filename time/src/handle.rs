@@ -25,6 +25,20 @@ tempo_park::scoped_thread_local! {
 
 /// A handle to a timer [`Driver`](crate::Driver): creates timers on it from
 /// any thread. Cheap to clone.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo_park::ParkThread;
+/// use tempo_time::{Clock, Driver, Handle};
+///
+/// let driver = Driver::new(ParkThread::new(), Clock::paused());
+/// let handle: Handle = driver.handle();
+/// let _guard = handle.enter();
+/// assert_eq!(Handle::current().now(), handle.now());
+/// let _sleep = tempo_time::sleep(Duration::from_millis(5)); // finds the entered handle
+/// ```
 #[derive(Clone)]
 pub struct Handle {
     shared: Arc<Shared>,
@@ -33,6 +47,21 @@ pub struct Handle {
 /// Restores the previously entered handle when dropped. Returned by
 /// [`Handle::enter`]; guards must be dropped in the reverse order of their
 /// creation (they are `!Send` to keep them on their thread).
+///
+/// # Examples
+///
+/// ```
+/// use tempo_park::ParkThread;
+/// use tempo_time::{Clock, Driver, Handle};
+///
+/// let driver = Driver::new(ParkThread::new(), Clock::paused());
+/// assert!(Handle::try_current().is_none());
+/// {
+///     let _guard = driver.handle().enter();
+///     assert!(Handle::try_current().is_some());
+/// }
+/// assert!(Handle::try_current().is_none(), "the guard restored the previous state");
+/// ```
 #[must_use = "the handle is only current until the guard is dropped"]
 pub struct EnterGuard {
     _scope: ScopedGuard<Handle>,
@@ -52,6 +81,18 @@ impl Handle {
     /// # Panics
     ///
     /// If no timer handle is entered on this thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver, Handle};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let _guard = driver.handle().enter();
+    /// let handle = Handle::current();
+    /// assert!(handle.clock().is_paused());
+    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         Handle::try_current().unwrap_or_else(|| {
@@ -64,12 +105,37 @@ impl Handle {
     }
 
     /// The current handle, or `None` outside a runtime with time enabled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_time::Handle;
+    ///
+    /// // Outside a runtime (no handle entered): `None` instead of a panic.
+    /// assert!(Handle::try_current().is_none());
+    /// ```
     pub fn try_current() -> Option<Handle> {
         CURRENT.get()
     }
 
     /// Makes this handle the current one on this thread until the guard is
     /// dropped; nested guards restore the previous handle.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver, Handle};
+    ///
+    /// let outer = Driver::new(ParkThread::new(), Clock::paused());
+    /// let inner = Driver::new(ParkThread::new(), Clock::real());
+    /// let _outer_guard = outer.handle().enter();
+    /// {
+    ///     let _inner_guard = inner.handle().enter();
+    ///     assert!(!Handle::current().clock().is_paused());
+    /// }
+    /// assert!(Handle::current().clock().is_paused());
+    /// ```
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),
@@ -77,16 +143,58 @@ impl Handle {
     }
 
     /// The clock this driver reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::real());
+    /// let handle = driver.handle();
+    /// handle.clock().pause();
+    /// assert!(driver.clock().is_paused(), "one clock, shared");
+    /// ```
     pub fn clock(&self) -> &Clock {
         self.shared.clock()
     }
 
     /// The current time by this driver's clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let handle = driver.handle();
+    /// let t0 = handle.now();
+    /// handle.clock().advance(Duration::from_secs(2));
+    /// assert_eq!(handle.now() - t0, Duration::from_secs(2));
+    /// ```
     pub fn now(&self) -> Instant {
         self.shared.clock().now()
     }
 
     /// A snapshot of the errors of every timer fired so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let handle = driver.handle();
+    /// let before = handle.timer_error_histogram();
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), handle.now() + Duration::from_millis(3), false));
+    /// assert!(sleep.poll().is_pending());
+    /// driver.park().unwrap();
+    /// assert_eq!(handle.timer_error_histogram().since(&before).count(), 1);
+    /// ```
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
         self.shared.lock_state().histogram
     }
@@ -99,12 +207,40 @@ impl Handle {
     /// near. Nearest-tick timers read the window at each fire pass, so a
     /// change applies to every timer at once; never-early timers stay
     /// within `[0, T]`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// driver.handle().set_firing_window(Duration::from_millis(5));
+    /// assert_eq!(driver.firing_window(), Duration::from_millis(5));
+    /// ```
     pub fn set_firing_window(&self, window: Duration) {
         let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
         self.shared.configure(|state| state.window_ticks = ticks);
     }
 
     /// Number of timers fired so far.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let handle = driver.handle();
+    /// assert_eq!(handle.timers_fired(), 0);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), handle.now() + Duration::from_millis(3), false));
+    /// assert!(sleep.poll().is_pending());
+    /// driver.park().unwrap();
+    /// assert_eq!(handle.timers_fired(), 1);
+    /// ```
     pub fn timers_fired(&self) -> u64 {
         self.shared.timers_fired()
     }
@@ -119,6 +255,22 @@ impl Handle {
     /// If a timer's waker panics: every other waker is woken first, then
     /// the first panic is re-raised (see the driver's docs on wakers that
     /// panic).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let handle = driver.handle();
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), handle.now() + Duration::from_millis(3), false));
+    /// assert!(sleep.poll().is_pending());
+    /// handle.clock().advance(Duration::from_millis(3));
+    /// assert_eq!(handle.fire_due_timers(), 1); // without parking the driver
+    /// assert!(sleep.poll().is_ready());
+    /// ```
     pub fn fire_due_timers(&self) -> u64 {
         self.shared.fire(self.shared.clock().now())
     }

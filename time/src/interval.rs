@@ -31,6 +31,27 @@ use crate::{Handle, Instant, Sleep};
 const MISSED_TICK_SLACK: Duration = Duration::from_millis(5);
 
 /// What an [`Interval`] does after a tick that fired late.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{interval, MissedTickBehavior};
+///
+/// let mut ticks = interval(Duration::from_millis(10));
+/// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Burst);
+/// // After a late tick, drop the missed ones instead of bursting through them.
+/// ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
+/// ticks.tick().await;
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
     /// Fire the missed ticks back to back until caught up, then keep the
@@ -64,6 +85,29 @@ impl MissedTickBehavior {
 
 /// Ticks at a fixed period. Created by [`interval`], [`interval_at`] or
 /// [`interval_at_least`].
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{interval, Instant};
+///
+/// let start = Instant::now();
+/// let mut every_20ms = interval(Duration::from_millis(20));
+/// for n in 0..3 {
+///     // The first tick completes at once; each returns its scheduled instant.
+///     let scheduled = every_20ms.tick().await;
+///     assert_eq!(scheduled - start, Duration::from_millis(20) * n);
+/// }
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[derive(Debug)]
 pub struct Interval {
     /// Boxed once at creation so that `Interval` is `Unpin`; re-arming it
@@ -78,6 +122,28 @@ pub struct Interval {
 /// # Panics
 ///
 /// If `period` is zero, or outside a runtime with time enabled.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{interval, Instant};
+///
+/// let start = Instant::now();
+/// let mut ticks = interval(Duration::from_millis(20));
+/// ticks.tick().await; // at once
+/// ticks.tick().await; // 20 ms later
+/// ticks.tick().await; // 40 ms later
+/// assert!(start.elapsed() >= Duration::from_millis(40));
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
     let handle = Handle::current();
@@ -90,6 +156,26 @@ pub fn interval(period: Duration) -> Interval {
 /// # Panics
 ///
 /// If `period` is zero, or outside a runtime with time enabled.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{interval_at, Instant};
+///
+/// let start = Instant::now() + Duration::from_millis(50);
+/// let mut ticks = interval_at(start, Duration::from_millis(20));
+/// assert_eq!(ticks.tick().await, start);
+/// assert_eq!(ticks.tick().await, start + Duration::from_millis(20));
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
     Interval::new(Handle::current(), start, period, false)
@@ -101,6 +187,29 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 /// # Panics
 ///
 /// If `period` is zero, or outside a runtime with time enabled.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # driver.set_firing_window(std::time::Duration::from_millis(10));
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{interval_at_least, Instant};
+///
+/// // Under a 10 ms firing window, no tick completes before its instant.
+/// let mut ticks = interval_at_least(Duration::from_millis(20));
+/// for _ in 0..3 {
+///     let scheduled = ticks.tick().await;
+///     assert!(Instant::now() >= scheduled);
+/// }
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn interval_at_least(period: Duration) -> Interval {
     let handle = Handle::current();
@@ -114,6 +223,25 @@ impl Interval {
     /// # Panics
     ///
     /// If `period` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Interval};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let start = driver.clock().now();
+    /// let mut ticks = Interval::new(driver.handle(), start, Duration::from_millis(10), false);
+    /// let mut tick = tokio_test::task::spawn(async move {
+    ///     ticks.tick().await;
+    ///     ticks.tick().await
+    /// });
+    /// assert!(tick.poll().is_pending());
+    /// driver.park().unwrap();
+    /// assert_eq!(tick.poll(), std::task::Poll::Ready(start + Duration::from_millis(10)));
+    /// ```
     #[track_caller]
     pub fn new(handle: Handle, start: Instant, period: Duration, at_least: bool) -> Interval {
         assert!(!period.is_zero(), "an Interval's period must be non-zero");
@@ -129,11 +257,53 @@ impl Interval {
 
     /// Completes at the next scheduled tick; returns the instant it was
     /// scheduled for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{interval, Instant};
+    ///
+    /// let mut ticks = interval(Duration::from_millis(5));
+    /// let first = ticks.tick().await;
+    /// let second = ticks.tick().await;
+    /// assert_eq!(second - first, Duration::from_millis(5));
+    /// assert!(Instant::now() >= second);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub async fn tick(&mut self) -> Instant {
         poll_fn(|cx| self.poll_tick(cx)).await
     }
 
     /// Polls for the next tick; see [`Interval::tick`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::future::poll_fn;
+    /// use std::time::Duration;
+    /// use tempo_time::interval;
+    ///
+    /// let mut ticks = interval(Duration::from_millis(5));
+    /// let first = poll_fn(|cx| ticks.poll_tick(cx)).await;
+    /// let second = poll_fn(|cx| ticks.poll_tick(cx)).await;
+    /// assert_eq!(second - first, Duration::from_millis(5));
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         if self.delay.as_mut().poll(cx).is_pending() {
             return Poll::Pending;
@@ -162,33 +332,152 @@ impl Interval {
     }
 
     /// Restarts the schedule: the next tick is one period from now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{interval, Instant};
+    ///
+    /// let mut ticks = interval(Duration::from_millis(10));
+    /// ticks.tick().await;
+    /// ticks.reset();
+    /// let start = Instant::now();
+    /// ticks.tick().await;
+    /// assert!(start.elapsed() >= Duration::from_millis(10));
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn reset(&mut self) {
         let now = self.delay.handle().now();
         self.delay.as_mut().reset(now + self.period);
     }
 
     /// Restarts the schedule: the next tick completes at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{interval, Instant};
+    ///
+    /// let mut ticks = interval(Duration::from_secs(60));
+    /// ticks.tick().await;
+    /// ticks.reset_immediately();
+    /// let start = Instant::now();
+    /// ticks.tick().await; // does not wait a minute
+    /// assert_eq!(start.elapsed(), Duration::ZERO);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn reset_immediately(&mut self) {
         let now = self.delay.handle().now();
         self.delay.as_mut().reset(now);
     }
 
     /// Restarts the schedule: the next tick is at `deadline`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{interval, Instant};
+    ///
+    /// let mut ticks = interval(Duration::from_secs(60));
+    /// ticks.tick().await;
+    /// let soon = Instant::now() + Duration::from_millis(5);
+    /// ticks.reset_at(soon);
+    /// assert_eq!(ticks.tick().await, soon);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
         self.delay.as_mut().reset(deadline);
     }
 
     /// The period.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::interval;
+    ///
+    /// assert_eq!(interval(Duration::from_millis(20)).period(), Duration::from_millis(20));
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
     /// What happens after a missed tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{interval, MissedTickBehavior};
+    ///
+    /// let ticks = interval(Duration::from_millis(20));
+    /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Burst);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed_tick_behavior
     }
 
     /// Sets what happens after a missed tick.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{interval, MissedTickBehavior};
+    ///
+    /// let mut ticks = interval(Duration::from_millis(20));
+    /// ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Delay);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed_tick_behavior = behavior;
     }

@@ -32,6 +32,15 @@
 //! The names follow `tokio::time` so that code can switch by changing its
 //! imports.
 //!
+//! # The examples
+//!
+//! Every item's example runs as a doctest. Since this crate cannot depend
+//! on the runtime, an example that awaits runs its `async` block on a
+//! [`Driver`] over a [`ParkThread`](tempo_park::ParkThread) with a paused
+//! clock, parking the driver until the block completes (hidden set-up
+//! lines; the driver example shows them). In an application the same body
+//! runs in a task of a `tempo` runtime, through `tempo::time`.
+//!
 //! ```
 //! use std::time::Duration;
 //! use tempo_park::{Park, ParkThread};
@@ -88,6 +97,27 @@ use std::time::Duration;
 /// # Panics
 ///
 /// Outside a runtime with time enabled.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::Instant;
+///
+/// tempo_time::pause();
+/// let start = Instant::now();
+/// tempo_time::advance(Duration::from_secs(5)).await;
+/// assert_eq!(start.elapsed(), Duration::from_secs(5));
+/// tempo_time::resume();
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn pause() {
     Handle::current().clock().pause();
@@ -98,6 +128,25 @@ pub fn pause() {
 /// # Panics
 ///
 /// Outside a runtime with time enabled.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use tempo_time::Handle;
+///
+/// tempo_time::pause();
+/// assert!(Handle::current().clock().is_paused());
+/// tempo_time::resume();
+/// assert!(!Handle::current().clock().is_paused());
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn resume() {
     Handle::current().clock().resume();
@@ -111,6 +160,28 @@ pub fn resume() {
 ///
 /// Outside a runtime with time enabled, or if the clock is not paused; or
 /// if the waker of a timer it fires panics (after waking all the others).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep, Instant};
+///
+/// let start = Instant::now();
+/// let waiter = sleep(Duration::from_secs(60));
+/// // Moves the clock a minute ahead at once.
+/// tempo_time::advance(Duration::from_secs(60)).await;
+/// assert_eq!(start.elapsed(), Duration::from_secs(60));
+/// waiter.await; // its deadline has passed: completes on its first poll
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 pub async fn advance(duration: Duration) {
     let handle = Handle::current();
     handle.clock().advance(duration);

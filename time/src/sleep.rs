@@ -40,6 +40,31 @@ use crate::{Handle, Instant};
 /// A default `Sleep` follows the driver's firing window (nearest tick under
 /// a throttling scheduler: error within `±T/2`); an *at-least* `Sleep` never
 /// completes before its deadline (error within `[0, T]`, tokio's rule).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep, Instant};
+///
+/// // A `Sleep` is `!Unpin`: pin it to poll it by reference, e.g. to move its
+/// // deadline without allocating a new timer.
+/// let mut delay = std::pin::pin!(sleep(Duration::from_secs(3600)));
+/// assert!(!delay.is_at_least());
+/// let sooner = Instant::now() + Duration::from_millis(10);
+/// delay.as_mut().reset(sooner);
+/// assert_eq!(delay.deadline(), sooner);
+/// delay.as_mut().await;
+/// assert!(delay.is_elapsed());
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Sleep {
@@ -52,6 +77,25 @@ pub struct Sleep {
 /// # Panics
 ///
 /// Outside a runtime with time enabled (see [`Handle::current`]).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep, Instant};
+///
+/// let start = Instant::now();
+/// sleep(Duration::from_millis(100)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(100));
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
     let handle = Handle::current();
@@ -64,6 +108,25 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # Panics
 ///
 /// Outside a runtime with time enabled (see [`Handle::current`]).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep_until, Instant};
+///
+/// let deadline = Instant::now() + Duration::from_millis(250);
+/// sleep_until(deadline).await;
+/// assert!(Instant::now() >= deadline);
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
     Sleep::new(Handle::current(), deadline, false)
@@ -76,6 +139,28 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// # Panics
 ///
 /// Outside a runtime with time enabled (see [`Handle::current`]).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # driver.set_firing_window(std::time::Duration::from_millis(10));
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep_at_least, Instant};
+///
+/// // Even with a 10 ms firing window (a throttling scheduler of 20 ms), an
+/// // at-least sleep never completes before its deadline.
+/// let start = Instant::now();
+/// sleep_at_least(Duration::from_millis(15)).await;
+/// assert!(start.elapsed() >= Duration::from_millis(15));
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn sleep_at_least(duration: Duration) -> Sleep {
     let handle = Handle::current();
@@ -86,6 +171,23 @@ pub fn sleep_at_least(duration: Duration) -> Sleep {
 impl Sleep {
     /// A sleep on a given timer handle (for code that holds a handle rather
     /// than running inside the runtime). `at_least`: never early.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// // No handle entered on this thread: the sleep names its driver.
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// let deadline = driver.clock().now() + Duration::from_millis(5);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
+    /// assert!(sleep.poll().is_pending());
+    /// driver.park().unwrap(); // the paused clock jumps to the deadline
+    /// assert!(sleep.is_woken());
+    /// assert!(sleep.poll().is_ready());
+    /// ```
     pub fn new(handle: Handle, deadline: Instant, at_least: bool) -> Sleep {
         Sleep::with_state(handle, deadline, at_least, false)
     }
@@ -107,27 +209,123 @@ impl Sleep {
     /// # Panics
     ///
     /// Outside a runtime with time enabled (see [`Handle::current`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # driver.set_firing_window(std::time::Duration::from_millis(10));
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{Instant, Sleep};
+    ///
+    /// let deadline = Instant::now() + Duration::from_millis(30);
+    /// let sleep = Sleep::at_least(deadline);
+    /// assert!(sleep.is_at_least());
+    /// sleep.await;
+    /// assert!(Instant::now() >= deadline);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     #[track_caller]
     pub fn at_least(deadline: Instant) -> Sleep {
         Sleep::new(Handle::current(), deadline, true)
     }
 
     /// The instant at which the sleep completes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{sleep, Instant};
+    ///
+    /// let start = Instant::now();
+    /// assert_eq!(sleep(Duration::from_secs(2)).deadline(), start + Duration::from_secs(2));
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.entry.deadline()
     }
 
     /// Whether the sleep is never early.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{sleep, sleep_at_least};
+    ///
+    /// assert!(sleep_at_least(Duration::from_millis(1)).is_at_least());
+    /// assert!(!sleep(Duration::from_millis(1)).is_at_least());
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn is_at_least(&self) -> bool {
         self.entry.is_at_least()
     }
 
     /// Whether the timer fired (the next poll completes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::sleep;
+    ///
+    /// let mut delay = std::pin::pin!(sleep(Duration::from_millis(5)));
+    /// assert!(!delay.is_elapsed());
+    /// delay.as_mut().await;
+    /// assert!(delay.is_elapsed());
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn is_elapsed(&self) -> bool {
         self.entry.is_elapsed()
     }
 
     /// The timer handle the sleep is registered with.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{sleep, Handle};
+    ///
+    /// let delay = sleep(Duration::from_millis(5));
+    /// assert_eq!(delay.handle().now(), Handle::current().now());
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn handle(&self) -> &Handle {
         self.entry.handle()
     }
@@ -136,6 +334,30 @@ impl Sleep {
     /// sleep is pending again until `deadline`. Re-arms in O(1) and without
     /// allocating; a task already waiting on the sleep keeps waiting (and is
     /// woken at once if `deadline` has already passed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{sleep, Instant};
+    ///
+    /// let mut delay = std::pin::pin!(sleep(Duration::from_millis(5)));
+    /// delay.as_mut().await;
+    /// // Re-arm the same timer: no allocation.
+    /// let later = Instant::now() + Duration::from_millis(20);
+    /// delay.as_mut().reset(later);
+    /// assert!(!delay.is_elapsed());
+    /// delay.as_mut().await;
+    /// assert!(Instant::now() >= later);
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         self.entry_pin().reset(deadline);
     }

@@ -20,6 +20,25 @@ use crate::{Handle, Instant, Sleep};
 /// timeout would give up to `T/2` too soon, and a timeout shorter than `T/2`
 /// would give up before the inner future was polled twice, which no caller
 /// of `timeout(d, ...)` expects.
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep, timeout};
+///
+/// let mut slow = Box::pin(timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))));
+/// assert_eq!(slow.get_ref().deadline() - slow.deadline(), Duration::from_millis(950));
+/// assert!(slow.as_mut().await.is_err());
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
@@ -33,6 +52,27 @@ pub struct Timeout<F> {
 /// # Panics
 ///
 /// Outside a runtime with time enabled (see [`Handle::current`]).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep, timeout};
+///
+/// let fast = timeout(Duration::from_millis(50), async { 42 }).await;
+/// assert_eq!(fast, Ok(42));
+///
+/// let slow = timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))).await;
+/// assert!(slow.is_err(), "gave up after 50 ms");
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     let handle = Handle::current();
@@ -48,6 +88,26 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Panics
 ///
 /// Outside a runtime with time enabled (see [`Handle::current`]).
+///
+/// # Examples
+///
+/// ```
+/// # use tempo_park::{Park, ParkThread};
+/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+/// # let _guard = driver.handle().enter();
+/// # let mut task = tokio_test::task::spawn(async {
+/// use std::time::Duration;
+/// use tempo_time::{sleep, timeout_at, Instant};
+///
+/// let deadline = Instant::now() + Duration::from_millis(50);
+/// let slow = timeout_at(deadline, sleep(Duration::from_secs(1))).await;
+/// assert!(slow.is_err());
+/// assert!(Instant::now() >= deadline, "a timeout is never early");
+/// # });
+/// # let mut done = false;
+/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+/// # assert!(done, "the example did not complete");
+/// ```
 #[track_caller]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
@@ -58,21 +118,95 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 
 impl<F> Timeout<F> {
     /// The inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{sleep, timeout};
+    ///
+    /// let limited = timeout(Duration::from_secs(1), sleep(Duration::from_millis(5)));
+    /// assert!(!limited.get_ref().is_elapsed());
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
     }
 
     /// The inner future, mutably.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::timeout;
+    ///
+    /// let mut limited = timeout(Duration::from_secs(1), std::future::ready(1));
+    /// let _inner: &mut std::future::Ready<i32> = limited.get_mut();
+    /// assert_eq!(limited.await, Ok(1));
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
     }
 
     /// Consumes the timeout, returning the inner future.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::timeout;
+    ///
+    /// let limited = timeout(Duration::from_millis(1), async { "done" });
+    /// // Drop the deadline, keep the future.
+    /// assert_eq!(limited.into_inner().await, "done");
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn into_inner(self) -> F {
         self.value
     }
 
     /// The deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use tempo_park::{Park, ParkThread};
+    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
+    /// # let _guard = driver.handle().enter();
+    /// # let mut task = tokio_test::task::spawn(async {
+    /// use std::time::Duration;
+    /// use tempo_time::{timeout, Instant};
+    ///
+    /// let limited = timeout(Duration::from_millis(50), async {});
+    /// assert_eq!(limited.deadline(), Instant::now() + Duration::from_millis(50));
+    /// # });
+    /// # let mut done = false;
+    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
+    /// # assert!(done, "the example did not complete");
+    /// ```
     pub fn deadline(&self) -> Instant {
         self.delay.deadline()
     }

@@ -1,0 +1,191 @@
+//! Unix signals: [`signal`] returns a [`Signal`] that yields each delivery
+//! of one [`SignalKind`] (as `tokio::signal::unix`).
+
+use std::future::poll_fn;
+use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll};
+
+use super::registry;
+use crate::net::UnixStream;
+
+/// A kind of Unix signal, by number.
+///
+/// ```
+/// use tempo::signal::unix::SignalKind;
+///
+/// assert_eq!(SignalKind::hangup().as_raw_value(), libc::SIGHUP);
+/// assert_eq!(SignalKind::from_raw(libc::SIGUSR1), SignalKind::user_defined1());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SignalKind(libc::c_int);
+
+impl SignalKind {
+    /// Any signal by its number (`libc::SIGUSR1`, a real-time signal, ...).
+    /// [`signal`] rejects the ones that cannot be listened to.
+    pub const fn from_raw(signum: std::os::raw::c_int) -> SignalKind {
+        SignalKind(signum)
+    }
+
+    /// The signal's number.
+    pub const fn as_raw_value(&self) -> std::os::raw::c_int {
+        self.0
+    }
+
+    /// `SIGALRM`: a real-time timer expired.
+    pub const fn alarm() -> SignalKind {
+        SignalKind(libc::SIGALRM)
+    }
+
+    /// `SIGCHLD`: a child process changed state.
+    pub const fn child() -> SignalKind {
+        SignalKind(libc::SIGCHLD)
+    }
+
+    /// `SIGHUP`: the terminal hung up; daemons take it as "reload".
+    pub const fn hangup() -> SignalKind {
+        SignalKind(libc::SIGHUP)
+    }
+
+    /// `SIGINT`: interrupt from the terminal (ctrl-c).
+    pub const fn interrupt() -> SignalKind {
+        SignalKind(libc::SIGINT)
+    }
+
+    /// `SIGIO`: I/O is possible on a descriptor set up for it.
+    pub const fn io() -> SignalKind {
+        SignalKind(libc::SIGIO)
+    }
+
+    /// `SIGPIPE`: a write to a pipe or socket with no reader.
+    pub const fn pipe() -> SignalKind {
+        SignalKind(libc::SIGPIPE)
+    }
+
+    /// `SIGQUIT`: quit from the terminal (ctrl-\\).
+    pub const fn quit() -> SignalKind {
+        SignalKind(libc::SIGQUIT)
+    }
+
+    /// `SIGTERM`: a polite request to terminate.
+    pub const fn terminate() -> SignalKind {
+        SignalKind(libc::SIGTERM)
+    }
+
+    /// `SIGUSR1`: meaning defined by the application.
+    pub const fn user_defined1() -> SignalKind {
+        SignalKind(libc::SIGUSR1)
+    }
+
+    /// `SIGUSR2`: meaning defined by the application.
+    pub const fn user_defined2() -> SignalKind {
+        SignalKind(libc::SIGUSR2)
+    }
+
+    /// `SIGWINCH`: the terminal's window size changed.
+    pub const fn window_change() -> SignalKind {
+        SignalKind(libc::SIGWINCH)
+    }
+}
+
+impl From<std::os::raw::c_int> for SignalKind {
+    fn from(signum: std::os::raw::c_int) -> SignalKind {
+        SignalKind::from_raw(signum)
+    }
+}
+
+impl From<SignalKind> for std::os::raw::c_int {
+    fn from(kind: SignalKind) -> std::os::raw::c_int {
+        kind.as_raw_value()
+    }
+}
+
+/// Listens to one kind of signal: [`recv`](Signal::recv) completes once per
+/// delivery since the previous `recv` (deliveries in between coalesce).
+///
+/// Created by [`signal`]; see the [module docs](super) for the guarantees.
+#[derive(Debug)]
+pub struct Signal {
+    deliveries: &'static AtomicU64,
+    /// The count of deliveries this listener has already reported.
+    seen: u64,
+    /// This listener's duplicate of the process-wide wake-up socket,
+    /// registered with its runtime's reactor.
+    wake_receiver: UnixStream,
+}
+
+/// Starts listening to `kind`, installing Tempo's handler for it if this
+/// is the first listener in the process.
+///
+/// # Errors
+///
+/// Outside a runtime with I/O enabled; for a signal that cannot be listened
+/// to (`SIGKILL`, `SIGSTOP`, `SIGSEGV`, `SIGILL`, `SIGFPE`, a number out of
+/// range), with an error that names it; if the handler cannot be
+/// installed.
+///
+/// ```
+/// use tempo::signal::unix::{signal, SignalKind};
+///
+/// let rt = tempo::runtime::Builder::new_current_thread()
+///     .enable_all()
+///     .build()
+///     .unwrap();
+/// rt.block_on(async {
+///     let mut reload = signal(SignalKind::user_defined2())?;
+///     // SAFETY: sends SIGUSR2 to this process, which now handles it.
+///     unsafe { libc::kill(libc::getpid(), libc::SIGUSR2) };
+///     reload.recv().await.expect("the runtime is running");
+///
+///     let err = signal(SignalKind::from_raw(libc::SIGKILL)).unwrap_err();
+///     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+///     Ok::<_, std::io::Error>(())
+/// })
+/// .unwrap();
+/// ```
+pub fn signal(kind: SignalKind) -> io::Result<Signal> {
+    // Outside a runtime, fail before installing a handler for nothing.
+    tempo_io::Handle::try_current()?;
+    let subscription = registry::subscribe(kind.as_raw_value())?;
+    let seen = subscription.deliveries.load(Ordering::SeqCst);
+    Ok(Signal {
+        deliveries: subscription.deliveries,
+        seen,
+        wake_receiver: UnixStream::from_std(subscription.wake_receiver)?,
+    })
+}
+
+impl Signal {
+    /// Waits for the next delivery; `None` if the runtime's I/O driver is
+    /// gone, so no delivery can be observed any more.
+    ///
+    /// Cancel-safe: dropping the future loses no delivery.
+    pub async fn recv(&mut self) -> Option<()> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next delivery (see [`recv`](Signal::recv)). Only the
+    /// last task to poll is woken.
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
+        let mut drain = [0u8; 64];
+        loop {
+            // The counter is read after every read attempt: the handler
+            // counts before it writes, so whoever drained the byte, the
+            // count is already visible here.
+            let read = self.wake_receiver.poll_read(cx, &mut drain);
+            let deliveries = self.deliveries.load(Ordering::SeqCst);
+            if deliveries != self.seen {
+                self.seen = deliveries;
+                return Poll::Ready(Some(()));
+            }
+            match read {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Ok(n)) if n > 0 => continue,
+                Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
+                // End of stream (impossible while the process holds the
+                // sending end) or a driver error: nothing more will come.
+                Poll::Ready(_) => return Poll::Ready(None),
+            }
+        }
+    }
+}
