@@ -47,17 +47,17 @@ const NOTIFIED: usize = 2;
 /// ```
 #[derive(Debug)]
 pub struct ParkThread {
-    inner: Arc<Inner>,
+    inner: Arc<ParkInner>,
 }
 
 /// The [`Unpark`] handle of a [`ParkThread`]. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct UnparkThread {
-    inner: Arc<Inner>,
+    inner: Arc<ParkInner>,
 }
 
 #[derive(Debug)]
-struct Inner {
+struct ParkInner {
     state: AtomicUsize,
     mutex: Mutex<()>,
     condvar: Condvar,
@@ -67,7 +67,7 @@ impl ParkThread {
     /// Creates a parker with no pending notification.
     pub fn new() -> ParkThread {
         ParkThread {
-            inner: Arc::new(Inner {
+            inner: Arc::new(ParkInner {
                 state: AtomicUsize::new(EMPTY),
                 mutex: Mutex::new(()),
                 condvar: Condvar::new(),
@@ -128,7 +128,7 @@ impl Unpark for UnparkThread {
     }
 }
 
-impl Inner {
+impl ParkInner {
     fn park(&self, deadline: Option<Instant>) {
         // Fast path: an unpark already happened.
         if self

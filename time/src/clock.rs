@@ -38,16 +38,16 @@ use crate::Instant;
 /// ```
 #[derive(Clone)]
 pub struct Clock {
-    inner: Arc<Inner>,
+    inner: Arc<ClockInner>,
 }
 
-struct Inner {
+struct ClockInner {
     /// Set on the first `pause`: from then on `now` takes the lock.
     shifted: AtomicBool,
-    state: Mutex<State>,
+    state: Mutex<ClockState>,
 }
 
-struct State {
+struct ClockState {
     paused: bool,
     /// Virtual time at `base_real` (running) or the frozen time (paused).
     base_virtual: std::time::Instant,
@@ -71,9 +71,9 @@ impl Clock {
     pub fn real() -> Clock {
         let now = std::time::Instant::now();
         Clock {
-            inner: Arc::new(Inner {
+            inner: Arc::new(ClockInner {
                 shifted: AtomicBool::new(false),
-                state: Mutex::new(State {
+                state: Mutex::new(ClockState {
                     paused: false,
                     base_virtual: now,
                     base_real: now,
@@ -214,7 +214,7 @@ impl Clock {
     }
 }
 
-impl State {
+impl ClockState {
     fn now(&self) -> std::time::Instant {
         if self.paused {
             self.base_virtual

@@ -70,7 +70,7 @@ use tempo_park::{DriverStats, Park};
 
 use crate::handle::Handle;
 use crate::histogram::TimerErrorHistogram;
-use crate::shared::Shared;
+use crate::timer_shared::TimerShared;
 use crate::sync::Arc;
 use crate::{Clock, Instant};
 
@@ -117,7 +117,7 @@ impl<P: Park> Driver<P> {
     /// assert!(driver.clock().is_paused());
     /// ```
     pub fn new(park: P, clock: Clock) -> Driver<P> {
-        let shared = Shared::new(Box::new(park.unpark()), clock);
+        let shared = TimerShared::new(Box::new(park.unpark()), clock);
         Driver {
             park,
             handle: Handle::new(Arc::new(shared)),

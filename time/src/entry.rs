@@ -12,7 +12,7 @@
 //!   lists through [`EntryRef`] raw pointers. Once the entry has been handed
 //!   to the wheel (`linked_once`), every access to it, by the owner or by
 //!   the driver, happens while holding the wheel lock of the entry's
-//!   [`Shared`](crate::shared::Shared).
+//!   [`Shared`](crate::timer_shared::Shared).
 //!
 //! # Why this is sound
 //!

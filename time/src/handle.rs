@@ -13,7 +13,7 @@ use std::time::Duration;
 use tempo_park::scoped::ScopedGuard;
 
 use crate::histogram::TimerErrorHistogram;
-use crate::shared::Shared;
+use crate::timer_shared::TimerShared;
 use crate::sync::Arc;
 use crate::{Clock, Instant};
 
@@ -41,7 +41,7 @@ tempo_park::scoped_thread_local! {
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    shared: Arc<Shared>,
+    shared: Arc<TimerShared>,
 }
 
 /// Restores the previously entered handle when dropped. Returned by
@@ -68,11 +68,11 @@ pub struct EnterGuard {
 }
 
 impl Handle {
-    pub(crate) fn new(shared: Arc<Shared>) -> Handle {
+    pub(crate) fn new(shared: Arc<TimerShared>) -> Handle {
         Handle { shared }
     }
 
-    pub(crate) fn shared(&self) -> &Shared {
+    pub(crate) fn shared(&self) -> &TimerShared {
         &self.shared
     }
 

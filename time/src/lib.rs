@@ -72,7 +72,7 @@ mod histogram;
 mod instant;
 mod interval;
 mod list;
-mod shared;
+mod timer_shared;
 mod sleep;
 mod sync;
 mod timeout;

@@ -86,11 +86,11 @@ impl fmt::Debug for PoolConfig {
 /// A handle to a blocking pool; clones share the pool.
 #[derive(Clone)]
 pub(crate) struct BlockingPool {
-    inner: Arc<Inner>,
+    inner: Arc<PoolInner>,
 }
 
-struct Inner {
-    state: Mutex<State>,
+struct PoolInner {
+    state: Mutex<PoolState>,
     /// Idle workers wait here for a task or shutdown.
     worker_cv: Condvar,
     /// Shutdown waits here for the last worker to exit.
@@ -98,7 +98,7 @@ struct Inner {
     config: PoolConfig,
 }
 
-struct State {
+struct PoolState {
     /// Tasks not started yet.
     queue: VecDeque<UnownedTask>,
     /// Live worker threads (running a task, looking for one, or idle).
@@ -129,8 +129,8 @@ impl BlockingPool {
             "a blocking pool needs at least one thread"
         );
         BlockingPool {
-            inner: Arc::new(Inner {
-                state: Mutex::new(State {
+            inner: Arc::new(PoolInner {
+                state: Mutex::new(PoolState {
                     queue: VecDeque::new(),
                     num_threads: 0,
                     num_idle: 0,
@@ -188,7 +188,7 @@ impl BlockingPool {
 
     /// Starts one worker thread; called with the lock held, so the worker
     /// cannot look at the state before its bookkeeping is in place.
-    fn start_worker(&self, state: &mut State) -> io::Result<()> {
+    fn start_worker(&self, state: &mut PoolState) -> io::Result<()> {
         let id = state.next_worker_id;
         let inner = self.inner.clone();
         let handle = thread::Builder::new()
@@ -262,7 +262,7 @@ impl BlockingPool {
     }
 }
 
-impl Inner {
+impl PoolInner {
     /// A worker thread's life: run queued tasks, wait idle for more, exit
     /// on keep-alive or shutdown.
     fn run_worker(&self, id: usize) {

@@ -1,4 +1,4 @@
-//! [`Shared`]: the timer state shared by a [`Driver`](crate::Driver) and its
+//! [`TimerShared`]: the timer state shared by a [`Driver`](crate::Driver) and its
 //! [`Handle`](crate::Handle)s: the wheel under a lock, the tick the driver
 //! is parked towards, and the inner driver's unpark handle.
 //!
@@ -37,7 +37,7 @@
 //! over one costs at most a poll per tick.
 //!
 //! Only a deadline at or before the `now` of the last locked pass
-//! (`State::last_pass`) is known to have passed without reading the clock:
+//! (`WheelState::last_pass`) is known to have passed without reading the clock:
 //! that one still completes on its first poll, as in tokio. With a zero
 //! window (the basic scheduler) every processed tick is at or before that
 //! `now`, so nothing changes there.
@@ -72,7 +72,7 @@ pub(crate) const NOT_PARKED: u64 = 0;
 const WAKE_BATCH: usize = 32;
 
 /// The state behind the lock.
-pub(crate) struct State {
+pub(crate) struct WheelState {
     pub(crate) wheel: Wheel,
     pub(crate) window_ticks: u64,
     pub(crate) never_early: bool,
@@ -85,8 +85,8 @@ pub(crate) struct State {
 }
 
 /// What a driver and its handles share.
-pub(crate) struct Shared {
-    state: Mutex<State>,
+pub(crate) struct TimerShared {
+    state: Mutex<WheelState>,
     /// The tick the driver is blocked towards, `NOT_PARKED` while it runs,
     /// `u64::MAX` when it blocks with no deadline. Written under the lock.
     parked_until: AtomicU64,
@@ -106,11 +106,11 @@ pub(crate) struct Shared {
     origin: std::time::Instant,
 }
 
-impl Shared {
-    pub(crate) fn new(unpark: Box<dyn Unpark>, clock: Clock) -> Shared {
+impl TimerShared {
+    pub(crate) fn new(unpark: Box<dyn Unpark>, clock: Clock) -> TimerShared {
         let origin = clock.now().into_std();
-        Shared {
-            state: Mutex::new(State {
+        TimerShared {
+            state: Mutex::new(WheelState {
                 wheel: Wheel::new(),
                 window_ticks: 0,
                 never_early: false,
@@ -131,13 +131,13 @@ impl Shared {
         &self.clock
     }
 
-    pub(crate) fn lock_state(&self) -> MutexGuard<'_, State> {
+    pub(crate) fn lock_state(&self) -> MutexGuard<'_, WheelState> {
         self.state.lock()
     }
 
     /// Changes the window or the timer policy, which moves wake ticks: the
     /// next fire pass takes the lock and recomputes `next_wake`.
-    pub(crate) fn configure(&self, change: impl FnOnce(&mut State)) {
+    pub(crate) fn configure(&self, change: impl FnOnce(&mut WheelState)) {
         change(&mut self.state.lock());
         self.next_wake.store(0, Ordering::SeqCst);
     }
@@ -479,9 +479,9 @@ fn error_micros(now: Instant, deadline: Instant) -> i64 {
     }
 }
 
-impl fmt::Debug for Shared {
+impl fmt::Debug for TimerShared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Shared")
+        f.debug_struct("TimerShared")
             .field("clock", &self.clock)
             .field("parked_until", &self.parked_until.load(Ordering::Relaxed))
             .field("timers_fired", &self.timers_fired())
