@@ -199,7 +199,7 @@ fn one_park_wakes_every_ready_socket(timeout: Option<Duration>) {
         peekers.push(std_socket.try_clone().unwrap());
         sockets.push(UdpSocket::from_std(std_socket).unwrap());
     }
-    let mut bufs = vec![[0u8; 4]; SOCKETS];
+    let mut bufs = [[0u8; 4]; SOCKETS];
     let flags: Vec<_> = (0..SOCKETS)
         .map(|_| std::sync::Arc::new(WokenFlag(std::sync::atomic::AtomicBool::new(false))))
         .collect();
