@@ -10,6 +10,7 @@ use support::block_on;
 use tempo_io::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixListener, UnixStream};
 use tempo_io::{Driver, Handle};
 use tempo_park::{Park, Unpark};
+use tempo_test_support::net::wait_until_queued;
 
 #[test]
 fn unpark_before_park_returns_at_once_and_is_not_an_io_event() {
@@ -162,23 +163,6 @@ impl std::task::Wake for WokenFlag {
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
         self.0.store(true, std::sync::atomic::Ordering::SeqCst);
     }
-}
-
-/// Waits (bounded) until `socket` has a datagram queued, without taking it:
-/// loopback delivery is all but immediate, but not promised by `send_to`'s
-/// return.
-fn wait_until_queued(socket: &std::net::UdpSocket) {
-    let mut buf = [0u8; 4];
-    for _ in 0..10_000 {
-        match socket.peek_from(&mut buf) {
-            Ok(_) => return,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Err(e) => panic!("peek failed: {e}"),
-        }
-    }
-    panic!("a datagram sent on loopback never arrived");
 }
 
 /// Three times as many sockets as one poll returns, each with a pending

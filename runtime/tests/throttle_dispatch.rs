@@ -13,6 +13,8 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tempo_test_support::net::wait_until_queued;
+
 mod support;
 use support::*;
 
@@ -20,23 +22,6 @@ use support::*;
 const CAPACITY: usize = 8;
 /// Ready sockets per test: three reactor polls' worth.
 const SOCKETS: usize = 3 * CAPACITY;
-
-/// Waits (bounded) until `socket` has a datagram queued, without taking it:
-/// loopback delivery is all but immediate, but `send_to`'s return does not
-/// promise it, and the tick under test must find every datagram queued.
-fn wait_until_queued(socket: &StdUdpSocket) {
-    let mut buf = [0u8; 4];
-    for _ in 0..10_000 {
-        match socket.peek_from(&mut buf) {
-            Ok(_) => return,
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-            Err(e) => panic!("peek failed: {e}"),
-        }
-    }
-    panic!("a datagram sent on loopback never arrived");
-}
 
 /// `SOCKETS` receiving tasks on `rt`, all pending in `recv_from` after one
 /// turn, then one datagram queued on each socket. Returns each task's
