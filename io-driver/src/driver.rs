@@ -1,6 +1,7 @@
 //! [`Driver`]: the reactor. It owns the `mio::Poll` and its `Events` buffer,
 //! and implements [`tempo_park::Park`]: each `park*` waits in `epoll_wait`,
-//! then dispatches the events to the registrations in one pass.
+//! then dispatches the events to the registrations, every event that was
+//! pending when it started.
 //!
 //! # One dispatch pass, no allocation
 //!
@@ -11,6 +12,32 @@
 //! (and so deregisters) cannot deadlock. The `Events` buffer, the waker
 //! buffer and the list of due deferred receives are reused from park to
 //! park: after warm-up a park allocates nothing.
+//!
+//! # Every pending event in one park
+//!
+//! The `Events` buffer has a fixed capacity (1,024 by default). When a poll
+//! fills it, more events may be pending, and a throttled tick polls the
+//! driver once per period: leaving them to the next park would make every
+//! socket beyond the first 1,024 wait one more tick (at 4,000 ready
+//! sockets, two to three ticks). So a `park*` whose poll came back full
+//! dispatches it, polls again with a zero timeout (a blocking park blocks
+//! in its first poll only) and dispatches again, until a poll returns
+//! fewer events than the capacity, or after `ceil((registered + 1) /
+//! capacity)` polls, enough for every registration to be reported once.
+//! epoll hands out the events a full buffer left behind before any that
+//! arrived since, so that bound takes every event pending at the start
+//! however busy the sockets are, and a storm of new readiness cannot keep
+//! one park going. The wakers run once, after the last poll.
+//!
+//! Cost: the extra `epoll_wait` calls happen only when a buffer came back
+//! full. With fewer ready sockets than the capacity (one event per socket
+//! per tick, fewer than 1,024 sockets), a park is one `epoll_wait`, as it
+//! was; with `n` ready sockets it is `ceil((n + 1) / capacity)`, against
+//! which the alternative was that many parks (ticks) instead. Both
+//! schedulers get it: the basic one parks after every `event_interval`
+//! task polls, and waking all ready tasks at once only queues them in
+//! arrival order (tokio dispatches one buffer per park; the difference is
+//! fewer `epoll_wait` calls, not a different order of service).
 //!
 //! Each `park*` call is one *dispatch round*, numbered from 0
 //! ([`Driver::dispatch_round`]): the unit the deferred-receive rule counts
@@ -54,8 +81,8 @@ use crate::ready::Ready;
 use crate::registration_set::{RegistrationSet, WAKER_TOKEN};
 use crate::{wake_batch, Handle};
 
-/// Default size of the `Events` buffer: events beyond it wait for the next
-/// park (epoll returns them then; nothing is lost).
+/// Default size of the `Events` buffer: the events one `epoll_wait`
+/// returns at most. A park that fills it polls again (see the module docs).
 const DEFAULT_EVENTS: usize = 1024;
 
 /// State shared by an I/O driver, its handles and its sockets'
@@ -74,7 +101,9 @@ pub(crate) struct IoDriverShared {
 /// of every socket created with its [`Handle`].
 ///
 /// Each `park*` wakes every task waiting on a socket that became ready
-/// (any number per socket and direction).
+/// (any number per socket and direction): every socket whose readiness was
+/// pending when the park started, however many there are (a full events
+/// buffer is followed by further zero-timeout polls, see the module docs).
 ///
 /// # Panicking wakers
 ///
@@ -130,13 +159,24 @@ impl Unpark for UnparkDriver {
 }
 
 impl Driver {
-    /// Creates a driver with room for 1,024 events per park.
+    /// Creates a driver whose `Events` buffer holds 1,024 events.
     pub fn new() -> io::Result<Driver> {
         Driver::with_capacity(DEFAULT_EVENTS)
     }
 
     /// Creates a driver whose `Events` buffer holds `events` events (at
-    /// least 1); more ready sockets than that are dispatched by the next park.
+    /// least 1): one poll takes that many at most. A park whose poll fills
+    /// the buffer polls again without blocking, so every socket ready when
+    /// the park started is still dispatched by that park; a small buffer
+    /// costs more `epoll_wait` calls, not more parks.
+    ///
+    /// ```
+    /// use tempo_park::Park;
+    ///
+    /// let mut driver = tempo_io::Driver::with_capacity(64)?;
+    /// driver.park_timeout(std::time::Duration::ZERO)?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn with_capacity(events: usize) -> io::Result<Driver> {
         let poll = Poll::new()?;
         let waker = Arc::new(mio::Waker::new(poll.registry(), WAKER_TOKEN)?);
@@ -204,6 +244,11 @@ impl Driver {
         self.shared.registrations.lock().len()
     }
 
+    /// One dispatch round (one `park*` call): take the deferred receives
+    /// due, wait for events for at most `timeout`, dispatch them, then, while
+    /// the buffer came back full, poll again with a zero timeout and
+    /// dispatch again (at most [`drain_polls`] polls in all). The wakers run
+    /// once, after the last poll.
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.dispatch_round = self.dispatch_round.wrapping_add(1);
         let retries_due = self
@@ -216,37 +261,83 @@ impl Driver {
             timeout
         };
 
-        match self.poll.poll(&mut self.events, timeout) {
-            Ok(()) => {}
-            // A signal: a spurious return, which the contract allows.
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => self.events.clear(),
-            Err(e) => return Err(e),
+        let capacity = self.events.capacity();
+        let mut outcome = self.poll_events(timeout);
+        let (mut returned, registered) = self.dispatch_events(true);
+        let max_polls = drain_polls(registered, capacity);
+        let mut polls = 1;
+        while outcome.is_ok() && returned >= capacity && polls < max_polls {
+            outcome = self.poll_events(Some(Duration::ZERO));
+            returned = self.dispatch_events(false).0;
+            polls += 1;
         }
+        // What was dispatched is woken even if a poll failed.
+        wake_batch::reraise(wake_batch::wake_all(self.wakers.drain(..)));
+        outcome
+    }
 
-        {
-            let registrations = self.shared.registrations.lock();
+    /// One `epoll_wait` (or the platform's equivalent) into `self.events`.
+    /// On an error the buffer is left empty; a signal is a spurious
+    /// return, which the contract allows, not an error.
+    fn poll_events(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        match self.poll.poll(&mut self.events, timeout) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                self.events.clear();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    Ok(())
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    /// Dispatches the events of the last poll (and, with `retries`, the
+    /// deferred receives due this round) into `self.wakers`. Returns how
+    /// many events the poll returned (all tokens, for the full-buffer test)
+    /// and how many sockets are registered.
+    fn dispatch_events(&mut self, retries: bool) -> (usize, usize) {
+        let registrations = self.shared.registrations.lock();
+        if retries {
             self.io_events += DeferredRecv::take_due_readers(
                 &mut self.due_retries,
                 &registrations,
                 &mut self.wakers,
             );
-            for event in self.events.iter() {
-                let token = event.token();
-                if token == WAKER_TOKEN {
-                    continue;
-                }
-                let Some(io) = registrations.get(token) else {
-                    continue; // stale: the slot was freed or reused
-                };
-                let ready = Ready::from_event(event);
-                io.set_readiness(ready);
-                io.take_wakers(ready, &mut self.wakers);
-                self.io_events += 1;
-            }
         }
-        wake_batch::reraise(wake_batch::wake_all(self.wakers.drain(..)));
-        Ok(())
+        let mut returned = 0;
+        for event in self.events.iter() {
+            returned += 1;
+            let token = event.token();
+            if token == WAKER_TOKEN {
+                continue;
+            }
+            let Some(io) = registrations.get(token) else {
+                continue; // stale: the slot was freed or reused
+            };
+            let ready = Ready::from_event(event);
+            io.set_readiness(ready);
+            io.take_wakers(ready, &mut self.wakers);
+            self.io_events += 1;
+        }
+        (returned, registrations.len())
     }
+}
+
+/// The most polls one `park*` makes: enough to take every event that was
+/// pending when it started, and no more.
+///
+/// Each registration (and the driver's own waker) is reported at most once
+/// per poll, and the kernel hands the events a full buffer left behind out
+/// first at the next poll, before any readiness that arrived since (epoll:
+/// the unreported part of its ready list goes back to the list's head). So
+/// `registered + 1` pending events take `ceil((registered + 1) / capacity)`
+/// polls, however busy the sockets are: a storm of new readiness can make
+/// the last of these polls full again, but not one more. Below `capacity`
+/// registrations this is 1: one `epoll_wait` per park, as before.
+fn drain_polls(registered: usize, capacity: usize) -> usize {
+    (registered + 1).div_ceil(capacity.max(1)).max(1)
 }
 
 impl Park for Driver {

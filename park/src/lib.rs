@@ -21,8 +21,10 @@
 //!    driver's work* (dispatch I/O readiness to wakers, fire due timers), and
 //!    return. They return early on a spurious wake-up too; callers loop.
 //! 2. **`park_timeout(Duration::ZERO)` never blocks.** It polls for events
-//!    once, dispatches them, and returns. The throttling scheduler calls it
-//!    once per tick.
+//!    without waiting, dispatches them, and returns. The throttling
+//!    scheduler calls it once per tick, so it should dispatch every event
+//!    pending when it starts (Tempo's I/O driver polls again while its
+//!    events buffer comes back full), or a ready source waits a tick.
 //! 3. **No lost wake-up.** An [`Unpark::unpark`] that happens *before* a
 //!    `park*` call makes that call return at once (it consumes the
 //!    notification). Several unparks before one park collapse into one.

@@ -64,6 +64,8 @@ pub struct Builder {
     start_paused: bool,
     custom_park: Option<HostPark>,
     blocking: PoolConfig,
+    /// The I/O driver's events buffer; `None`: the driver's default.
+    io_events_capacity: Option<usize>,
 }
 
 impl Builder {
@@ -80,6 +82,7 @@ impl Builder {
             start_paused: false,
             custom_park: None,
             blocking: PoolConfig::default(),
+            io_events_capacity: None,
         }
     }
 
@@ -158,6 +161,32 @@ impl Builder {
     pub fn tick_budget(&mut self, budget: u32) -> &mut Builder {
         assert!(budget > 0, "tick_budget must be at least 1");
         self.tick_budget = budget;
+        self
+    }
+
+    /// The I/O driver takes at most `capacity` readiness events from one
+    /// `epoll_wait` (default 1,024, as tokio's `max_io_events_per_tick`).
+    /// Unlike tokio, a park whose poll fills the buffer polls again at once,
+    /// so every socket ready when the park (a throttled tick) started is
+    /// still served by it: a smaller buffer costs more `epoll_wait` calls,
+    /// never a later tick. Tests use a small one to exercise that path.
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is zero.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_io()
+    ///     .io_events_capacity(256)
+    ///     .build()
+    ///     .unwrap();
+    /// # drop(rt);
+    /// ```
+    #[track_caller]
+    pub fn io_events_capacity(&mut self, capacity: usize) -> &mut Builder {
+        assert!(capacity > 0, "io_events_capacity must be at least 1");
+        self.io_events_capacity = Some(capacity);
         self
     }
 
@@ -386,6 +415,7 @@ impl Builder {
             firing_window,
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             defer_drain_retry: !throttling.is_zero(),
+            io_events_capacity: self.io_events_capacity,
         };
         let driver = Driver::build(&config, self.custom_park.take())?;
         let scheduler = SchedulerConfig {
@@ -415,6 +445,7 @@ impl fmt::Debug for Builder {
             .field("tick_budget", &self.tick_budget)
             .field("custom_park", &self.custom_park.is_some())
             .field("blocking", &self.blocking)
+            .field("io_events_capacity", &self.io_events_capacity)
             .finish()
     }
 }

@@ -94,7 +94,10 @@ impl IoBackend {
     ) -> io::Result<(tempo_io::Driver, tempo_io::Handle)> {
         match self {
             IoBackend::Readiness => {
-                let mut driver = tempo_io::Driver::new()?;
+                let mut driver = match config.io_events_capacity {
+                    Some(capacity) => tempo_io::Driver::with_capacity(capacity)?,
+                    None => tempo_io::Driver::new()?,
+                };
                 driver.set_defer_drain_retry(config.defer_drain_retry);
                 let handle = driver.handle();
                 Ok((driver, handle))
@@ -170,6 +173,8 @@ pub(crate) struct DriverConfig {
     pub(crate) never_early: bool,
     /// Defer the drain retry of datagram receives to the next tick.
     pub(crate) defer_drain_retry: bool,
+    /// The I/O driver's events buffer; `None`: its default.
+    pub(crate) io_events_capacity: Option<usize>,
 }
 
 /// The handles of the driver stack's layers, entered while the runtime runs.

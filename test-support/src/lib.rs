@@ -3,7 +3,9 @@
 //! Today that is the counting global allocator ([`alloc`]) behind every
 //! "allocates nothing per datagram / wake / re-arm" claim: the runtime's,
 //! the timer driver's and the I/O driver's allocation tests and the
-//! benchmarks' "allocations per packet" column all install it.
+//! benchmarks' "allocations per packet" column all install it; and
+//! [`net::wait_until_queued`], for tests that need datagrams queued before
+//! one tick or park.
 //!
 //! The crate depends on no Tempo crate on purpose: a crate's own tests can
 //! use it as a dev-dependency without building a second copy of that crate.
@@ -11,3 +13,4 @@
 #![warn(rust_2018_idioms)]
 
 pub mod alloc;
+pub mod net;

@@ -13,6 +13,14 @@
 //! if work is left. [`block_on`] and [`turn`] are loops over these two
 //! calls; the handshake that makes parking safe against remote wakes is in
 //! [`core`](super::core).
+//!
+//! Each park dispatches every I/O event pending when it starts, even more
+//! than the driver's events buffer holds (it polls again while the buffer
+//! comes back full; see [`tempo_io::Driver`]), as a throttled tick's poll
+//! does. tokio's scheduler takes one buffer per park instead; here the
+//! ready tasks of a larger burst are all queued at once and still run
+//! `event_interval` at a time in arrival order, with a driver poll between
+//! chunks, so the only difference is fewer `epoll_wait` calls.
 
 use std::future::Future;
 use std::pin::pin;

@@ -10,9 +10,13 @@
 //! 1. `start = now`; poll the driver once with a zero timeout: dispatch I/O
 //!    readiness, wake the receives deferred from the last tick, fire every
 //!    timer due by `start + T/2` (the firing window, see below), and
-//!    collect the tasks other threads injected;
-//! 2. run every ready task, those woken while running included, within the
-//!    tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
+//!    collect the tasks other threads injected. That one park dispatches
+//!    *every* readiness event pending when it starts, however many sockets
+//!    are ready: the I/O driver polls again while its events buffer comes
+//!    back full (see [`tempo_io::Driver`]), so no ready socket waits for a
+//!    later tick;
+//! 2. run every ready task, those woken while running included (all the
+//!    sockets step 1 found ready), within the tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
 //!    and within one period of work; a woken `block_on` future is polled
 //!    at least every `event_interval` task polls. Each poll has a
 //!    [cooperative budget](tempo_park::coop), so a task on an always-ready

@@ -1,0 +1,138 @@
+//! Every socket that is ready when a tick starts is served in that tick,
+//! however many more there are than one reactor poll returns (issue 13,
+//! item 1).
+//!
+//! The runtime's I/O driver is built with a small events buffer
+//! (`io_events_capacity`), and three times as many sockets as it holds each
+//! get a datagram while a task awaits `recv_from` on it. No timing is
+//! asserted: the tests count turns, task completions and the I/O events a
+//! turn reports.
+
+use std::net::UdpSocket as StdUdpSocket;
+use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::Duration;
+
+use tempo_test_support::net::wait_until_queued;
+
+mod support;
+use support::*;
+
+/// Events one poll of the I/O driver returns at most, in these tests.
+const CAPACITY: usize = 8;
+/// Ready sockets per test: three reactor polls' worth.
+const SOCKETS: usize = 3 * CAPACITY;
+
+/// `SOCKETS` receiving tasks on `rt`, all pending in `recv_from` after one
+/// turn, then one datagram queued on each socket. Returns each task's
+/// completion flag.
+fn pending_receivers_then_datagrams(rt: &Runtime) -> Vec<Arc<AtomicBool>> {
+    let mut flags = Vec::new();
+    let mut peekers = Vec::new();
+    let mut addrs = Vec::new();
+    for _ in 0..SOCKETS {
+        let socket = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+        peekers.push(socket.try_clone().unwrap());
+        addrs.push(socket.local_addr().unwrap());
+        let done = Arc::new(AtomicBool::new(false));
+        flags.push(done.clone());
+        rt.spawn(async move {
+            let socket = tempo::net::UdpSocket::from_std(socket).unwrap();
+            let mut buf = [0u8; 4];
+            let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+            assert_eq!(n, 1);
+            done.store(true, SeqCst);
+        });
+    }
+    // Every task runs once: it registers its socket and waits (several
+    // turns if the tick budget is smaller than the number of tasks).
+    let mut polled = 0;
+    for _ in 0..SOCKETS {
+        polled += rt.turn(Duration::ZERO).tasks_polled();
+        if polled >= SOCKETS as u64 {
+            break;
+        }
+    }
+    assert_eq!(polled, SOCKETS as u64);
+    assert!(flags.iter().all(|done| !done.load(SeqCst)));
+
+    let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+    for addr in &addrs {
+        sender.send_to(b"x", addr).unwrap();
+    }
+    for peeker in &peekers {
+        wait_until_queued(peeker);
+    }
+    flags
+}
+
+fn completed(flags: &[Arc<AtomicBool>]) -> usize {
+    flags.iter().filter(|done| done.load(SeqCst)).count()
+}
+
+on_each_flavor! {
+    /// Throttling: ONE tick (its I/O poll, then its task run) completes
+    /// every receive. Basic: one park dispatches every event (its turn
+    /// runs tasks before parking, so the woken tasks run in the next
+    /// turn). With one buffer per park, the tick served `CAPACITY` sockets
+    /// and left the rest to later ticks.
+    #[test]
+    fn every_ready_socket_is_served_in_one_tick() {
+        let rt = builder()
+            .enable_io()
+            .io_events_capacity(CAPACITY)
+            .build()
+            .unwrap();
+        let flags = pending_receivers_then_datagrams(&rt);
+
+        let tick = rt.turn(Duration::ZERO);
+        assert_eq!(
+            tick.io_events(),
+            SOCKETS as u64,
+            "one poll of the driver dispatches every ready socket"
+        );
+        let mut polled = tick.tasks_polled();
+        if FLAVOR == Flavor::Basic {
+            // The basic turn parked after running tasks: they are woken,
+            // not yet run.
+            assert_eq!(completed(&flags), 0);
+            assert!(tick.tasks_remaining());
+            let run = rt.turn(Duration::ZERO);
+            assert_eq!(run.io_events(), 0, "nothing left to dispatch");
+            polled += run.tasks_polled();
+        } else {
+            assert!(!tick.overrun());
+        }
+        assert_eq!(completed(&flags), SOCKETS, "every task completed");
+        assert_eq!(polled, SOCKETS as u64, "each task polled once");
+    }
+}
+
+/// The tick budget is the one limit on a tick: with fewer polls allowed
+/// than sockets are ready, the tick serves as many as the budget allows,
+/// overruns, and the next tick (started at once) serves the rest, though
+/// every socket's event was dispatched by the first.
+#[test]
+fn the_tick_budget_is_the_only_limit_and_counts_an_overrun() {
+    let rt = Flavor::Throttling
+        .builder()
+        .enable_io()
+        .io_events_capacity(CAPACITY)
+        .tick_budget((SOCKETS / 2) as u32)
+        .build()
+        .unwrap();
+    let flags = pending_receivers_then_datagrams(&rt);
+    let overruns = rt.metrics().overruns;
+
+    let tick = rt.turn(Duration::ZERO);
+    assert_eq!(tick.io_events(), SOCKETS as u64);
+    assert_eq!(completed(&flags), SOCKETS / 2);
+    assert!(tick.overrun());
+    assert!(tick.tasks_remaining());
+    assert_eq!(rt.metrics().overruns, overruns + 1);
+
+    let next = rt.turn(Duration::ZERO);
+    assert_eq!(next.io_events(), 0, "no event was left in the reactor");
+    assert_eq!(completed(&flags), SOCKETS);
+    assert!(!next.overrun());
+}
