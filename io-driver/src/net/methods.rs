@@ -141,28 +141,133 @@ macro_rules! io_operation {
     };
 }
 
-/// `send`, `recv` and `recv_from` of a datagram socket whose peer
-/// addresses are `$addr`; receives follow the deferred-receive rule.
+/// The three forms of one datagram receive under the receive-ahead rule
+/// (`recv_ahead`): `|ahead, attempt| body` returns the value and whether
+/// the socket was left drained.
+macro_rules! recv_operation {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident / $poll:ident / $try:ident
+            ($($arg:ident: $ty:ty),*) -> $ret:ty = |$ahead:ident, $attempt:ident, $fd:ident| $op:expr
+    ) => {
+        $(#[$doc])*
+        pub async fn $name(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
+            let $fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
+            self.io.registration.recv_io(|$attempt, $ahead| $op).await
+        }
+
+        #[doc = concat!("Polls [`", stringify!($name), "`](Self::", stringify!($name), ").")]
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn $poll(
+            &self,
+            cx: &mut ::std::task::Context<'_>
+            $(, $arg: $ty)*
+        ) -> ::std::task::Poll<::std::io::Result<$ret>> {
+            let $fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
+            self.io.registration.poll_recv_io(cx, |$attempt, $ahead| $op)
+        }
+
+        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name),
+            ") now, or fails with `WouldBlock`: a held datagram without a \
+            syscall, else always one syscall.")]
+        pub fn $try(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
+            let $fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
+            self.io.registration.try_recv_io(|$attempt, $ahead| $op)
+        }
+    };
+}
+
+/// `readable` / `poll_recv_ready` (ready at once while a datagram is held)
+/// and `writable` / `poll_send_ready` of a datagram socket.
+macro_rules! datagram_readiness_methods {
+    () => {
+        /// Waits until the socket may be readable: at once while a datagram
+        /// is held (see the `net` module docs). A `try_*` receive that
+        /// returns `WouldBlock` makes the next call wait for a new event.
+        pub async fn readable(&self) -> ::std::io::Result<()> {
+            if self.io.registration.recv_ahead().has_held() {
+                return Ok(());
+            }
+            self.io
+                .registration
+                .ready($crate::ready::Direction::Read)
+                .await
+        }
+
+        /// Polls for read readiness without reading (ready at once while a
+        /// datagram is held).
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn poll_recv_ready(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            if self.io.registration.recv_ahead().has_held() {
+                return ::std::task::Poll::Ready(Ok(()));
+            }
+            self.io
+                .registration
+                .poll_ready(cx, $crate::ready::Direction::Read)
+        }
+
+        readiness_methods!(@each
+            /// Waits until the socket may be writable.
+            writable, poll_send_ready, Write, "write", "writing";
+        );
+    };
+}
+
+/// `send`, `recv`, `recv_from`, `recv_many` and `send_many` of a datagram
+/// socket whose peer addresses are `$addr`, decoded by the `RawAddr`
+/// method `$decode`; receives follow the receive-ahead rule.
 macro_rules! datagram_methods {
-    ($addr:ty) => {
+    ($addr:ty, $decode:ident) => {
         io_operation! {
             /// Sends to the connected peer.
             io Write fn send / poll_send / try_send (buf: &[u8]) -> usize = |io| io.send(buf)
         }
 
-        io_operation! {
-            /// Receives from the connected peer (under throttling, subject
-            /// to the driver's deferred drain retry in its async and
-            /// `poll_*` forms).
-            recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize = |io| io.recv(buf)
+        recv_operation! {
+            /// Receives from the connected peer (under throttling, one
+            /// receive syscall per datagram: see the `net` module docs).
+            fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize
+                = |ahead, attempt, fd| ahead.recv(fd, attempt, buf).map(|got| (got.len, got.drained))
+        }
+
+        recv_operation! {
+            /// Receives a datagram and its source address (under
+            /// throttling, one receive syscall per datagram: see the `net`
+            /// module docs).
+            fn recv_from / poll_recv_from / try_recv_from
+                (buf: &mut [u8]) -> (usize, $addr)
+                = |ahead, attempt, fd| {
+                    let got = ahead.recv(fd, attempt, buf)?;
+                    Ok(((got.len, got.addr.$decode()?), got.drained))
+                }
+        }
+
+        recv_operation! {
+            /// Receives as many datagrams as `batch` holds and are queued,
+            /// with one `recvmmsg` (a datagram held by an earlier receive
+            /// comes first), and returns how many (at least 1). Spends one
+            /// unit of the task's cooperative budget per call. See
+            /// [`RecvBatch`](crate::net::RecvBatch).
+            fn recv_many / poll_recv_many / try_recv_many
+                (batch: &mut $crate::net::RecvBatch) -> usize
+                = |ahead, attempt, fd| ahead.recv_batch(fd, attempt, batch)
         }
 
         io_operation! {
-            /// Receives a datagram and its source address (under
-            /// throttling, subject to the driver's deferred drain retry in
-            /// its async and `poll_*` forms).
-            recv Read fn recv_from / poll_recv_from / try_recv_from
-                (buf: &mut [u8]) -> (usize, $addr) = |io| io.recv_from(buf)
+            /// Sends the datagrams of `batch` not yet sent with one
+            /// `sendmmsg` and returns how many were sent (those leave the
+            /// batch); `Ok(0)` without a syscall for an empty batch. See
+            /// [`SendBatch`](crate::net::SendBatch).
+            io Write fn send_many / poll_send_many / try_send_many
+                (batch: &mut $crate::net::SendBatch) -> usize
+                = |io| batch.send_on(::std::os::fd::AsRawFd::as_raw_fd(io))
         }
     };
 }

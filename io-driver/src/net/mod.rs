@@ -21,10 +21,13 @@
 mod methods;
 
 mod addr;
+mod batch;
+pub(crate) mod mmsg;
 mod tcp;
 mod udp;
 mod unix;
 
+pub use batch::{RecvBatch, SendBatch, MAX_BATCH};
 pub use tcp::{
     OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpStream, WriteHalf,
 };

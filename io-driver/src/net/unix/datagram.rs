@@ -78,9 +78,9 @@ impl UnixDatagram {
         fn shutdown(&self, how: Shutdown) -> io::Result<()> => shutdown(how);
     }
 
-    readiness_methods!(poll_recv_ready, poll_send_ready);
+    datagram_readiness_methods!();
 
-    datagram_methods!(SocketAddr);
+    datagram_methods!(SocketAddr, unix_addr);
 
     /// Sends to the socket at `path`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
