@@ -271,3 +271,52 @@ fn unix_datagram_batches_round_trip_with_paths() {
     });
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Each `recv_many` call that returns datagrams spends one unit of the
+/// task's cooperative budget, however many datagrams it returns: with more
+/// datagrams queued than the budget has units, exactly `INITIAL_BUDGET`
+/// calls succeed before the budget makes one return `Pending`.
+#[test]
+fn recv_many_spends_one_budget_unit_per_call() {
+    use tempo_park::coop;
+
+    let driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let queued = 2 * coop::INITIAL_BUDGET as usize + 10;
+    let big: libc::c_int = 4 << 20;
+    // SAFETY: SO_RCVBUF reads one c_int through the pointer, which is live.
+    let rc = unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(&b),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&big as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0);
+    let to = b.local_addr().unwrap();
+    for _ in 0..queued {
+        a.try_send_to(b"d", to).unwrap();
+    }
+    let waker = Waker::from(Arc::new(NoopWaker));
+    let mut cx = Context::from_waker(&waker);
+    let mut batch = RecvBatch::new(2, 8).unwrap();
+    let (calls, datagrams) = coop::budget(|| {
+        let (mut calls, mut datagrams) = (0, 0);
+        while let Poll::Ready(n) = b.poll_recv_many(&mut cx, &mut batch) {
+            calls += 1;
+            datagrams += n.unwrap();
+            assert!(calls <= queued, "the budget never ran out");
+        }
+        (calls, datagrams)
+    });
+    assert_eq!(calls, coop::INITIAL_BUDGET as usize);
+    assert_eq!(
+        datagrams,
+        2 * calls,
+        "two datagrams per call, one unit each"
+    );
+}

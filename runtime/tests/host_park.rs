@@ -1,6 +1,6 @@
 //! A host's `Park` driver that wraps Tempo's I/O driver
 //! (`Builder::with_park_fn`): sockets work under it on both schedulers, and
-//! the runtime, not the host, applies the throttled deferred receive.
+//! the runtime, not the host, applies the throttled receive-ahead rule.
 
 use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
