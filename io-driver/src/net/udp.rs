@@ -55,6 +55,11 @@ impl UdpSocket {
 
     /// Deregisters the socket and returns it as a std socket (still
     /// non-blocking), e.g. to move it to another runtime.
+    ///
+    /// A datagram held by the receive-ahead rule (see the
+    /// [`net`](crate::net) docs: it left the kernel already) is dropped
+    /// with the Tempo socket; `readable()` is ready at once while one is
+    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         self.io.into_inner().map(Into::into)
     }

@@ -58,6 +58,11 @@ impl UnixDatagram {
     }
 
     /// Deregisters the socket and returns it as a std socket.
+    ///
+    /// A datagram held by the receive-ahead rule (see the
+    /// [`net`](crate::net) docs: it left the kernel already) is dropped
+    /// with the Tempo socket; `readable()` is ready at once while one is
+    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         self.io.into_inner().map(Into::into)
     }
