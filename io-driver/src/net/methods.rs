@@ -88,11 +88,13 @@ macro_rules! readiness_methods {
 }
 
 /// One operation in its three forms: async (own waiter entry), `poll_*`
-/// (the direction's `poll_*` slot) and `try_*` (always the syscall).
+/// (the direction's `poll_*` slot) and `try_*` (no waiting).
 ///
-/// `io` names the mio source inside `$op`. `recv` operations go through
-/// the deferred-receive rule (`recv_io` / `poll_recv_io`); `io` ones
-/// through the plain operation loop.
+/// `io` names the mio source inside `$op`. `io` operations run `$op` in
+/// the plain operation loop; `recv` operations (datagram receives) follow
+/// the receive-ahead rule (`recv_ahead`): their `$op` is a closure
+/// `|attempt, ahead: &RecvAhead| ...` returning the value and whether the
+/// socket was left drained.
 macro_rules! io_operation {
     (
         $(#[$doc:meta])*
@@ -119,64 +121,32 @@ macro_rules! io_operation {
         }
 
         #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name),
-            ") now (always one syscall), or fails with `WouldBlock`.")]
+            ") now (", io_operation!(@try_doc $kind), "), or fails with `WouldBlock`.")]
         pub fn $try(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
             let $io = &*self.io;
-            self.io
-                .registration
-                .try_io($crate::ready::Direction::$dir, || $op)
+            io_operation!(@try $kind $dir self, $op)
         }
     };
     (@async io $dir:ident $self:ident, $op:expr) => {
         $self.io.registration.io($crate::ready::Direction::$dir, || $op).await
     };
     (@async recv $dir:ident $self:ident, $op:expr) => {
-        $self.io.registration.recv_io(|| $op).await
+        $self.io.registration.recv_io(|attempt, ahead| ($op)(attempt, ahead)).await
     };
     (@poll io $dir:ident $self:ident, $cx:ident, $op:expr) => {
         $self.io.registration.poll_io($cx, $crate::ready::Direction::$dir, || $op)
     };
     (@poll recv $dir:ident $self:ident, $cx:ident, $op:expr) => {
-        $self.io.registration.poll_recv_io($cx, || $op)
+        $self.io.registration.poll_recv_io($cx, |attempt, ahead| ($op)(attempt, ahead))
     };
-}
-
-/// The three forms of one datagram receive under the receive-ahead rule
-/// (`recv_ahead`): `|ahead, attempt| body` returns the value and whether
-/// the socket was left drained.
-macro_rules! recv_operation {
-    (
-        $(#[$doc:meta])*
-        fn $name:ident / $poll:ident / $try:ident
-            ($($arg:ident: $ty:ty),*) -> $ret:ty = |$ahead:ident, $attempt:ident, $fd:ident| $op:expr
-    ) => {
-        $(#[$doc])*
-        pub async fn $name(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
-            let $fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
-            self.io.registration.recv_io(|$attempt, $ahead| $op).await
-        }
-
-        #[doc = concat!("Polls [`", stringify!($name), "`](Self::", stringify!($name), ").")]
-        ///
-        /// Only the last task to call a `poll_*` method of this direction is
-        /// woken (as with tokio); the async methods have no such limit.
-        pub fn $poll(
-            &self,
-            cx: &mut ::std::task::Context<'_>
-            $(, $arg: $ty)*
-        ) -> ::std::task::Poll<::std::io::Result<$ret>> {
-            let $fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
-            self.io.registration.poll_recv_io(cx, |$attempt, $ahead| $op)
-        }
-
-        #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name),
-            ") now, or fails with `WouldBlock`: a held datagram without a \
-            syscall, else always one syscall.")]
-        pub fn $try(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
-            let $fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
-            self.io.registration.try_recv_io(|$attempt, $ahead| $op)
-        }
+    (@try io $dir:ident $self:ident, $op:expr) => {
+        $self.io.registration.try_io($crate::ready::Direction::$dir, || $op)
     };
+    (@try recv $dir:ident $self:ident, $op:expr) => {
+        $self.io.registration.try_recv_io(|attempt, ahead| ($op)(attempt, ahead))
+    };
+    (@try_doc io) => { "always one syscall" };
+    (@try_doc recv) => { "a held datagram without a syscall, else always one syscall" };
 }
 
 /// `readable` / `poll_recv_ready` (ready at once while a datagram is held)
@@ -230,34 +200,41 @@ macro_rules! datagram_methods {
             io Write fn send / poll_send / try_send (buf: &[u8]) -> usize = |io| io.send(buf)
         }
 
-        recv_operation! {
+        io_operation! {
             /// Receives from the connected peer (under throttling, one
             /// receive syscall per datagram: see the `net` module docs).
-            fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize
-                = |ahead, attempt, fd| ahead.recv(fd, attempt, buf).map(|got| (got.len, got.drained))
+            recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize
+                = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    ahead.recv(fd, attempt, buf).map(|got| (got.len, got.drained))
+                }
         }
 
-        recv_operation! {
+        io_operation! {
             /// Receives a datagram and its source address (under
             /// throttling, one receive syscall per datagram: see the `net`
             /// module docs).
-            fn recv_from / poll_recv_from / try_recv_from
+            recv Read fn recv_from / poll_recv_from / try_recv_from
                 (buf: &mut [u8]) -> (usize, $addr)
-                = |ahead, attempt, fd| {
+                = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
                     let got = ahead.recv(fd, attempt, buf)?;
                     Ok(((got.len, got.addr.$decode()?), got.drained))
                 }
         }
 
-        recv_operation! {
+        io_operation! {
             /// Receives as many datagrams as `batch` holds and are queued,
             /// with one `recvmmsg` (a datagram held by an earlier receive
             /// comes first), and returns how many (at least 1). Spends one
             /// unit of the task's cooperative budget per call. See
             /// [`RecvBatch`](crate::net::RecvBatch).
-            fn recv_many / poll_recv_many / try_recv_many
+            recv Read fn recv_many / poll_recv_many / try_recv_many
                 (batch: &mut $crate::net::RecvBatch) -> usize
-                = |ahead, attempt, fd| ahead.recv_batch(fd, attempt, batch)
+                = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    ahead.recv_batch(fd, attempt, batch)
+                }
         }
 
         io_operation! {
