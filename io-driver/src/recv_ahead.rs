@@ -43,10 +43,12 @@
 //!
 //! # Memory
 //!
-//! Per socket, lazily at its first receive-ahead: one boxed state of about
-//! 180 bytes (the held source address is a `sockaddr_storage`) plus a
-//! buffer as long as the largest receive buffer the caller passed (capped
-//! at 65,536 bytes): 2 KiB with a 2,048-byte receive buffer, so 16 MiB at
+//! Every registration carries one pointer-sized slot (plus its mutex
+//! byte). Per socket, at its first receive: a boxed state of 272 bytes (the
+//! held source address is a `sockaddr_storage`) and 448 bytes of `mmsghdr`
+//! scratch, about 0.7 KiB, plus, once the rule is on, a buffer as long as
+//! the largest receive buffer the caller passed (capped at 65,536 bytes):
+//! about 2.7 KiB per socket with a 2,048-byte receive buffer, 22 MiB at
 //! 8,000 sockets. The buffer has the caller's size so that a held datagram
 //! is cut exactly as `recvfrom` into that buffer would cut it. A later
 //! receive with a *larger* buffer than every earlier one still gets a held
