@@ -16,10 +16,11 @@
 //! socket and drives them like a throttling scheduler would: run the woken
 //! tasks, sleep until the next tick without polling I/O, poll I/O once with a
 //! zero timeout. With `--tick-ms 0` it parks in `epoll_wait` instead (the
-//! basic scheduler). `--defer` turns on the deferred drain retry.
+//! basic scheduler). `--defer` turns on the receive-ahead rule (the flag
+//! keeps the name of the deferred drain retry it replaced).
 //!
 //! It prints the datagrams received and the ticks; divide strace's
-//! `recvfrom` and `epoll_wait` counts by them.
+//! `recvfrom` + `recvmmsg` and `epoll_wait` counts by them.
 
 use std::future::Future;
 use std::pin::pin;
@@ -120,7 +121,7 @@ fn main() -> std::io::Result<()> {
     }
     raise_fd_limit(args.sockets as libc::rlim_t + 64);
     let mut driver = Driver::new()?;
-    driver.set_defer_drain_retry(args.defer);
+    driver.set_recv_ahead(args.defer);
     let handle = driver.handle();
     let _enter = handle.enter();
 

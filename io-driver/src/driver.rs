@@ -10,8 +10,8 @@
 //! wakers it concerns are *moved* into a buffer owned by the driver. The
 //! lock is released before the wakers run, so a waker that drops a socket
 //! (and so deregisters) cannot deadlock. The `Events` buffer, the waker
-//! buffer and the list of due deferred receives are reused from park to
-//! park: after warm-up a park allocates nothing.
+//! buffer are reused from park to park: after warm-up a park allocates
+//! nothing.
 //!
 //! # Every pending event in one park
 //!
@@ -40,8 +40,7 @@
 //! fewer `epoll_wait` calls, not a different order of service).
 //!
 //! Each `park*` call is one *dispatch round*, numbered from 0
-//! ([`Driver::dispatch_round`]): the unit the deferred-receive rule counts
-//! in.
+//! ([`Driver::dispatch_round`]).
 //!
 //! Each event wakes *every* waiter of the directions it concerns: the
 //! `poll_*` slot and all async waiters (see `scheduled_io`).
@@ -55,17 +54,16 @@
 //! same holds when a socket's registration is dropped. No task is left
 //! unwoken because another one's waker panicked.
 //!
-//! # Deferred drain retry
+//! # Receive-ahead
 //!
-//! See [`Driver::set_defer_drain_retry`] and `deferred_recv`: the datagram
-//! rule of DESIGN.md.
+//! See [`Driver::set_recv_ahead`] and `recv_ahead`: the datagram rule of
+//! DESIGN.md (one receive syscall per datagram).
 //!
 //! # What `stats` counts
 //!
 //! [`DriverStats::io_events`] grows by one per readiness event dispatched
-//! to a live registration and by one per deferred receive retried (see
-//! `deferred_recv`); the driver's own unpark wake-ups and stale events
-//! count nothing. `timers_fired` stays zero.
+//! to a live registration; the driver's own unpark wake-ups and stale
+//! events count nothing. `timers_fired` stays zero.
 
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
@@ -73,11 +71,11 @@ use std::sync::Arc;
 use std::task::Waker;
 use std::time::Duration;
 
-use mio::{Events, Poll, Token};
+use mio::{Events, Poll};
 use tempo_park::{DriverStats, Park, Unpark};
 
-use crate::deferred_recv::DeferredRecv;
 use crate::ready::Ready;
+use crate::recv_ahead::RecvAheadMode;
 use crate::registration_set::{RegistrationSet, WAKER_TOKEN};
 use crate::{wake_batch, Handle};
 
@@ -92,8 +90,8 @@ pub(crate) struct IoDriverShared {
     pub(crate) registry: mio::Registry,
     pub(crate) waker: Arc<mio::Waker>,
     pub(crate) registrations: parking_lot::Mutex<RegistrationSet>,
-    /// The deferred-receive rule's driver-wide state (dispatch round, queue).
-    pub(crate) deferred_recv: DeferredRecv,
+    /// The receive-ahead rule's switch.
+    pub(crate) recv_ahead_mode: RecvAheadMode,
     pub(crate) is_shutdown: AtomicBool,
 }
 
@@ -134,12 +132,9 @@ pub struct Driver {
     shared: Arc<IoDriverShared>,
     /// Wakers taken during dispatch, woken after the lock is released.
     wakers: Vec<Waker>,
-    /// The sockets whose deferred receive is due in this round (swapped
-    /// with the shared queue at each park).
-    due_retries: Vec<Token>,
     /// Number of `park*` calls so far.
     dispatch_round: u64,
-    /// Readiness events dispatched plus deferred receives retried.
+    /// Readiness events dispatched.
     io_events: u64,
 }
 
@@ -184,7 +179,7 @@ impl Driver {
             registry: poll.registry().try_clone()?,
             waker,
             registrations: parking_lot::Mutex::new(RegistrationSet::default()),
-            deferred_recv: DeferredRecv::new(),
+            recv_ahead_mode: RecvAheadMode::new(),
             is_shutdown: AtomicBool::new(false),
         });
         Ok(Driver {
@@ -192,7 +187,6 @@ impl Driver {
             events: Events::with_capacity(events.max(1)),
             shared,
             wakers: Vec::new(),
-            due_retries: Vec::new(),
             dispatch_round: 0,
             io_events: 0,
         })
@@ -203,32 +197,33 @@ impl Driver {
         Handle::from_shared(self.shared.clone())
     }
 
-    /// Turns the deferred drain retry on or off (default: off).
+    /// Turns the receive-ahead rule on or off (default: off).
     ///
-    /// When on, a datagram socket that received successfully during the
-    /// current dispatch round (one per `park*` call, see
-    /// [`dispatch_round`](Self::dispatch_round)) does not retry the receive
-    /// syscall in the same round: its next receive returns `Pending`, and the
-    /// driver wakes it at the start of the next `park*`, which then polls
-    /// with a zero timeout instead of blocking. If that deferred retry finds
-    /// data, the socket drains until `WouldBlock` for the rest of the round
-    /// (there may be a backlog), so a datagram already queued is received at
-    /// the next round at the latest, at any rate. Each deferred retry counts
-    /// as one I/O event in [`Park::stats`]. At one datagram per socket
-    /// per tick a receiver pays three `recvfrom` per two datagrams instead
-    /// of four. It applies to `recv`/`recv_from` of
-    /// [`UdpSocket`](crate::net::UdpSocket) and
-    /// [`UnixDatagram`](crate::net::UnixDatagram) (the async and `poll_*`
-    /// forms; `try_*` always attempts the syscall).
+    /// When on, a `recv` / `recv_from` (async or `poll_*`) of a
+    /// [`UdpSocket`](crate::net::UdpSocket) or
+    /// [`UnixDatagram`](crate::net::UnixDatagram) that has no datagram held
+    /// makes one `recvmmsg` asking for two datagrams: if one arrives, the
+    /// socket is known drained and the next receive waits for the next
+    /// readiness event without a syscall; if two arrive, the second is held
+    /// and returned by the next receive without a syscall. At one datagram
+    /// per socket per tick a receive loop pays one receive syscall per
+    /// datagram instead of two, and a backlog drains in the same tick. The
+    /// cost is one receive buffer per socket (see the `net` module docs).
     ///
     /// A runtime built with `max_throttling` turns it on by itself, also
     /// under a host's `Park` built with `Builder::with_park_fn`.
-    pub fn set_defer_drain_retry(&mut self, enabled: bool) {
-        self.shared.deferred_recv.set_enabled(enabled);
+    pub fn set_recv_ahead(&mut self, enabled: bool) {
+        self.shared.recv_ahead_mode.set_enabled(enabled);
     }
 
-    /// Number of `park*` calls so far: the dispatch round the deferred
-    /// drain retry counts in.
+    /// The former name of [`set_recv_ahead`](Self::set_recv_ahead) (its
+    /// rule replaced the deferred drain retry), kept so that existing
+    /// callers build.
+    pub fn set_defer_drain_retry(&mut self, enabled: bool) {
+        self.set_recv_ahead(enabled);
+    }
+
+    /// Number of `park*` calls so far (dispatch rounds).
     pub fn dispatch_round(&self) -> u64 {
         self.dispatch_round
     }
@@ -244,31 +239,21 @@ impl Driver {
         self.shared.registrations.lock().len()
     }
 
-    /// One dispatch round (one `park*` call): take the deferred receives
-    /// due, wait for events for at most `timeout`, dispatch them, then, while
+    /// One dispatch round (one `park*` call): wait for events for at most `timeout`, dispatch them, then, while
     /// the buffer came back full, poll again with a zero timeout and
     /// dispatch again (at most [`drain_polls`] polls in all). The wakers run
     /// once, after the last poll.
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.dispatch_round = self.dispatch_round.wrapping_add(1);
-        let retries_due = self
-            .shared
-            .deferred_recv
-            .begin_round(self.dispatch_round, &mut self.due_retries);
-        let timeout = if retries_due {
-            Some(Duration::ZERO)
-        } else {
-            timeout
-        };
 
         let capacity = self.events.capacity();
         let mut outcome = self.poll_events(timeout);
-        let (mut returned, registered) = self.dispatch_events(true);
+        let (mut returned, registered) = self.dispatch_events();
         let max_polls = drain_polls(registered, capacity);
         let mut polls = 1;
         while outcome.is_ok() && returned >= capacity && polls < max_polls {
             outcome = self.poll_events(Some(Duration::ZERO));
-            returned = self.dispatch_events(false).0;
+            returned = self.dispatch_events().0;
             polls += 1;
         }
         // What was dispatched is woken even if a poll failed.
@@ -293,19 +278,11 @@ impl Driver {
         }
     }
 
-    /// Dispatches the events of the last poll (and, with `retries`, the
-    /// deferred receives due this round) into `self.wakers`. Returns how
-    /// many events the poll returned (all tokens, for the full-buffer test)
-    /// and how many sockets are registered.
-    fn dispatch_events(&mut self, retries: bool) -> (usize, usize) {
+    /// Dispatches the events of the last poll into `self.wakers`. Returns
+    /// how many events the poll returned (all tokens, for the full-buffer
+    /// test) and how many sockets are registered.
+    fn dispatch_events(&mut self) -> (usize, usize) {
         let registrations = self.shared.registrations.lock();
-        if retries {
-            self.io_events += DeferredRecv::take_due_readers(
-                &mut self.due_retries,
-                &registrations,
-                &mut self.wakers,
-            );
-        }
         let mut returned = 0;
         for event in self.events.iter() {
             returned += 1;

@@ -43,23 +43,24 @@
 //!   same types, depending on tokio with default features off, so tokio-util
 //!   codecs (`Framed`) and tokio-based protocol crates run on Tempo.
 //!
-//! # Deferred drain retry
+//! # Receive-ahead
 //!
-//! [`Driver::set_defer_drain_retry`] implements DESIGN.md's datagram rule:
-//! a throttled receiver skips most of the empty `recvfrom` calls of a
-//! drain-until-`WouldBlock` loop (1.5 `recvfrom` per datagram instead of 2
-//! at one datagram per socket per tick), plus one `epoll_wait` per tick, and
-//! never lets a backlog build up. The rule and its invariant live in one
-//! module, `deferred_recv`.
+//! [`Driver::set_recv_ahead`] implements DESIGN.md's datagram rule: a
+//! throttled receiver pays one receive syscall per datagram (a
+//! drain-until-`WouldBlock` loop pays two) plus one `epoll_wait` per tick,
+//! and drains a backlog in the same tick. The rule, its invariant and its
+//! memory cost live in one module, `recv_ahead`; the batch forms
+//! ([`net::RecvBatch`], [`net::SendBatch`]) take many datagrams per
+//! syscall.
 //!
 //! # Counters, by name
 //!
 //! * `event_seq`: per registration, the readiness events it received
 //!   (packed in its readiness word; guards against lost edges).
 //! * `dispatch_round`: per driver, the `park*` calls so far
-//!   ([`Driver::dispatch_round`]); the deferred-receive rule counts in it.
+//!   ([`Driver::dispatch_round`]).
 //! * [`DriverStats::io_events`](tempo_park::DriverStats::io_events):
-//!   readiness events dispatched plus deferred receives retried.
+//!   readiness events dispatched.
 //!
 //! The scheduler's *tick* (throttling period) and the timer wheel's *tick*
 //! (1 ms slot) belong to `tempo` and `tempo-time`.
@@ -73,23 +74,25 @@
 //! * `registration`: one socket's entry and its operation loop (budget,
 //!   syscall, readiness, waiting).
 //! * `scheduled_io`: the readiness word and the waiters of one registration.
-//! * `deferred_recv`: the deferred-receive rule of datagram sockets.
+//! * `recv_ahead`: the receive-ahead rule of datagram sockets (one
+//!   receive syscall per datagram, the held datagram).
 //! * `poll_io`: a mio source plus its registration, the net types' field.
 //! * `ready`: readiness bits and directions.
 //! * `wake_batch`: waking a batch of wakers when one may panic.
 //! * [`net`]: the socket types; `net/methods.rs` holds the method bodies
-//!   they share.
+//!   they share, `net/batch.rs` the batch types, `net/mmsg.rs` the
+//!   `recvmmsg` / `sendmmsg` calls (tempo-io's only direct libc use).
 //! * `compat`: `futures-io` and `tokio-io` trait impls.
 //! * `sync`: std or loom primitives.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod compat;
-mod deferred_recv;
 mod driver;
 mod handle;
 mod poll_io;
 mod ready;
+mod recv_ahead;
 mod registration;
 mod registration_set;
 mod scheduled_io;

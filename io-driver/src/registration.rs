@@ -33,6 +33,7 @@ use mio::{Interest, Token};
 use tempo_park::coop;
 
 use crate::ready::Direction;
+use crate::recv_ahead::{RecvAhead, RecvAttempt};
 use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
 use crate::{wake_batch, Handle};
 
@@ -129,12 +130,26 @@ impl Registration {
         wait: &mut Wait<'_>,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
+        self.poll_op(cx, wait, |_| op().map(|value| (value, false)))
+    }
+
+    /// The operation loop. `op` gets the readiness seen before it and
+    /// returns its result and whether it left the socket known drained (a
+    /// receive under the receive-ahead rule): then the read readiness it
+    /// saw is cleared, so that `readable()` waits for the next event and
+    /// the next receive, skipping its syscall, registers its waker.
+    fn poll_op<R>(
+        &self,
+        cx: &mut Context<'_>,
+        wait: &mut Wait<'_>,
+        mut op: impl FnMut(ReadyEvent) -> io::Result<(R, bool)>,
+    ) -> Poll<io::Result<R>> {
         let direction = wait.direction();
         // Before the syscall: an exhausted budget costs none.
         let progress = ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_RETRIES {
             let seen = self.io.snapshot();
-            match op() {
+            match op(seen) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.io.clear_readiness(seen, direction);
                     match wait.poll_ready(&self.io, cx) {
@@ -148,7 +163,12 @@ impl Registration {
                 }
                 result => {
                     progress.made_progress();
-                    return Poll::Ready(result);
+                    return Poll::Ready(result.map(|(value, drained)| {
+                        if drained {
+                            self.io.clear_readiness(seen, direction);
+                        }
+                        value
+                    }));
                 }
             }
         }
@@ -156,41 +176,68 @@ impl Registration {
         Poll::Pending
     }
 
-    /// [`poll_io`](Self::poll_io) for datagram receives, with the deferred
-    /// drain retry of [`Driver::set_defer_drain_retry`](crate::Driver::set_defer_drain_retry).
+    /// [`poll_io`](Self::poll_io) for datagram receives, under the
+    /// receive-ahead rule (see `recv_ahead`). `op` gets the attempt (event
+    /// sequence number seen, whether it may skip the syscall) and the
+    /// socket's receive-ahead state, and returns its result and whether it
+    /// left the socket known drained.
     pub(crate) fn poll_recv_io<R>(
         &self,
         cx: &mut Context<'_>,
-        op: impl FnMut() -> io::Result<R>,
+        op: impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
     ) -> Poll<io::Result<R>> {
         self.poll_recv_io_as(cx, &mut Wait::Poll(Direction::Read), op)
     }
 
     /// [`poll_recv_io`](Self::poll_recv_io) as a future with its own waiter
-    /// entry (async `recv`/`recv_from`).
-    pub(crate) async fn recv_io<R>(&self, mut op: impl FnMut() -> io::Result<R>) -> io::Result<R> {
+    /// entry (async `recv`/`recv_from`/`recv_many`).
+    pub(crate) async fn recv_io<R>(
+        &self,
+        mut op: impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
+    ) -> io::Result<R> {
         let mut wait = Wait::Waiter(Waiter::new(&self.io, Direction::Read));
         poll_fn(|cx| self.poll_recv_io_as(cx, &mut wait, &mut op)).await
     }
 
-    /// The receive loop under the deferred-receive rule (see
-    /// `deferred_recv`). The cooperative budget is spent inside
-    /// `poll_io_as`, so only a receive that reaches the syscall spends a
-    /// unit; a deferred one does not.
+    /// The receive loop: [`poll_op`](Self::poll_op) with the
+    /// receive-ahead attempt.
     fn poll_recv_io_as<R>(
         &self,
         cx: &mut Context<'_>,
         wait: &mut Wait<'_>,
-        op: impl FnMut() -> io::Result<R>,
+        mut op: impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
     ) -> Poll<io::Result<R>> {
-        self.handle.shared.deferred_recv.poll_recv(
-            &self.io.recv_pacing,
-            self.token,
-            cx,
-            wait,
-            |wait, cx| wait.register(&self.io, cx),
-            |wait, cx| self.poll_io_as(cx, wait, op),
-        )
+        let ahead = self.handle.shared.recv_ahead_mode.is_enabled();
+        self.poll_op(cx, wait, |seen| {
+            let attempt = RecvAttempt {
+                event_seq: seen.event_seq(),
+                may_skip: true,
+                ahead,
+            };
+            op(attempt, &self.io.recv_ahead)
+        })
+    }
+
+    /// A non-blocking datagram receive (`try_recv*`): a held datagram
+    /// first, else always the syscall (one datagram, see `recv_ahead`).
+    pub(crate) fn try_recv_io<R>(
+        &self,
+        op: impl FnOnce(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
+    ) -> io::Result<R> {
+        let ahead = self.handle.shared.recv_ahead_mode.is_enabled();
+        self.try_op(Direction::Read, |seen| {
+            let attempt = RecvAttempt {
+                event_seq: seen.event_seq(),
+                may_skip: false,
+                ahead,
+            };
+            op(attempt, &self.io.recv_ahead)
+        })
+    }
+
+    /// The socket's receive-ahead state (held datagram).
+    pub(crate) fn recv_ahead(&self) -> &RecvAhead {
+        &self.io.recv_ahead
     }
 
     /// A non-blocking attempt: always makes the syscall; on `WouldBlock`
@@ -201,14 +248,26 @@ impl Registration {
         direction: Direction,
         op: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
+        self.try_op(direction, |_| op().map(|value| (value, false)))
+    }
+
+    /// [`try_io`](Self::try_io) with the drained outcome of
+    /// [`poll_op`](Self::poll_op).
+    fn try_op<R>(
+        &self,
+        direction: Direction,
+        op: impl FnOnce(ReadyEvent) -> io::Result<(R, bool)>,
+    ) -> io::Result<R> {
         let seen = self.io.snapshot();
-        let result = op();
-        if let Err(e) = &result {
-            if e.kind() == io::ErrorKind::WouldBlock {
-                self.io.clear_readiness(seen, direction);
-            }
+        let result = op(seen);
+        let drained = match &result {
+            Ok((_, drained)) => *drained,
+            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
+        };
+        if drained {
+            self.io.clear_readiness(seen, direction);
         }
-        result
+        result.map(|(value, _)| value)
     }
 }
 
@@ -254,14 +313,6 @@ impl Wait<'_> {
         match self {
             Wait::Poll(direction) => io.poll_ready(cx, *direction),
             Wait::Waiter(waiter) => waiter.poll_ready(cx),
-        }
-    }
-
-    /// Stores the waker without looking at readiness (deferred retry).
-    fn register(&mut self, io: &ScheduledIo, cx: &mut Context<'_>) {
-        match self {
-            Wait::Poll(direction) => io.register_poll(cx, *direction),
-            Wait::Waiter(waiter) => waiter.register(cx),
         }
     }
 }

@@ -58,8 +58,8 @@ use std::task::{Context, Poll, Waker};
 
 use slab::Slab;
 
-use crate::deferred_recv::RecvPacing;
 use crate::ready::{Direction, Ready};
+use crate::recv_ahead::RecvAhead;
 use crate::sync::{AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
 
 const SHUTDOWN: usize = 1 << 5;
@@ -74,6 +74,11 @@ pub struct ReadyEvent {
 }
 
 impl ReadyEvent {
+    /// The registration's event sequence number at the snapshot.
+    pub(crate) fn event_seq(&self) -> usize {
+        self.event_seq
+    }
+
     /// Whether the snapshot allows an operation in `direction` to proceed.
     pub fn is_ready(&self, direction: Direction) -> bool {
         !self.ready.intersection(direction.mask()).is_empty()
@@ -187,12 +192,6 @@ impl<'a> Waiter<'a> {
         self.io
             .poll_ready_as(cx, self.direction, WakerSlot::Waiter(&mut self.key))
     }
-
-    /// Stores the task's waker in this waiter's entry.
-    pub(crate) fn register(&mut self, cx: &mut Context<'_>) {
-        self.io
-            .register(cx, self.direction, WakerSlot::Waiter(&mut self.key));
-    }
 }
 
 impl Drop for Waiter<'_> {
@@ -216,8 +215,8 @@ enum WakerSlot<'a> {
 pub struct ScheduledIo {
     readiness: AtomicUsize,
     waiters: Mutex<Waiters>,
-    /// This socket's state under the deferred-receive rule.
-    pub(crate) recv_pacing: RecvPacing,
+    /// This socket's state under the receive-ahead rule (`recv_ahead`).
+    pub(crate) recv_ahead: RecvAhead,
 }
 
 impl Default for ScheduledIo {
@@ -232,7 +231,7 @@ impl ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
             waiters: Mutex::new(Waiters::default()),
-            recv_pacing: RecvPacing::new(),
+            recv_ahead: RecvAhead::default(),
         }
     }
 
@@ -353,11 +352,6 @@ impl ScheduledIo {
         }
     }
 
-    /// Stores the task's waker in the `poll_*` slot of `direction`.
-    pub(crate) fn register_poll(&self, cx: &mut Context<'_>, direction: Direction) {
-        self.register(cx, direction, WakerSlot::Poll);
-    }
-
     /// Driver side: moves every waker of the directions `ready` concerns
     /// (the `poll_*` slot and all async waiters) into `out`.
     pub fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
@@ -375,11 +369,6 @@ impl ScheduledIo {
         let mut waiters = self.waiters.lock();
         waiters.reader.take_into(out);
         waiters.writer.take_into(out);
-    }
-
-    /// Moves every reader's waker into `out` (a deferred receive's retry).
-    pub(crate) fn take_readers(&self, out: &mut Vec<Waker>) {
-        self.waiters.lock().reader.take_into(out);
     }
 }
 

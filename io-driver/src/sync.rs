@@ -4,4 +4,4 @@
 //! `loom-tests/` explore the real
 //! [`ScheduledIo`](crate::scheduled_io::ScheduledIo) code, not a copy.
 
-pub(crate) use tempo_park::sync::{AtomicU64, AtomicUsize, Mutex, Ordering};
+pub(crate) use tempo_park::sync::{AtomicUsize, Mutex, Ordering};

@@ -1,5 +1,6 @@
 //! Allocations per received datagram after warm-up must be 0, in both the
-//! ordinary mode and with the deferred drain retry. A counting global
+//! ordinary mode and with the receive-ahead rule, and per `recv_many` /
+//! `send_many` call once their batches are built. A counting global
 //! allocator counts the allocations of this test's thread only.
 
 use std::cell::Cell;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::task::{Context, Wake, Waker};
 use std::time::Duration;
 
-use tempo_io::net::UdpSocket;
+use tempo_io::net::{RecvBatch, SendBatch, UdpSocket};
 use tempo_io::Driver;
 use tempo_park::Park;
 use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadCounter};
@@ -26,13 +27,13 @@ impl Wake for NoopWaker {
 /// Receives `rounds` datagrams on each of `sockets` sockets, one per socket
 /// per round; returns the allocations counted after `warmup` rounds.
 fn allocations_after_warmup(
-    defer_drain_retry: bool,
+    recv_ahead: bool,
     sockets: usize,
     warmup: u32,
     rounds: u32,
 ) -> (u64, u64) {
     let mut driver = Driver::new().unwrap();
-    driver.set_defer_drain_retry(defer_drain_retry);
+    driver.set_recv_ahead(recv_ahead);
     let handle = driver.handle();
     let _enter = handle.enter();
     let received = Rc::new(Cell::new(0u64));
@@ -98,12 +99,93 @@ fn zero_allocations_per_received_datagram_after_warmup() {
     let ((), allocations) = count_on_this_thread(|| drop(std::hint::black_box(Box::new(1u64))));
     assert_eq!(allocations, 1);
 
-    for defer in [false, true] {
-        let (allocations, datagrams) = allocations_after_warmup(defer, 100, 10, 60);
-        println!("defer_drain_retry={defer}: {allocations} allocations for {datagrams} datagrams");
+    for ahead in [false, true] {
+        let (allocations, datagrams) = allocations_after_warmup(ahead, 100, 10, 60);
+        println!("recv_ahead={ahead}: {allocations} allocations for {datagrams} datagrams");
         assert_eq!(
             allocations, 0,
-            "defer_drain_retry={defer}: allocations on the receive path"
+            "recv_ahead={ahead}: allocations on the receive path"
         );
+    }
+}
+
+/// `send_many` / `recv_many` allocate nothing per call once their batches
+/// are built and warmed up: one sender socket sends a `SendBatch` of one
+/// datagram per receiving socket each round (cleared and refilled), one
+/// `recv_many` task per socket takes them.
+#[test]
+fn zero_allocations_per_batch_call_after_warmup() {
+    let (sockets, warmup, rounds) = (50, 5u32, 30u32);
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let received = Rc::new(Cell::new(0u64));
+    let bind = || UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    let receivers: Vec<Rc<UdpSocket>> = (0..sockets).map(|_| Rc::new(bind())).collect();
+    let addrs: Vec<_> = receivers.iter().map(|s| s.local_addr().unwrap()).collect();
+    let mut tasks: Vec<Pin<Box<dyn Future<Output = ()>>>> = receivers
+        .iter()
+        .map(|socket| {
+            let socket = socket.clone();
+            let received = received.clone();
+            Box::pin(async move {
+                let mut batch = RecvBatch::new(8, 1500).unwrap().with_timestamps();
+                loop {
+                    let n = socket.recv_many(&mut batch).await.unwrap();
+                    for i in 0..n {
+                        assert_eq!(batch.payload(i).len(), 160);
+                    }
+                    received.set(received.get() + n as u64);
+                }
+            }) as Pin<Box<dyn Future<Output = ()>>>
+        })
+        .collect();
+    let sender = bind();
+    let mut out = SendBatch::with_capacity(sockets, sockets * 160);
+    let payload = [7u8; 160];
+    let waker = Waker::from(Arc::new(NoopWaker));
+    let mut cx = Context::from_waker(&waker);
+    let mut expected = 0;
+    let mut counter = None;
+    for round in 0..rounds {
+        if round == warmup {
+            counter = Some(ThreadCounter::start());
+        }
+        for addr in &addrs {
+            out.push(&payload, *addr).unwrap();
+        }
+        let mut sends = 0;
+        while !out.is_empty() {
+            match out_poll(&sender, &mut cx, &mut out) {
+                Some(_) => {}
+                None => driver.park_timeout(Duration::from_millis(100)).unwrap(),
+            }
+            sends += 1;
+            assert!(sends < 1000, "send_many made no progress");
+        }
+        expected += addrs.len() as u64;
+        let mut turns = 0;
+        while received.get() < expected {
+            for task in &mut tasks {
+                assert!(task.as_mut().poll(&mut cx).is_pending());
+            }
+            if received.get() < expected {
+                driver.park_timeout(Duration::from_secs(5)).unwrap();
+            }
+            turns += 1;
+            assert!(turns < 1000, "datagrams stranded");
+        }
+    }
+    let allocations = counter.map_or(0, ThreadCounter::stop);
+    println!("batch calls: {allocations} allocations after warm-up");
+    assert_eq!(allocations, 0, "allocations on the batch paths");
+}
+
+/// One `poll_send_many`: `Some(sent)` or `None` if it must wait.
+fn out_poll(sender: &UdpSocket, cx: &mut Context<'_>, out: &mut SendBatch) -> Option<usize> {
+    match sender.poll_send_many(cx, out) {
+        std::task::Poll::Ready(result) => Some(result.unwrap()),
+        std::task::Poll::Pending => None,
     }
 }

@@ -5,6 +5,7 @@ mod support;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
@@ -161,60 +162,65 @@ fn try_recv_attempts_the_syscall_even_without_cached_readiness() {
     assert_eq!(&buf[..n], b"x");
 }
 
-#[test]
-fn deferred_drain_retry_receives_one_datagram_per_tick_and_strands_none() {
-    let mut driver = Driver::new().unwrap();
-    driver.set_defer_drain_retry(true);
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
-    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender
-        .send_to(b"one", socket.local_addr().unwrap())
-        .unwrap();
-    sender
-        .send_to(b"two", socket.local_addr().unwrap())
-        .unwrap();
-
-    let outcome = block_on_bounded(&mut driver, 10, async {
-        let mut buf = [0u8; 8];
-        let mut ticks = Vec::new();
-        for _ in 0..2 {
-            let n = socket.recv(&mut buf).await.unwrap();
-            ticks.push(buf[..n].to_vec());
-        }
-        ticks
-    });
-    // Tick 0: the first recv finds "one" queued (no park needed). The
-    // second is deferred; the next park (tick 1) wakes it without blocking.
-    assert_eq!(outcome.output, vec![b"one".to_vec(), b"two".to_vec()]);
-    assert_eq!(
-        outcome.parks, 1,
-        "the second datagram is read at the next tick"
-    );
-
-    // Ordinary mode: both in the same tick, no park at all.
-    driver.set_defer_drain_retry(false);
-    sender.send_to(b"3", socket.local_addr().unwrap()).unwrap();
-    sender.send_to(b"4", socket.local_addr().unwrap()).unwrap();
-    let outcome = block_on_bounded(&mut driver, 10, async {
-        let mut buf = [0u8; 8];
-        socket.recv(&mut buf).await.unwrap();
-        socket.recv(&mut buf).await.unwrap();
-    });
-    assert_eq!(outcome.parks, 0);
+/// Bytes queued in the kernel for `socket` (`FIONREAD`): shows whether a
+/// datagram is held in user space or still in the kernel.
+fn kernel_queued(socket: &impl AsRawFd) -> usize {
+    let mut queued: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which is live.
+    let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::FIONREAD, &mut queued) };
+    assert_eq!(rc, 0, "{}", io::Error::last_os_error());
+    queued as usize
 }
 
-#[test]
-fn deferred_reader_is_woken_by_a_park_that_does_not_block() {
+fn recv_ahead_driver() -> Driver {
     let mut driver = Driver::new().unwrap();
-    driver.set_defer_drain_retry(true);
-    let handle = driver.handle();
-    let _enter = handle.enter();
+    driver.set_recv_ahead(true);
+    driver
+}
+
+fn bound_pair() -> (UdpSocket, std::net::UdpSocket, SocketAddr) {
     let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender.send_to(b"a", socket.local_addr().unwrap()).unwrap();
-    sender.send_to(b"b", socket.local_addr().unwrap()).unwrap();
+    let to = socket.local_addr().unwrap();
+    (socket, sender, to)
+}
+
+/// Two datagrams queued: the receive-ahead takes both in one call and the
+/// second receive returns the held one in the same tick (no park: no
+/// added tick of latency, none stranded).
+#[test]
+fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sender.send_to(b"one", to).unwrap();
+    sender.send_to(b"two", to).unwrap();
+
+    let outcome = block_on_bounded(&mut driver, 10, async {
+        let mut buf = [0u8; 8];
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            let n = socket.recv(&mut buf).await.unwrap();
+            got.push(buf[..n].to_vec());
+        }
+        got
+    });
+    assert_eq!(outcome.output, vec![b"one".to_vec(), b"two".to_vec()]);
+    assert_eq!(outcome.parks, 0, "both in the tick they were queued in");
+}
+
+/// The second datagram of a receive-ahead call is held in user space: the
+/// kernel queue is empty, yet the next receive, `peek_from`, `readable`
+/// and `try_recv_from` see it, in order, and it is received once.
+#[test]
+fn held_datagram_comes_first_without_a_syscall() {
+    let driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sender.send_to(b"a", to).unwrap();
+    sender.send_to(b"b", to).unwrap();
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut buf = [0u8; 8];
@@ -222,26 +228,106 @@ fn deferred_reader_is_woken_by_a_park_that_does_not_block() {
         socket.poll_recv(&mut cx, &mut buf),
         Poll::Ready(Ok(1))
     ));
+    assert_eq!(buf[0], b'a');
+    assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+
+    assert!(socket.poll_recv_ready(&mut cx).is_ready(), "held: readable");
+    let (n, from) = socket.try_peek_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+    let (n, from) = socket.try_recv_from(&mut buf).unwrap();
+    assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+    assert_eq!(
+        socket.try_recv_from(&mut buf).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock,
+        "received once"
+    );
+}
+
+/// A receive-ahead call that got one datagram knows the socket is
+/// drained: the next receive, even in a later dispatch round, waits for a
+/// readiness event *without a syscall* (a datagram sent meanwhile stays in
+/// the kernel until the driver reports it), then gets it. (The deferred
+/// retry this rule replaced made that syscall in the next round.)
+#[test]
+fn drained_socket_waits_for_the_next_event_without_a_syscall() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sender.send_to(b"a", to).unwrap();
+    // Dispatch the socket's first events (writable, readable).
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut buf = [0u8; 8];
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut buf),
+        Poll::Ready(Ok(1))
+    ));
+    // A later round with no event changes nothing: still known drained.
+    driver.park_timeout(Duration::ZERO).unwrap();
+    sender.send_to(b"b", to).unwrap();
     assert!(
         socket.poll_recv(&mut cx, &mut buf).is_pending(),
-        "retry deferred to the next tick"
+        "known drained: no syscall until the next event"
     );
-    let before = driver.stats().io_events;
-    // park() without timeout: must not block, the deferred list is non-empty.
-    driver.park().unwrap();
-    assert!(
-        driver.stats().io_events > before,
-        "the deferred wake counts as an I/O event"
-    );
+    assert_eq!(kernel_queued(&socket), 1, "b is still in the kernel");
+    driver.park_timeout(Duration::ZERO).unwrap();
     assert!(matches!(
         socket.poll_recv(&mut cx, &mut buf),
         Poll::Ready(Ok(1))
     ));
     assert_eq!(buf[0], b'b');
-    // Nothing left: the next tick's retry finds WouldBlock and waits.
-    assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
-    driver.park_timeout(Duration::ZERO).unwrap();
-    assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
+}
+
+/// A backlog drains in the tick it is found, two datagrams per syscall.
+#[test]
+fn recv_ahead_drains_a_backlog_in_one_tick() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    for i in 0..5u8 {
+        sender.send_to(&[i], to).unwrap();
+    }
+    let outcome = block_on_bounded(&mut driver, 10, async {
+        let mut buf = [0u8; 8];
+        let mut got = Vec::new();
+        for _ in 0..5 {
+            let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+            got.extend_from_slice(&buf[..n]);
+        }
+        got
+    });
+    assert_eq!(outcome.output, vec![0, 1, 2, 3, 4]);
+    assert_eq!(outcome.parks, 0, "the backlog is drained in its tick");
+}
+
+/// A held datagram is cut as `recvfrom` into the buffer of the call that
+/// received it ahead would cut it; the caller's own datagram is cut to its
+/// buffer.
+#[test]
+fn held_datagram_is_cut_to_the_receiving_buffer_size() {
+    let driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sender.send_to(b"0123456789", to).unwrap();
+    sender.send_to(b"abcdefghij", to).unwrap();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut small = [0u8; 4];
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut small),
+        Poll::Ready(Ok(4))
+    ));
+    assert_eq!(&small, b"0123");
+    let mut large = [0u8; 64];
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut large),
+        Poll::Ready(Ok(4))
+    ));
+    assert_eq!(&large[..4], b"abcd");
 }
 
 #[test]
@@ -428,32 +514,4 @@ fn peek_then_recv_and_options() {
         assert!(socket.try_recv_from(&mut buf).unwrap_err().kind() == io::ErrorKind::WouldBlock);
         let _ = poll_fn(|cx| socket.poll_send_ready(cx)).await;
     });
-}
-
-/// A backlog drains at the deferred retry: with five datagrams queued, the
-/// first is read in tick 0, the deferred retry in tick 1 finds data and
-/// drains the other four in that same tick. Reading one datagram per tick
-/// would leave a backlog that never shrinks while datagrams keep coming.
-#[test]
-fn deferred_retry_that_finds_data_drains_the_backlog_in_that_tick() {
-    let mut driver = Driver::new().unwrap();
-    driver.set_defer_drain_retry(true);
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
-    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    for i in 0..5u8 {
-        sender.send_to(&[i], socket.local_addr().unwrap()).unwrap();
-    }
-    let outcome = block_on_bounded(&mut driver, 10, async {
-        let mut buf = [0u8; 8];
-        let mut got = Vec::new();
-        for _ in 0..5 {
-            let n = socket.recv(&mut buf).await.unwrap();
-            got.extend_from_slice(&buf[..n]);
-        }
-        got
-    });
-    assert_eq!(outcome.output, vec![0, 1, 2, 3, 4]);
-    assert_eq!(outcome.parks, 1, "the backlog is drained by the next tick");
 }

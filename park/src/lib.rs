@@ -50,10 +50,9 @@
 //!    ticking. So a driver must count **every piece of work that may have
 //!    woken a task**, and nothing else:
 //!    * [`DriverStats::io_events`]: one per readiness event dispatched to a
-//!      live registration, **plus one per deferred receive retried** (Tempo's
-//!      I/O driver wakes, at the start of a dispatch round, each datagram
-//!      socket whose receive it deferred from the previous round: driver
-//!      work that wakes tasks, so an I/O event). Not counted: the driver's
+//!      live registration (any other driver work that wakes tasks would
+//!      count here too; Tempo's I/O driver has none since its datagram
+//!      receive-ahead replaced the deferred retry). Not counted: the driver's
 //!      own unpark notifications (an unpark is not work; schedulers count
 //!      unparks themselves) and stale events of closed sockets.
 //!    * [`DriverStats::timers_fired`]: one per timer whose waker was woken.

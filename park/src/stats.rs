@@ -13,9 +13,9 @@ use std::ops::{Add, Sub};
 /// idleness and blocks.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DriverStats {
-    /// I/O events: readiness events dispatched to live registrations, plus
-    /// deferred receives retried (each wakes a socket's readers). Unpark
-    /// notifications and stale events do not count.
+    /// I/O events: readiness events dispatched to live registrations (and
+    /// any other driver work that wakes tasks). Unpark notifications and
+    /// stale events do not count.
     pub io_events: u64,
     /// Timers fired (their wakers woken).
     pub timers_fired: u64,

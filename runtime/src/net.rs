@@ -11,10 +11,11 @@
 //!
 //! Unlike tokio, `try_*` methods always attempt the syscall instead of
 //! trusting cached readiness: under throttling, readiness is refreshed only
-//! once per tick. Under the throttling scheduler a receive loop skips most
-//! empty `recvfrom` calls: the retry after a successful receive is deferred
-//! to the next tick, where it usually finds the next datagram; a deferred
-//! retry that finds data drains the socket, so no backlog builds up (see
-//! [`tempo_io::Driver::set_defer_drain_retry`]).
+//! once per tick. Under the throttling scheduler a datagram receive loop
+//! pays one receive syscall per datagram: each receive asks the kernel for
+//! two datagrams, holds the second for the next receive, and knows the
+//! socket is drained when only one came (see
+//! [`tempo_io::Driver::set_recv_ahead`] and the [`tempo_io::net`] docs);
+//! `recv_many` / `send_many` take a whole batch per syscall.
 
 pub use tempo_io::net::*;

@@ -1,7 +1,8 @@
 //! A host's `Park` driver that wraps Tempo's I/O driver
 //! (`Builder::with_park_fn`): sockets work under it on both schedulers, and
-//! the runtime, not the host, applies the throttled deferred receive.
+//! the runtime, not the host, applies the throttled receive-ahead rule.
 
+use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,7 +51,6 @@ impl Park for WrappingPark {
 struct Wrapped {
     rt: Runtime,
     parks: Arc<AtomicU64>,
-    round: Arc<AtomicU64>,
     throttled: bool,
 }
 
@@ -61,7 +61,7 @@ fn flavors() -> Vec<Wrapped> {
         .map(|period| {
             let parks = Arc::new(AtomicU64::new(0));
             let round = Arc::new(AtomicU64::new(0));
-            let (p, r) = (parks.clone(), round.clone());
+            let (p, r) = (parks.clone(), round);
             let rt = Builder::new_current_thread()
                 .enable_all()
                 .max_throttling(period)
@@ -75,7 +75,6 @@ fn flavors() -> Vec<Wrapped> {
             Wrapped {
                 rt,
                 parks,
-                round,
                 throttled: !period.is_zero(),
             }
         })
@@ -121,15 +120,15 @@ fn with_park_fn_alone_implies_io() {
     assert!(local.unwrap().ip().is_loopback());
 }
 
-/// Under throttling the runtime turns the deferred drain retry on in the
-/// I/O driver it hands to the host: of two datagrams already queued, the
-/// second is received in a later dispatch round. The basic scheduler
-/// leaves it off: both are received in the same round.
+/// Under throttling the runtime turns the receive-ahead rule on in the I/O
+/// driver it hands to the host: of two datagrams already queued, the first
+/// receive takes both from the kernel (the second is held, the kernel queue
+/// is empty). The basic scheduler leaves it off: the second stays in the
+/// kernel until its own receive.
 #[test]
-fn runtime_applies_the_deferred_receive_under_a_host_park() {
+fn runtime_applies_the_recv_ahead_rule_under_a_host_park() {
     for wrapped in flavors() {
-        let round = wrapped.round.clone();
-        let rounds = wrapped.rt.block_on(async move {
+        let kernel_empty_after_first = wrapped.rt.block_on(async move {
             let receiver = UdpSocket::bind("127.0.0.1:0").await?;
             let sender = UdpSocket::bind("127.0.0.1:0").await?;
             // Loopback UDP queues a datagram before `send_to` returns.
@@ -137,21 +136,21 @@ fn runtime_applies_the_deferred_receive_under_a_host_park() {
                 sender.send_to(payload, receiver.local_addr()?).await?;
             }
             let mut buf = [0u8; 8];
-            let mut rounds = Vec::new();
-            for _ in 0..2 {
-                receiver.recv_from(&mut buf).await?;
-                rounds.push(round.load(SeqCst));
-            }
-            Ok::<_, std::io::Error>(rounds)
+            let (n, _) = receiver.recv_from(&mut buf).await?;
+            assert_eq!(&buf[..n], b"one");
+            // A peek on a duplicate of the fd sees the kernel queue only.
+            let dup = std::net::UdpSocket::from(receiver.as_fd().try_clone_to_owned()?);
+            let kernel_empty = dup
+                .peek_from(&mut buf)
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock);
+            let (n, _) = receiver.recv_from(&mut buf).await?;
+            assert_eq!(&buf[..n], b"two");
+            Ok::<_, std::io::Error>(kernel_empty)
         });
-        let rounds = rounds.unwrap();
-        if wrapped.throttled {
-            assert!(
-                rounds[1] > rounds[0],
-                "deferred to a later round: {rounds:?}"
-            );
-        } else {
-            assert_eq!(rounds[0], rounds[1], "no deferral without throttling");
-        }
+        assert_eq!(
+            kernel_empty_after_first.unwrap(),
+            wrapped.throttled,
+            "receive-ahead on under throttling only"
+        );
     }
 }

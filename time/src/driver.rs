@@ -70,8 +70,8 @@ use tempo_park::{DriverStats, Park};
 
 use crate::handle::Handle;
 use crate::histogram::TimerErrorHistogram;
-use crate::timer_shared::TimerShared;
 use crate::sync::Arc;
+use crate::timer_shared::TimerShared;
 use crate::{Clock, Instant};
 
 /// The timer driver: a hierarchical timing wheel on top of any [`Park`]

@@ -13,8 +13,8 @@ use std::time::Duration;
 use tempo_park::scoped::ScopedGuard;
 
 use crate::histogram::TimerErrorHistogram;
-use crate::timer_shared::TimerShared;
 use crate::sync::Arc;
+use crate::timer_shared::TimerShared;
 use crate::{Clock, Instant};
 
 tempo_park::scoped_thread_local! {

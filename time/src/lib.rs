@@ -72,10 +72,10 @@ mod histogram;
 mod instant;
 mod interval;
 mod list;
-mod timer_shared;
 mod sleep;
 mod sync;
 mod timeout;
+mod timer_shared;
 mod wheel;
 
 pub use clock::Clock;

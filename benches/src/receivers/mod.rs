@@ -33,6 +33,7 @@ pub const RECV_BUF_LEN: usize = 2048;
 pub const RUNTIME_NAMES: &[&str] = &[
     "tempo",
     "tempo-throttled:T",
+    "tempo-throttled-batch:T",
     "tokio",
     "threads",
     "mio-loop",
@@ -46,6 +47,9 @@ pub enum ReceiverRuntime {
     Tempo,
     /// Tempo's throttling scheduler with this period, one task per socket.
     TempoThrottled(Duration),
+    /// Tempo's throttling scheduler with this period, one task per socket
+    /// taking each tick's datagrams with one `recv_many` (`recvmmsg`).
+    TempoThrottledBatch(Duration),
     /// tokio current_thread runtime, one task per socket.
     Tokio,
     /// One blocking std thread per socket (GStreamer udpsrc's model).
@@ -73,6 +77,9 @@ impl ReceiverRuntime {
             ("tempo-throttled", Some(p)) => {
                 Ok(ReceiverRuntime::TempoThrottled(parse_period(name, p)?))
             }
+            ("tempo-throttled-batch", Some(p)) => {
+                Ok(ReceiverRuntime::TempoThrottledBatch(parse_period(name, p)?))
+            }
             _ => Err(RuntimeNameError::Unknown {
                 name: name.to_string(),
                 known: RUNTIME_NAMES,
@@ -85,6 +92,9 @@ impl ReceiverRuntime {
         match self {
             ReceiverRuntime::Tempo => "tempo".into(),
             ReceiverRuntime::TempoThrottled(p) => format!("tempo-throttled:{}", fmt_ms(*p)),
+            ReceiverRuntime::TempoThrottledBatch(p) => {
+                format!("tempo-throttled-batch:{}", fmt_ms(*p))
+            }
             ReceiverRuntime::Tokio => "tokio".into(),
             ReceiverRuntime::Threads => "threads".into(),
             ReceiverRuntime::MioLoop => "mio-loop".into(),
@@ -97,6 +107,7 @@ impl ReceiverRuntime {
         match *self {
             ReceiverRuntime::Tempo => self::tempo::run(sockets, window, None),
             ReceiverRuntime::TempoThrottled(p) => self::tempo::run(sockets, window, Some(p)),
+            ReceiverRuntime::TempoThrottledBatch(p) => self::tempo::run_batch(sockets, window, p),
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::Threads => threads::run(sockets, window),
             ReceiverRuntime::MioLoop => mio_loop::run(sockets, window, None),
@@ -117,6 +128,8 @@ mod tests {
             "mio-loop",
             "mio-throttled:20",
             "mio-throttled:2.5",
+            "tempo-throttled:20",
+            "tempo-throttled-batch:20",
         ] {
             assert_eq!(ReceiverRuntime::parse(name).unwrap().name(), name);
         }

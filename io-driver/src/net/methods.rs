@@ -88,11 +88,13 @@ macro_rules! readiness_methods {
 }
 
 /// One operation in its three forms: async (own waiter entry), `poll_*`
-/// (the direction's `poll_*` slot) and `try_*` (always the syscall).
+/// (the direction's `poll_*` slot) and `try_*` (no waiting).
 ///
-/// `io` names the mio source inside `$op`. `recv` operations go through
-/// the deferred-receive rule (`recv_io` / `poll_recv_io`); `io` ones
-/// through the plain operation loop.
+/// `io` names the mio source inside `$op`. `io` operations run `$op` in
+/// the plain operation loop; `recv` operations (datagram receives) follow
+/// the receive-ahead rule (`recv_ahead`): their `$op` is a closure
+/// `|attempt, ahead: &RecvAhead| ...` returning the value and whether the
+/// socket was left drained.
 macro_rules! io_operation {
     (
         $(#[$doc:meta])*
@@ -119,50 +121,130 @@ macro_rules! io_operation {
         }
 
         #[doc = concat!("[`", stringify!($name), "`](Self::", stringify!($name),
-            ") now (always one syscall), or fails with `WouldBlock`.")]
+            ") now (", io_operation!(@try_doc $kind), "), or fails with `WouldBlock`.")]
         pub fn $try(&self $(, $arg: $ty)*) -> ::std::io::Result<$ret> {
             let $io = &*self.io;
-            self.io
-                .registration
-                .try_io($crate::ready::Direction::$dir, || $op)
+            io_operation!(@try $kind $dir self, $op)
         }
     };
     (@async io $dir:ident $self:ident, $op:expr) => {
         $self.io.registration.io($crate::ready::Direction::$dir, || $op).await
     };
     (@async recv $dir:ident $self:ident, $op:expr) => {
-        $self.io.registration.recv_io(|| $op).await
+        $self.io.registration.recv_io(|attempt, ahead| ($op)(attempt, ahead)).await
     };
     (@poll io $dir:ident $self:ident, $cx:ident, $op:expr) => {
         $self.io.registration.poll_io($cx, $crate::ready::Direction::$dir, || $op)
     };
     (@poll recv $dir:ident $self:ident, $cx:ident, $op:expr) => {
-        $self.io.registration.poll_recv_io($cx, || $op)
+        $self.io.registration.poll_recv_io($cx, |attempt, ahead| ($op)(attempt, ahead))
+    };
+    (@try io $dir:ident $self:ident, $op:expr) => {
+        $self.io.registration.try_io($crate::ready::Direction::$dir, || $op)
+    };
+    (@try recv $dir:ident $self:ident, $op:expr) => {
+        $self.io.registration.try_recv_io(|attempt, ahead| ($op)(attempt, ahead))
+    };
+    (@try_doc io) => { "always one syscall" };
+    (@try_doc recv) => { "a held datagram without a syscall, else always one syscall" };
+}
+
+/// `readable` / `poll_recv_ready` (ready at once while a datagram is held)
+/// and `writable` / `poll_send_ready` of a datagram socket.
+macro_rules! datagram_readiness_methods {
+    () => {
+        /// Waits until the socket may be readable: at once while a datagram
+        /// is held (see the `net` module docs). A `try_*` receive that
+        /// returns `WouldBlock` makes the next call wait for a new event.
+        pub async fn readable(&self) -> ::std::io::Result<()> {
+            if self.io.registration.recv_ahead().has_held() {
+                return Ok(());
+            }
+            self.io
+                .registration
+                .ready($crate::ready::Direction::Read)
+                .await
+        }
+
+        /// Polls for read readiness without reading (ready at once while a
+        /// datagram is held).
+        ///
+        /// Only the last task to call a `poll_*` method of this direction is
+        /// woken (as with tokio); the async methods have no such limit.
+        pub fn poll_recv_ready(
+            &self,
+            cx: &mut ::std::task::Context<'_>,
+        ) -> ::std::task::Poll<::std::io::Result<()>> {
+            if self.io.registration.recv_ahead().has_held() {
+                return ::std::task::Poll::Ready(Ok(()));
+            }
+            self.io
+                .registration
+                .poll_ready(cx, $crate::ready::Direction::Read)
+        }
+
+        readiness_methods!(@each
+            /// Waits until the socket may be writable.
+            writable, poll_send_ready, Write, "write", "writing";
+        );
     };
 }
 
-/// `send`, `recv` and `recv_from` of a datagram socket whose peer
-/// addresses are `$addr`; receives follow the deferred-receive rule.
+/// `send`, `recv`, `recv_from`, `recv_many` and `send_many` of a datagram
+/// socket whose peer addresses are `$addr`, decoded by the `RawAddr`
+/// method `$decode`; receives follow the receive-ahead rule.
 macro_rules! datagram_methods {
-    ($addr:ty) => {
+    ($addr:ty, $decode:ident) => {
         io_operation! {
             /// Sends to the connected peer.
             io Write fn send / poll_send / try_send (buf: &[u8]) -> usize = |io| io.send(buf)
         }
 
         io_operation! {
-            /// Receives from the connected peer (under throttling, subject
-            /// to the driver's deferred drain retry in its async and
-            /// `poll_*` forms).
-            recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize = |io| io.recv(buf)
+            /// Receives from the connected peer (under throttling, one
+            /// receive syscall per datagram: see the `net` module docs).
+            recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize
+                = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    ahead.recv(fd, attempt, buf).map(|got| (got.len, got.drained))
+                }
         }
 
         io_operation! {
             /// Receives a datagram and its source address (under
-            /// throttling, subject to the driver's deferred drain retry in
-            /// its async and `poll_*` forms).
+            /// throttling, one receive syscall per datagram: see the `net`
+            /// module docs).
             recv Read fn recv_from / poll_recv_from / try_recv_from
-                (buf: &mut [u8]) -> (usize, $addr) = |io| io.recv_from(buf)
+                (buf: &mut [u8]) -> (usize, $addr)
+                = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    let got = ahead.recv(fd, attempt, buf)?;
+                    Ok(((got.len, got.addr.$decode()?), got.drained))
+                }
+        }
+
+        io_operation! {
+            /// Receives as many datagrams as `batch` holds and are queued,
+            /// with one `recvmmsg` (a datagram held by an earlier receive
+            /// comes first), and returns how many (at least 1). Spends one
+            /// unit of the task's cooperative budget per call. See
+            /// [`RecvBatch`](crate::net::RecvBatch).
+            recv Read fn recv_many / poll_recv_many / try_recv_many
+                (batch: &mut $crate::net::RecvBatch) -> usize
+                = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    ahead.recv_batch(fd, attempt, batch)
+                }
+        }
+
+        io_operation! {
+            /// Sends the datagrams of `batch` not yet sent with one
+            /// `sendmmsg` and returns how many were sent (those leave the
+            /// batch); `Ok(0)` without a syscall for an empty batch. See
+            /// [`SendBatch`](crate::net::SendBatch).
+            io Write fn send_many / poll_send_many / try_send_many
+                (batch: &mut $crate::net::SendBatch) -> usize
+                = |io| batch.send_on(::std::os::fd::AsRawFd::as_raw_fd(io))
         }
     };
 }

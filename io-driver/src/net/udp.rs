@@ -55,6 +55,11 @@ impl UdpSocket {
 
     /// Deregisters the socket and returns it as a std socket (still
     /// non-blocking), e.g. to move it to another runtime.
+    ///
+    /// A datagram held by the receive-ahead rule (see the
+    /// [`net`](crate::net) docs: it left the kernel already) is dropped
+    /// with the Tempo socket; `readable()` is ready at once while one is
+    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         self.io.into_inner().map(Into::into)
     }
@@ -71,9 +76,9 @@ impl UdpSocket {
         each_addr(addr, |addr| self.io.connect(addr))
     }
 
-    readiness_methods!(poll_recv_ready, poll_send_ready);
+    datagram_readiness_methods!();
 
-    datagram_methods!(SocketAddr);
+    datagram_methods!(SocketAddr, inet_addr);
 
     /// Sends to `target` (resolved synchronously; its first address is used).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
@@ -106,10 +111,51 @@ impl UdpSocket {
             .try_io(Direction::Write, || self.io.send_to(buf, target))
     }
 
-    io_operation! {
-        /// Receives a datagram without removing it from the queue.
-        io Read fn peek_from / poll_peek_from / try_peek_from
-            (buf: &mut [u8]) -> (usize, SocketAddr) = |io| io.peek_from(buf)
+    /// Receives a datagram without removing it from the queue (the held
+    /// datagram, without a syscall, if one is held: see the `net` module
+    /// docs).
+    pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Some(peeked) = self.peek_held(buf) {
+            return peeked;
+        }
+        self.io
+            .registration
+            .io(Direction::Read, || self.io.peek_from(buf))
+            .await
+    }
+
+    /// Polls [`peek_from`](Self::peek_from).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_peek_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        if let Some(peeked) = self.peek_held(buf) {
+            return Poll::Ready(peeked);
+        }
+        self.io
+            .registration
+            .poll_io(cx, Direction::Read, || self.io.peek_from(buf))
+    }
+
+    /// [`peek_from`](Self::peek_from) now (the held datagram, else always
+    /// one syscall), or fails with `WouldBlock`.
+    pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        if let Some(peeked) = self.peek_held(buf) {
+            return peeked;
+        }
+        self.io
+            .registration
+            .try_io(Direction::Read, || self.io.peek_from(buf))
+    }
+
+    /// The held datagram copied into `buf`, if one is held.
+    fn peek_held(&self, buf: &mut [u8]) -> Option<io::Result<(usize, SocketAddr)>> {
+        let (len, addr) = self.io.registration.recv_ahead().peek_held(buf)?;
+        Some(addr.inet_addr().map(|addr| (len, addr)))
     }
 
     forward_to_source! {

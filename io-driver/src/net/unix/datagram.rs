@@ -58,6 +58,11 @@ impl UnixDatagram {
     }
 
     /// Deregisters the socket and returns it as a std socket.
+    ///
+    /// A datagram held by the receive-ahead rule (see the
+    /// [`net`](crate::net) docs: it left the kernel already) is dropped
+    /// with the Tempo socket; `readable()` is ready at once while one is
+    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         self.io.into_inner().map(Into::into)
     }
@@ -78,9 +83,9 @@ impl UnixDatagram {
         fn shutdown(&self, how: Shutdown) -> io::Result<()> => shutdown(how);
     }
 
-    readiness_methods!(poll_recv_ready, poll_send_ready);
+    datagram_readiness_methods!();
 
-    datagram_methods!(SocketAddr);
+    datagram_methods!(SocketAddr, unix_addr);
 
     /// Sends to the socket at `path`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {

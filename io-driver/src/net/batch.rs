@@ -1,0 +1,366 @@
+//! [`RecvBatch`] and [`SendBatch`]: many datagrams per syscall.
+//!
+//! A media receiver that takes every datagram of a tick at once wants one
+//! `recvmmsg` per socket per tick instead of one `recvfrom` per datagram,
+//! and a sender that emits a tick's packets wants one `sendmmsg`. Both
+//! batch types own everything a call needs (payload buffers, addresses,
+//! control buffers for timestamps, and the kernel's `mmsghdr` / `iovec`
+//! arrays), so after a batch is built, a call allocates nothing.
+//!
+//! # Limits and errors
+//!
+//! * A batch holds 1 to [`MAX_BATCH`] datagrams (`UIO_MAXIOV`, 1,024 on
+//!   Linux: the kernel would silently shorten a longer vector).
+//!   [`RecvBatch::new`] refuses 0 or more with
+//!   [`io::ErrorKind::InvalidInput`]; [`SendBatch::push`] refuses the
+//!   datagram after the 1,024th the same way.
+//! * Sending an empty [`SendBatch`] returns `Ok(0)` without a syscall.
+//! * A datagram longer than a receive buffer is cut to the buffer, as
+//!   `recvfrom` cuts it, and [`RecvBatch::truncated`] says so for that
+//!   datagram (`MSG_TRUNC`, per datagram as `recvmmsg` reports it).
+
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::RawFd;
+use std::path::Path;
+use std::time::SystemTime;
+
+pub use super::mmsg::MAX_BATCH;
+use super::mmsg::{self, MmsgScratch, RawAddr, Received, RecvTarget, SendSlot};
+
+fn invalid(message: &'static str) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, message)
+}
+
+/// A reusable batch of receive buffers for
+/// [`UdpSocket::recv_many`](crate::net::UdpSocket::recv_many) and
+/// [`UnixDatagram::recv_many`](crate::net::UnixDatagram::recv_many).
+///
+/// After a receive, entries `0..len()` hold the datagrams in arrival order:
+/// payload, source address, whether it was truncated, and (with
+/// [`with_timestamps`](Self::with_timestamps)) the kernel's receive time.
+/// Accessors panic on an index `>= len()`, as slice indexing does.
+///
+/// ```no_run
+/// # async fn demo(socket: tempo_io::net::UdpSocket) -> std::io::Result<()> {
+/// use tempo_io::net::RecvBatch;
+///
+/// let mut batch = RecvBatch::new(32, 1500)?.with_timestamps();
+/// loop {
+///     let n = socket.recv_many(&mut batch).await?;
+///     for i in 0..n {
+///         let (payload, from) = (batch.payload(i), batch.source(i));
+///         # let _ = (payload, from);
+///     }
+/// }
+/// # }
+/// ```
+#[derive(Debug)]
+pub struct RecvBatch {
+    buf_size: usize,
+    /// `capacity * buf_size` bytes, slot `i` at `i * buf_size`.
+    data: Vec<u8>,
+    addrs: Vec<RawAddr>,
+    /// Per slot, what the last receive reported (valid for `0..len`).
+    results: Vec<Received>,
+    /// `capacity * control_len` bytes when timestamps are asked for.
+    control: Vec<u8>,
+    control_len: usize,
+    len: usize,
+    scratch: MmsgScratch,
+}
+
+impl RecvBatch {
+    /// A batch of `count` buffers of `buf_size` bytes each (allocated
+    /// here, once).
+    ///
+    /// Fails with [`io::ErrorKind::InvalidInput`] if `count` is 0 or more
+    /// than [`MAX_BATCH`], or if `buf_size` is 0.
+    pub fn new(count: usize, buf_size: usize) -> io::Result<RecvBatch> {
+        if count == 0 {
+            return Err(invalid("a receive batch needs at least one buffer"));
+        }
+        if count > MAX_BATCH {
+            return Err(invalid(
+                "a receive batch holds at most MAX_BATCH (UIO_MAXIOV = 1024) datagrams",
+            ));
+        }
+        if buf_size == 0 {
+            return Err(invalid("a receive batch's buffers need at least one byte"));
+        }
+        let mut scratch = MmsgScratch::default();
+        scratch.reserve(count);
+        Ok(RecvBatch {
+            buf_size,
+            data: vec![0; count * buf_size],
+            addrs: vec![RawAddr::empty(); count],
+            results: vec![Received::default(); count],
+            control: Vec::new(),
+            control_len: 0,
+            len: 0,
+            scratch,
+        })
+    }
+
+    /// Asks for the kernel's receive timestamps (`SO_TIMESTAMPNS`, turned
+    /// on for the socket at its first batch receive with this batch).
+    pub fn with_timestamps(mut self) -> RecvBatch {
+        self.control_len = mmsg::timestamp_control_len();
+        self.control = vec![0; self.capacity() * self.control_len];
+        self
+    }
+
+    /// Whether this batch asks for receive timestamps.
+    pub fn wants_timestamps(&self) -> bool {
+        self.control_len != 0
+    }
+
+    /// How many datagrams one receive can take.
+    pub fn capacity(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// The size of each buffer.
+    pub fn buf_size(&self) -> usize {
+        self.buf_size
+    }
+
+    /// How many datagrams the last receive took.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the last receive took none (or there was none yet).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn check(&self, i: usize) {
+        assert!(
+            i < self.len,
+            "datagram index {i} out of range for a batch of {}",
+            self.len
+        );
+    }
+
+    /// The payload of datagram `i` (cut to [`buf_size`](Self::buf_size) if
+    /// it was longer: see [`truncated`](Self::truncated)).
+    pub fn payload(&self, i: usize) -> &[u8] {
+        self.check(i);
+        let start = i * self.buf_size;
+        &self.data[start..start + self.results[i].len]
+    }
+
+    /// Whether datagram `i` was longer than the buffer and cut
+    /// (`MSG_TRUNC`); its tail is lost, as with `recvfrom`.
+    pub fn truncated(&self, i: usize) -> bool {
+        self.check(i);
+        self.results[i].truncated
+    }
+
+    /// The IP source address of datagram `i` (`None` for a Unix socket's
+    /// datagrams: see [`unix_source`](Self::unix_source)).
+    pub fn source(&self, i: usize) -> Option<SocketAddr> {
+        self.check(i);
+        self.addrs[i].inet_addr().ok()
+    }
+
+    /// The source address of datagram `i` received on a Unix socket
+    /// (`None` for an IP socket's datagrams).
+    pub fn unix_source(&self, i: usize) -> Option<std::os::unix::net::SocketAddr> {
+        self.check(i);
+        self.addrs[i].unix_addr().ok()
+    }
+
+    /// The kernel's receive time of datagram `i`: `None` without
+    /// [`with_timestamps`](Self::with_timestamps), and for a datagram that
+    /// an earlier `recv` / `recv_from` had already taken from the kernel
+    /// (the receive-ahead datagram, see the `net` module docs).
+    pub fn timestamp(&self, i: usize) -> Option<SystemTime> {
+        self.check(i);
+        self.results[i].timestamp
+    }
+
+    /// Stores a datagram received earlier (the held one) in slot 0 and
+    /// makes it the batch's only entry.
+    pub(crate) fn set_first(&mut self, payload: &[u8], addr: RawAddr) {
+        let len = payload.len().min(self.buf_size);
+        self.data[..len].copy_from_slice(&payload[..len]);
+        self.addrs[0] = addr;
+        self.results[0] = Received {
+            len,
+            truncated: len < payload.len(),
+            addr_len: 0,
+            timestamp: None,
+        };
+        self.len = 1;
+    }
+
+    /// Forgets the last receive's datagrams.
+    pub(crate) fn reset(&mut self) {
+        self.len = 0;
+    }
+
+    /// One `recvmmsg` on `fd` into the slots from `self.len()` on; adds
+    /// what arrived to `len` and returns how many that was, and how many
+    /// were asked for.
+    pub(crate) fn recv_more(&mut self, fd: RawFd) -> io::Result<(usize, usize)> {
+        let start = self.len;
+        let asked = self.capacity() - start;
+        let buf_size = self.buf_size;
+        let control_len = self.control_len;
+        let mut controls = self.control.chunks_mut(control_len.max(1)).skip(start);
+        let targets = self.data[start * buf_size..]
+            .chunks_mut(buf_size)
+            .zip(&mut self.addrs[start..])
+            .map(|(buf, addr)| RecvTarget {
+                buf,
+                addr,
+                control: if control_len == 0 {
+                    None
+                } else {
+                    controls.next()
+                },
+            });
+        let n = mmsg::recv_mmsg(fd, targets, &mut self.scratch)?;
+        for (i, received) in self.scratch.received.iter().enumerate() {
+            self.addrs[start + i].set_len(received.addr_len);
+            self.results[start + i] = *received;
+        }
+        self.len += n;
+        Ok((n, asked))
+    }
+}
+
+/// One queued datagram of a [`SendBatch`].
+#[derive(Debug)]
+struct SendEntry {
+    start: usize,
+    len: usize,
+    target: Option<RawAddr>,
+}
+
+/// A reusable batch of datagrams for
+/// [`UdpSocket::send_many`](crate::net::UdpSocket::send_many) and
+/// [`UnixDatagram::send_many`](crate::net::UnixDatagram::send_many).
+///
+/// `push*` copies each payload into the batch's own buffer; after
+/// [`clear`](Self::clear) the memory is reused, so a sender that builds a
+/// batch per tick allocates nothing once the batch has reached its largest
+/// size.
+///
+/// ```no_run
+/// # async fn demo(socket: tempo_io::net::UdpSocket, peers: &[std::net::SocketAddr]) -> std::io::Result<()> {
+/// use tempo_io::net::SendBatch;
+///
+/// let mut batch = SendBatch::with_capacity(peers.len(), peers.len() * 160);
+/// for peer in peers {
+///     batch.push(&[0u8; 160], *peer)?;
+/// }
+/// while !batch.is_empty() {
+///     socket.send_many(&mut batch).await?; // sent ones leave the batch
+/// }
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Default)]
+pub struct SendBatch {
+    data: Vec<u8>,
+    entries: Vec<SendEntry>,
+    /// Entries before this one were sent.
+    sent: usize,
+    scratch: MmsgScratch,
+}
+
+impl SendBatch {
+    /// An empty batch.
+    pub fn new() -> SendBatch {
+        SendBatch::default()
+    }
+
+    /// An empty batch with room for `datagrams` datagrams of `bytes` bytes
+    /// in all.
+    pub fn with_capacity(datagrams: usize, bytes: usize) -> SendBatch {
+        let datagrams = datagrams.min(MAX_BATCH);
+        let mut scratch = MmsgScratch::default();
+        scratch.reserve(datagrams);
+        SendBatch {
+            data: Vec::with_capacity(bytes),
+            entries: Vec::with_capacity(datagrams),
+            sent: 0,
+            scratch,
+        }
+    }
+
+    fn push_raw(&mut self, payload: &[u8], target: Option<RawAddr>) -> io::Result<()> {
+        if self.entries.len() >= MAX_BATCH {
+            return Err(invalid(
+                "a send batch holds at most MAX_BATCH (UIO_MAXIOV = 1024) datagrams",
+            ));
+        }
+        self.entries.push(SendEntry {
+            start: self.data.len(),
+            len: payload.len(),
+            target,
+        });
+        self.data.extend_from_slice(payload);
+        Ok(())
+    }
+
+    /// Queues `payload` for `target`. Fails with
+    /// [`io::ErrorKind::InvalidInput`] if the batch already holds
+    /// [`MAX_BATCH`] datagrams.
+    pub fn push(&mut self, payload: &[u8], target: SocketAddr) -> io::Result<()> {
+        self.push_raw(payload, Some(RawAddr::from_inet(target)))
+    }
+
+    /// Queues `payload` for the Unix socket at `path` (fails as
+    /// [`push`](Self::push) does, and if the path is too long for a Unix
+    /// socket address).
+    pub fn push_to_path(&mut self, payload: &[u8], path: impl AsRef<Path>) -> io::Result<()> {
+        let target = RawAddr::from_path(path.as_ref())?;
+        self.push_raw(payload, Some(target))
+    }
+
+    /// Queues `payload` for the socket's connected peer (fails as
+    /// [`push`](Self::push) does).
+    pub fn push_connected(&mut self, payload: &[u8]) -> io::Result<()> {
+        self.push_raw(payload, None)
+    }
+
+    /// How many queued datagrams are not sent yet.
+    pub fn len(&self) -> usize {
+        self.entries.len() - self.sent
+    }
+
+    /// Whether every queued datagram was sent (or none was queued).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Empties the batch, keeping its memory.
+    pub fn clear(&mut self) {
+        self.data.clear();
+        self.entries.clear();
+        self.sent = 0;
+    }
+
+    /// One `sendmmsg` on `fd` of the datagrams not yet sent; those sent
+    /// leave the batch (cleared once all are). `Ok(0)` without a syscall
+    /// when it is empty.
+    pub(crate) fn send_on(&mut self, fd: RawFd) -> io::Result<usize> {
+        if self.is_empty() {
+            return Ok(0);
+        }
+        let data = &self.data;
+        let slots = self.entries[self.sent..].iter().map(|entry| SendSlot {
+            payload: &data[entry.start..entry.start + entry.len],
+            target: entry.target.as_ref(),
+        });
+        let n = mmsg::send_mmsg(fd, slots, &mut self.scratch)?;
+        self.sent += n;
+        if self.sent == self.entries.len() {
+            self.clear();
+        }
+        Ok(n)
+    }
+}

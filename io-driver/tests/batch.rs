@@ -1,0 +1,322 @@
+//! `recv_many` / `send_many` (one `recvmmsg` / `sendmmsg`) on UDP and Unix
+//! datagram sockets, their limits and errors, and how they meet the
+//! receive-ahead rule.
+
+mod support;
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::{Duration, SystemTime};
+
+use support::{block_on, block_on_bounded};
+use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
+use tempo_io::Driver;
+use tempo_park::Park;
+
+struct NoopWaker;
+impl Wake for NoopWaker {
+    fn wake(self: Arc<Self>) {}
+}
+
+fn udp_pair() -> (UdpSocket, UdpSocket) {
+    let bind = || UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+    (bind(), bind())
+}
+
+#[test]
+fn send_many_then_recv_many_round_trip_in_order_with_sources() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = udp_pair();
+        let to = b.local_addr().unwrap();
+        let mut out = SendBatch::with_capacity(8, 8 * 16);
+        for i in 0..8u8 {
+            out.push(&[i; 3], to).unwrap();
+        }
+        assert_eq!(out.len(), 8);
+        assert_eq!(a.send_many(&mut out).await.unwrap(), 8, "one sendmmsg");
+        assert!(out.is_empty(), "sent datagrams leave the batch");
+
+        let mut batch = RecvBatch::new(16, 64).unwrap();
+        let n = b.recv_many(&mut batch).await.unwrap();
+        assert_eq!((n, batch.len()), (8, 8), "one recvmmsg takes all eight");
+        for i in 0..8 {
+            assert_eq!(batch.payload(i), &[i as u8; 3]);
+            assert_eq!(batch.source(i), Some(a.local_addr().unwrap()));
+            assert!(!batch.truncated(i));
+            assert_eq!(batch.timestamp(i), None, "not asked for");
+        }
+    });
+}
+
+#[test]
+fn send_many_to_several_destinations_and_to_the_connected_peer() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = udp_pair();
+        let (c, _) = udp_pair();
+        let mut out = SendBatch::new();
+        out.push(b"to-b", b.local_addr().unwrap()).unwrap();
+        out.push(b"to-c", c.local_addr().unwrap()).unwrap();
+        assert_eq!(a.send_many(&mut out).await.unwrap(), 2);
+        let mut buf = [0u8; 8];
+        assert_eq!(b.recv(&mut buf).await.unwrap(), 4);
+        assert_eq!(&buf[..4], b"to-b");
+        assert_eq!(c.recv(&mut buf).await.unwrap(), 4);
+        assert_eq!(&buf[..4], b"to-c");
+
+        a.connect(b.local_addr().unwrap()).await.unwrap();
+        out.push_connected(b"peer").unwrap();
+        assert_eq!(a.try_send_many(&mut out).unwrap(), 1);
+        assert_eq!(b.recv(&mut buf).await.unwrap(), 4);
+        assert_eq!(&buf[..4], b"peer");
+    });
+}
+
+#[test]
+fn timestamps_are_present_when_asked_for() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = udp_pair();
+        let before = SystemTime::now() - Duration::from_secs(1);
+        a.send_to(b"t1", b.local_addr().unwrap()).await.unwrap();
+        let mut batch = RecvBatch::new(4, 16).unwrap().with_timestamps();
+        assert!(batch.wants_timestamps());
+        // The first batch receive turns SO_TIMESTAMPNS on; a datagram
+        // queued before that carries no timestamp, so send one after too.
+        let n = b.recv_many(&mut batch).await.unwrap();
+        assert_eq!(n, 1);
+        a.send_to(b"t2", b.local_addr().unwrap()).await.unwrap();
+        let n = b.recv_many(&mut batch).await.unwrap();
+        assert_eq!((n, batch.payload(0)), (1, &b"t2"[..]));
+        let stamp = batch.timestamp(0).expect("a kernel receive timestamp");
+        assert!(stamp > before && stamp < SystemTime::now() + Duration::from_secs(1));
+    });
+}
+
+/// Item 4: a buffer too small cuts the datagram, as recvfrom does, and the
+/// cut is reported per datagram.
+#[test]
+fn truncation_is_reported_per_datagram() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = udp_pair();
+        let to = b.local_addr().unwrap();
+        a.send_to(b"short", to).await.unwrap();
+        a.send_to(b"much longer than eight", to).await.unwrap();
+        let mut batch = RecvBatch::new(2, 8).unwrap();
+        assert_eq!(b.recv_many(&mut batch).await.unwrap(), 2);
+        assert_eq!(
+            (batch.payload(0), batch.truncated(0)),
+            (&b"short"[..], false)
+        );
+        assert_eq!(
+            (batch.payload(1), batch.truncated(1)),
+            (&b"much lon"[..], true)
+        );
+    });
+}
+
+/// Item 4: empty batches and batches larger than UIO_MAXIOV.
+#[test]
+fn empty_and_oversized_batches_are_refused_or_free() {
+    let err = RecvBatch::new(0, 1500).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("at least one"), "{err}");
+    let err = RecvBatch::new(MAX_BATCH + 1, 16).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert!(err.to_string().contains("1024"), "{err}");
+    assert_eq!(
+        RecvBatch::new(4, 0).unwrap_err().kind(),
+        io::ErrorKind::InvalidInput
+    );
+    assert_eq!(RecvBatch::new(MAX_BATCH, 1).unwrap().capacity(), MAX_BATCH);
+
+    let mut full = SendBatch::new();
+    let to: SocketAddr = "127.0.0.1:9".parse().unwrap();
+    for _ in 0..MAX_BATCH {
+        full.push(b"x", to).unwrap();
+    }
+    let err = full.push(b"x", to).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    assert_eq!(full.len(), MAX_BATCH);
+
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, _) = udp_pair();
+        let mut empty = SendBatch::new();
+        assert_eq!(a.send_many(&mut empty).await.unwrap(), 0, "no syscall");
+        assert_eq!(a.try_send_many(&mut empty).unwrap(), 0);
+    });
+}
+
+/// A datagram held by a receive-ahead `recv` comes first in the next
+/// `recv_many`, before the kernel's, in one call.
+#[test]
+fn recv_many_returns_the_held_datagram_first() {
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let to = b.local_addr().unwrap();
+    for payload in [b"1", b"2", b"3"] {
+        a.try_send_to(payload, to).unwrap();
+    }
+    let waker = Waker::from(Arc::new(NoopWaker));
+    let mut cx = Context::from_waker(&waker);
+    let mut buf = [0u8; 8];
+    // Takes "1" and holds "2".
+    assert!(matches!(b.poll_recv(&mut cx, &mut buf), Poll::Ready(Ok(1))));
+    let mut batch = RecvBatch::new(4, 8).unwrap();
+    let outcome = block_on_bounded(&mut driver, 5, b.recv_many(&mut batch));
+    assert_eq!(outcome.output.unwrap(), 2);
+    assert_eq!((batch.payload(0), batch.payload(1)), (&b"2"[..], &b"3"[..]));
+    assert_eq!(outcome.parks, 0);
+}
+
+/// A batch that came back short knows the socket is drained: the next
+/// `recv_many` waits for a readiness event without a syscall, then gets
+/// the new datagram: at most one `recvmmsg` per socket per tick.
+#[test]
+fn a_short_batch_waits_for_the_next_event() {
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let to = b.local_addr().unwrap();
+    a.try_send_to(b"x", to).unwrap();
+    let waker = Waker::from(Arc::new(NoopWaker));
+    let mut cx = Context::from_waker(&waker);
+    let mut batch = RecvBatch::new(4, 8).unwrap();
+    assert!(matches!(
+        b.poll_recv_many(&mut cx, &mut batch),
+        Poll::Ready(Ok(1))
+    ));
+    a.try_send_to(b"y", to).unwrap();
+    assert!(b.poll_recv_many(&mut cx, &mut batch).is_pending());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    assert!(matches!(
+        b.poll_recv_many(&mut cx, &mut batch),
+        Poll::Ready(Ok(1))
+    ));
+    assert_eq!(batch.payload(0), b"y");
+}
+
+#[test]
+fn try_recv_many_on_an_empty_socket_would_block() {
+    let driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (_, b) = udp_pair();
+    let mut batch = RecvBatch::new(4, 8).unwrap();
+    let err = b.try_recv_many(&mut batch).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::WouldBlock);
+    assert!(batch.is_empty());
+}
+
+#[test]
+#[should_panic(expected = "out of range")]
+fn reading_past_the_received_datagrams_panics() {
+    let batch = RecvBatch::new(4, 8).unwrap();
+    let _ = batch.payload(0);
+}
+
+#[test]
+fn unix_datagram_batches_round_trip_with_paths() {
+    let dir = std::env::temp_dir().join(format!("tempo-io-batch-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (pa, pb) = (dir.join("a.sock"), dir.join("b.sock"));
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let a = UnixDatagram::bind(&pa).unwrap();
+        let b = UnixDatagram::bind(&pb).unwrap();
+        let mut out = SendBatch::new();
+        out.push_to_path(b"u1", &pb).unwrap();
+        out.push_to_path(b"u2", &pb).unwrap();
+        assert_eq!(a.send_many(&mut out).await.unwrap(), 2);
+        let mut batch = RecvBatch::new(4, 16).unwrap();
+        assert_eq!(b.recv_many(&mut batch).await.unwrap(), 2);
+        assert_eq!(
+            (batch.payload(0), batch.payload(1)),
+            (&b"u1"[..], &b"u2"[..])
+        );
+        let from = batch.unix_source(0).unwrap();
+        assert_eq!(from.as_pathname(), Some(pa.as_path()));
+        assert_eq!(batch.source(0), None, "not an IP address");
+
+        let too_long = dir.join("x".repeat(200));
+        let err = out.push_to_path(b"x", too_long).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
+    });
+
+    // A connected pair: unnamed sources, and the receive-ahead of recv_from.
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    block_on(&mut driver, async {
+        let (a, b) = UnixDatagram::pair().unwrap();
+        let mut out = SendBatch::new();
+        for payload in [b"p1", b"p2"] {
+            out.push_connected(payload).unwrap();
+        }
+        assert_eq!(a.send_many(&mut out).await.unwrap(), 2);
+        let mut buf = [0u8; 8];
+        let (n, from) = b.recv_from(&mut buf).await.unwrap();
+        assert_eq!((&buf[..n], from.is_unnamed()), (&b"p1"[..], true));
+        let (n, from) = b.try_recv_from(&mut buf).unwrap();
+        assert_eq!((&buf[..n], from.is_unnamed()), (&b"p2"[..], true));
+    });
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Each `recv_many` call that returns datagrams spends one unit of the
+/// task's cooperative budget, however many datagrams it returns: with more
+/// datagrams queued than the budget has units, exactly `INITIAL_BUDGET`
+/// calls succeed before the budget makes one return `Pending`.
+#[test]
+fn recv_many_spends_one_budget_unit_per_call() {
+    use tempo_park::coop;
+
+    let driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let queued = 2 * coop::INITIAL_BUDGET as usize + 10;
+    let big: libc::c_int = 4 << 20;
+    // SAFETY: SO_RCVBUF reads one c_int through the pointer, which is live.
+    let rc = unsafe {
+        libc::setsockopt(
+            std::os::fd::AsRawFd::as_raw_fd(&b),
+            libc::SOL_SOCKET,
+            libc::SO_RCVBUF,
+            (&big as *const libc::c_int).cast(),
+            std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    assert_eq!(rc, 0);
+    let to = b.local_addr().unwrap();
+    for _ in 0..queued {
+        a.try_send_to(b"d", to).unwrap();
+    }
+    let waker = Waker::from(Arc::new(NoopWaker));
+    let mut cx = Context::from_waker(&waker);
+    let mut batch = RecvBatch::new(2, 8).unwrap();
+    let (calls, datagrams) = coop::budget(|| {
+        let (mut calls, mut datagrams) = (0, 0);
+        while let Poll::Ready(n) = b.poll_recv_many(&mut cx, &mut batch) {
+            calls += 1;
+            datagrams += n.unwrap();
+            assert!(calls <= queued, "the budget never ran out");
+        }
+        (calls, datagrams)
+    });
+    assert_eq!(calls, coop::INITIAL_BUDGET as usize);
+    assert_eq!(
+        datagrams,
+        2 * calls,
+        "two datagrams per call, one unit each"
+    );
+}
