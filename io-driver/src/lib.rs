@@ -100,6 +100,7 @@ pub mod net;
 
 pub use driver::{Driver, UnparkDriver};
 pub use handle::{EnterGuard, Handle};
+pub use ready::{Interest, Ready};
 
 /// Internals exposed to the loom models in `loom-tests/` only.
 #[cfg(loom)]

@@ -397,6 +397,9 @@ impl Builder {
             }),
         };
         let blocking = BlockingPool::new(self.blocking.clone());
+        if let Some(io) = &driver.handles().io {
+            crate::net::resolve_on_pool(io, &blocking);
+        }
         Ok(Runtime::from_core(SchedulerCore::new(
             driver, scheduler, blocking,
         )))

@@ -55,6 +55,7 @@ mod current;
 mod driver;
 pub mod fs;
 mod handle;
+pub mod io;
 mod metrics;
 pub mod net;
 pub mod runtime;

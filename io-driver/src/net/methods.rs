@@ -87,6 +87,38 @@ macro_rules! readiness_methods {
     )*};
 }
 
+/// `ready(Interest)` of a socket type `$ty` (after `readiness_methods!`).
+macro_rules! ready_method {
+    ($ty:ident) => {
+        /// Waits until the socket is ready for any part of `interest`, and
+        /// returns the readiness states found (a subset of what `interest`
+        /// covers; a closed side or an error counts as ready), as tokio's
+        /// `ready`. Nothing is read or written: follow with `try_*`
+        /// operations, whose `WouldBlock` makes the next `ready` wait for a
+        /// new event. Any number of tasks may wait at once.
+        ///
+        /// ```no_run
+        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// use tempo_io::Interest;
+        ///
+        /// let ready = socket.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        /// if ready.is_readable() {
+        ///     // a `try_*` read now; `WouldBlock` means someone else took it
+        /// }
+        /// if ready.is_writable() {
+        ///     // a `try_*` write now
+        /// }
+        /// # Ok(()) }
+        /// ```
+        pub async fn ready(
+            &self,
+            interest: $crate::Interest,
+        ) -> ::std::io::Result<$crate::Ready> {
+            self.io.registration.ready_for(interest).await
+        }
+    };
+}
+
 /// One operation in its three forms: async (own waiter entry), `poll_*`
 /// (the direction's `poll_*` slot) and `try_*` (always the syscall).
 ///

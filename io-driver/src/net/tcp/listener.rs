@@ -2,11 +2,12 @@
 //! registered with the listener's driver.
 
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 
 use crate::net::addr::each_addr;
-use crate::net::TcpStream;
+use crate::net::{TcpStream, ToSocketAddrs};
 use crate::poll_io::PollIo;
+use crate::Handle;
 
 /// An async TCP listener.
 ///
@@ -27,11 +28,13 @@ impl TcpListener {
     /// set, as mio and tokio do). A port in use gives
     /// [`io::ErrorKind::AddrInUse`].
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        each_addr(addr, |addr| {
+        let handle = Handle::try_current()?;
+        each_addr(&addr, &handle, |addr| {
             Ok(TcpListener {
-                io: PollIo::new(mio::net::TcpListener::bind(addr)?)?,
+                io: PollIo::with_handle(mio::net::TcpListener::bind(addr)?, handle.clone())?,
             })
         })
+        .await
     }
 
     /// Registers a std listener with the current driver (and makes it

@@ -112,4 +112,6 @@ impl UnixDatagram {
             .registration
             .try_io(Direction::Write, || self.io.send_to(buf, path))
     }
+
+    ready_method!(UnixDatagram);
 }

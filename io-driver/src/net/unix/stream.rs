@@ -83,4 +83,6 @@ impl UnixStream {
     pub(crate) fn shutdown_write(&self) -> io::Result<()> {
         self.io.shutdown(Shutdown::Write)
     }
+
+    ready_method!(UnixStream);
 }
