@@ -23,6 +23,8 @@
 mod methods;
 
 mod addr;
+#[cfg(feature = "bytes")]
+mod buf;
 mod tcp;
 mod udp;
 mod unix;
@@ -30,7 +32,8 @@ mod unix;
 pub(crate) use addr::ResolverSlot;
 pub use addr::{lookup_host, Resolve, Resolving, ToSocketAddrs};
 pub use tcp::{
-    OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpStream, WriteHalf,
+    OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpSocket, TcpStream,
+    WriteHalf,
 };
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};

@@ -179,4 +179,6 @@ impl UdpSocket {
         io Read fn peek_sender / poll_peek_sender / try_peek_sender () -> SocketAddr
             = |io| io.peek_from(&mut []).map(|(_, from)| from)
     }
+
+    datagram_buf_methods!(UdpSocket, SocketAddr);
 }

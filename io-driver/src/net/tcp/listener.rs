@@ -5,9 +5,13 @@ use std::io;
 use std::net::SocketAddr;
 
 use crate::net::addr::each_addr;
-use crate::net::{TcpStream, ToSocketAddrs};
+use crate::net::{TcpSocket, TcpStream, ToSocketAddrs};
 use crate::poll_io::PollIo;
 use crate::Handle;
+
+/// The backlog of [`TcpListener::bind`]: 1,024 pending connections, as
+/// tokio (the kernel caps it at `net.core.somaxconn`).
+const DEFAULT_BACKLOG: u32 = 1024;
 
 /// An async TCP listener.
 ///
@@ -24,15 +28,24 @@ pub struct TcpListener {
 impl_fd_traits!(TcpListener);
 
 impl TcpListener {
-    /// Binds to the first address of `addr` that works (`SO_REUSEADDR` is
-    /// set, as mio and tokio do). A port in use gives
-    /// [`io::ErrorKind::AddrInUse`].
+    /// Binds to the first address of `addr` that works (a host name is
+    /// resolved off the runtime's thread, see [`ToSocketAddrs`]) and
+    /// listens, with `SO_REUSEADDR` set as mio and tokio do. A port in use
+    /// gives [`io::ErrorKind::AddrInUse`].
+    ///
+    /// The backlog (connections the kernel queues before `accept`) is
+    /// 1,024 connections as in tokio, not
+    /// std's and mio's 128, which a burst of a few hundred clients
+    /// overflows (each refused SYN is retried a second later). Use
+    /// [`TcpSocket::listen`](crate::net::TcpSocket::listen) to choose
+    /// another.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         let handle = Handle::try_current()?;
         each_addr(&addr, &handle, |addr| {
-            Ok(TcpListener {
-                io: PollIo::with_handle(mio::net::TcpListener::bind(addr)?, handle.clone())?,
-            })
+            let socket = TcpSocket::new_for_addr(addr)?;
+            socket.set_reuseaddr(true)?;
+            socket.bind(addr)?;
+            socket.listen(DEFAULT_BACKLOG)
         })
         .await
     }

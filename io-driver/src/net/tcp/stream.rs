@@ -155,4 +155,6 @@ impl TcpStream {
     }
 
     ready_method!(TcpStream);
+
+    stream_buf_methods!(TcpStream);
 }

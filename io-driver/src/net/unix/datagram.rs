@@ -114,4 +114,6 @@ impl UnixDatagram {
     }
 
     ready_method!(UnixDatagram);
+
+    datagram_buf_methods!(UnixDatagram, SocketAddr);
 }

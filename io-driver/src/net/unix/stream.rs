@@ -85,4 +85,6 @@ impl UnixStream {
     }
 
     ready_method!(UnixStream);
+
+    stream_buf_methods!(UnixStream);
 }
