@@ -93,6 +93,8 @@ pub(crate) struct IoDriverShared {
     /// The receive-ahead rule's switch.
     pub(crate) recv_ahead_mode: RecvAheadMode,
     pub(crate) is_shutdown: AtomicBool,
+    /// Resolves host names for this driver's sockets (`net::Resolve`).
+    pub(crate) resolver: crate::net::ResolverSlot,
 }
 
 /// The I/O reactor: a `mio::Poll`, its events buffer and the registrations
@@ -181,6 +183,7 @@ impl Driver {
             registrations: parking_lot::Mutex::new(RegistrationSet::default()),
             recv_ahead_mode: RecvAheadMode::new(),
             is_shutdown: AtomicBool::new(false),
+            resolver: Default::default(),
         });
         Ok(Driver {
             poll,
@@ -356,5 +359,36 @@ impl Drop for Driver {
             }
         }
         wake_batch::reraise_in_drop(wake_batch::wake_all(self.wakers.drain(..)));
+    }
+}
+
+/// The driver's pollable fd: its epoll (kqueue) instance.
+///
+/// It becomes readable when a registered socket has an event waiting for
+/// the next `park*`, or when the driver was unparked (its waker is
+/// registered in the same instance). A host with its own poll loop waits
+/// for it there, then calls `park_timeout(Duration::ZERO)` (or, on a
+/// runtime, `Runtime::turn(Duration::ZERO)`), which dispatches the events
+/// and so makes the fd unreadable again. Timers are not in it: a host
+/// that also runs `tempo-time` bounds its own wait by the next deadline.
+///
+/// ```
+/// use std::os::fd::{AsFd, AsRawFd};
+///
+/// let driver = tempo_io::Driver::new()?;
+/// assert!(driver.as_raw_fd() >= 0);
+/// assert_eq!(driver.as_fd().as_raw_fd(), driver.as_raw_fd());
+/// # Ok::<(), std::io::Error>(())
+/// ```
+impl std::os::fd::AsRawFd for Driver {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.poll)
+    }
+}
+
+/// See [`AsRawFd`](#impl-AsRawFd-for-Driver).
+impl std::os::fd::AsFd for Driver {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        std::os::fd::AsFd::as_fd(self.poll.registry())
     }
 }

@@ -90,6 +90,32 @@ impl Handle {
     }
 }
 
+/// The driver's pollable fd, reached through a handle: a duplicate of the
+/// [`Driver`](crate::Driver)'s own fd (the same epoll instance), readable in
+/// the same conditions (see the driver's `AsRawFd`). It stays open as long
+/// as the handle, even if the driver itself was dropped.
+///
+/// ```
+/// use std::os::fd::AsRawFd;
+///
+/// let driver = tempo_io::Driver::new()?;
+/// let handle = driver.handle();
+/// assert!(handle.as_raw_fd() >= 0);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+impl std::os::fd::AsRawFd for Handle {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.shared.registry)
+    }
+}
+
+/// See [`AsRawFd`](#impl-AsRawFd-for-Handle).
+impl std::os::fd::AsFd for Handle {
+    fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        std::os::fd::AsFd::as_fd(&self.shared.registry)
+    }
+}
+
 fn no_driver_error() -> io::Error {
     io::Error::other(
         "no Tempo I/O driver is running on this thread: create sockets inside Runtime::block_on, \

@@ -42,6 +42,29 @@
 //! * `tokio-io` (off by default): `tokio::io::AsyncRead` / `AsyncWrite` for the
 //!   same types, depending on tokio with default features off, so tokio-util
 //!   codecs (`Framed`) and tokio-based protocol crates run on Tempo.
+//! * `bytes` (off by default): the receive methods that take a
+//!   `bytes::BufMut` (`recv_buf`, `recv_buf_from`, `try_recv_buf`,
+//!   `try_recv_buf_from` on the datagram sockets, `try_read_buf` on the
+//!   streams).
+//!
+//! `libc` (already in the dependency tree through mio) is a dependency for
+//! the socket calls std and mio lack ([`net::TcpSocket`]'s options, `bind`
+//! and `listen(backlog)`); those `unsafe` FFI calls live in one private
+//! module of `net/tcp/socket.rs`.
+//!
+//! # Readiness and the pollable fd
+//!
+//! The sockets' `ready(Interest)` returns a [`Ready`] set, as tokio's. The
+//! [`Driver`] (and its [`Handle`]) implement `AsRawFd`/`AsFd`: a host with
+//! its own poll loop waits for that fd, then parks the driver with a zero
+//! timeout.
+//!
+//! # Host names
+//!
+//! Address arguments take [`net::ToSocketAddrs`]: IP addresses are used at
+//! once; host names go to the [`net::Resolve`] installed with
+//! [`Handle::set_resolver`] (the `tempo` runtime installs one on its
+//! blocking pool), or are resolved inline, blocking, without one.
 //!
 //! # Receive-ahead
 //!
@@ -77,11 +100,13 @@
 //! * `recv_ahead`: the receive-ahead rule of datagram sockets (one
 //!   receive syscall per datagram, the held datagram).
 //! * `poll_io`: a mio source plus its registration, the net types' field.
-//! * `ready`: readiness bits and directions.
+//! * `ready`: readiness bits ([`Ready`]), [`Interest`], directions.
 //! * `wake_batch`: waking a batch of wakers when one may panic.
 //! * [`net`]: the socket types; `net/methods.rs` holds the method bodies
 //!   they share, `net/batch.rs` the batch types, `net/mmsg.rs` the
-//!   `recvmmsg` / `sendmmsg` calls (tempo-io's only direct libc use).
+//!   `recvmmsg` / `sendmmsg` calls, `net/addr.rs` address resolution,
+//!   `net/tcp/socket.rs` [`net::TcpSocket`], `net/buf.rs` the `*_buf`
+//!   receives.
 //! * `compat`: `futures-io` and `tokio-io` trait impls.
 //! * `sync`: std or loom primitives.
 #![deny(missing_docs)]
@@ -103,6 +128,7 @@ pub mod net;
 
 pub use driver::{Driver, UnparkDriver};
 pub use handle::{EnterGuard, Handle};
+pub use ready::{Interest, Ready};
 
 /// Internals exposed to the loom models in `loom-tests/` only.
 #[cfg(loom)]

@@ -29,10 +29,10 @@ use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
 use mio::event::Source;
-use mio::{Interest, Token};
+use mio::Token;
 use tempo_park::coop;
 
-use crate::ready::Direction;
+use crate::ready::{Direction, Interest, Ready};
 use crate::recv_ahead::{RecvAhead, RecvAttempt};
 use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
 use crate::{wake_batch, Handle};
@@ -59,7 +59,7 @@ impl Registration {
         registration.handle.shared.registry.register(
             source,
             token,
-            Interest::READABLE | Interest::WRITABLE,
+            mio::Interest::READABLE | mio::Interest::WRITABLE,
         )?;
         // On error, `registration` is dropped here and frees the slot.
         Ok(registration)
@@ -96,6 +96,34 @@ impl Registration {
             let result = ready!(waiter.poll_ready(cx));
             progress.made_progress();
             Poll::Ready(result.map(|_| ()))
+        })
+        .await
+    }
+
+    /// Waits until the socket is ready for any part of `interest`, without
+    /// doing I/O, and returns the readiness states `interest` covers (async
+    /// form: one waiter entry per direction of interest, so a socket ready
+    /// in either direction completes it).
+    pub(crate) async fn ready_for(&self, interest: Interest) -> io::Result<Ready> {
+        if interest.is_readable() && self.recv_ahead().has_held() {
+            // A datagram received ahead is readable without an event.
+            return Ok((self.io.snapshot().ready() | Ready::READABLE) & interest.mask());
+        }
+        let mut read = interest
+            .is_readable()
+            .then(|| Waiter::new(&self.io, Direction::Read));
+        let mut write = interest
+            .is_writable()
+            .then(|| Waiter::new(&self.io, Direction::Write));
+        poll_fn(|cx| {
+            let progress = ready!(coop::poll_proceed(cx));
+            for waiter in [read.as_mut(), write.as_mut()].into_iter().flatten() {
+                if let Poll::Ready(result) = waiter.poll_ready(cx) {
+                    progress.made_progress();
+                    return Poll::Ready(result.map(|event| event.ready() & interest.mask()));
+                }
+            }
+            Poll::Pending
         })
         .await
     }

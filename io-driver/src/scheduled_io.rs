@@ -83,6 +83,11 @@ impl ReadyEvent {
     pub fn is_ready(&self, direction: Direction) -> bool {
         !self.ready.intersection(direction.mask()).is_empty()
     }
+
+    /// The readiness states of the snapshot.
+    pub(crate) fn ready(&self) -> Ready {
+        self.ready
+    }
 }
 
 /// The wakers waiting in one direction: the `poll_*` slot and the async

@@ -243,6 +243,44 @@ fn held_datagram_comes_first_without_a_syscall() {
     );
 }
 
+/// Every way to look at or take the next datagram sees a held one first,
+/// without a syscall and without waiting for an event: `peek_sender`,
+/// `ready(READABLE)` and the `bytes` receives.
+#[test]
+fn held_datagram_is_seen_by_peek_sender_ready_and_buf_receives() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    let from = sender.local_addr().unwrap();
+    sender.send_to(b"a", to).unwrap();
+    sender.send_to(b"b", to).unwrap();
+    sender.send_to(b"c", to).unwrap();
+    let mut buf = [0u8; 8];
+    block_on(&mut driver, socket.recv(&mut buf)).unwrap();
+    assert_eq!(kernel_queued(&socket), 1, "b is held, c is in the kernel");
+
+    assert_eq!(socket.try_peek_sender().unwrap(), from);
+    assert_eq!(block_on(&mut driver, socket.peek_sender()).unwrap(), from);
+    let ready = block_on(&mut driver, socket.ready(tempo_io::Interest::READABLE)).unwrap();
+    assert!(ready.is_readable(), "held: readable at once");
+
+    let mut bytes = Vec::with_capacity(64);
+    let (n, got_from) = block_on(&mut driver, socket.recv_buf_from(&mut bytes)).unwrap();
+    assert_eq!(
+        (n, &bytes[..], got_from),
+        (1, &b"b"[..], from),
+        "the held one first"
+    );
+    bytes.clear();
+    assert_eq!(socket.try_recv_buf(&mut bytes).unwrap(), 1);
+    assert_eq!(&bytes[..], b"c");
+    assert_eq!(
+        socket.try_recv_buf(&mut bytes).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock
+    );
+}
+
 /// A receive-ahead call that got one datagram knows the socket is
 /// drained: the next receive, even in a later dispatch round, waits for a
 /// readiness event *without a syscall* (a datagram sent meanwhile stays in

@@ -313,8 +313,8 @@ impl Builder {
     ///
     /// The runtime configures the I/O driver before handing it over (under
     /// [`max_throttling`](Self::max_throttling), the deferred drain retry of
-    /// datagram receives is on) and enters its handle while it runs: the
-    /// host's driver only has to forward `park*`, `unpark` and `stats`
+    /// datagram receives is on; host names resolve on the blocking pool)
+    /// and enters its handle while it runs: the host's driver only has to forward `park*`, `unpark` and `stats`
     /// (adding its own counts), following the contract of [`tempo_park`].
     /// `make` runs on the thread that calls [`build`](Self::build), the
     /// first time only.
@@ -427,6 +427,9 @@ impl Builder {
             }),
         };
         let blocking = BlockingPool::new(self.blocking.clone());
+        if let Some(io) = &driver.handles().io {
+            crate::net::resolve_on_pool(io, &blocking);
+        }
         Ok(Runtime::from_core(SchedulerCore::new(
             driver, scheduler, blocking,
         )))

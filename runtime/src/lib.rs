@@ -41,6 +41,9 @@
 //!   [`net`] stream types (tempo-io's feature of the same name).
 //! * `tokio-io`: `tokio::io::AsyncRead` / `AsyncWrite` for the same types,
 //!   so tokio-util codecs run on Tempo (tempo-io's feature).
+//! * `bytes`: the [`net`] receive methods that take a `bytes::BufMut`
+//!   (`recv_buf`, `recv_buf_from`, `try_recv_buf`, `try_recv_buf_from`,
+//!   `try_read_buf`; tempo-io's feature).
 //!
 //! ```toml
 //! tempo = { version = "0.1", features = ["tokio-io"] }
@@ -55,6 +58,7 @@ mod current;
 mod driver;
 pub mod fs;
 mod handle;
+pub mod io;
 mod metrics;
 pub mod net;
 pub mod runtime;

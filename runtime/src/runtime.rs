@@ -19,6 +19,10 @@ pub use crate::scheduler::Turn;
 /// Tempo's I/O driver, as handed to a host's driver by
 /// [`Builder::with_park_fn`].
 pub use tempo_io::Driver as IoDriver;
+/// The handle of a runtime's I/O driver (`IoHandle::current()` inside the
+/// runtime), e.g. to install a [`Resolve`](crate::net::Resolve) of your own
+/// with [`IoHandle::set_resolver`].
+pub use tempo_io::Handle as IoHandle;
 
 /// A single-thread Tempo runtime: a scheduler, its driver, and every task
 /// spawned onto it.

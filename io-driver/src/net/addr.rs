@@ -1,35 +1,310 @@
-//! Address resolution shared by the `bind`/`connect` constructors.
+//! Address resolution: [`ToSocketAddrs`], [`lookup_host`], and the
+//! [`Resolve`] seam that moves host-name lookups off the runtime's thread.
+//!
+//! # Why a trait of our own
+//!
+//! `std::net::ToSocketAddrs` resolves host names with a blocking
+//! `getaddrinfo`, on the calling thread: on a runtime's thread, a slow DNS
+//! server would stall every task of the runtime. So, as tokio does, the
+//! socket constructors take a sealed [`ToSocketAddrs`] implemented for the
+//! same types as std's, which tells *addresses* (a `SocketAddr`, an
+//! `(IpAddr, u16)`, a string that parses as `ip:port`) from *names*.
+//!
+//! * Addresses, the common case, are used as they are: no allocation, no
+//!   thread hop, no `getaddrinfo`.
+//! * Names go to the [`Resolve`] installed on the socket's driver
+//!   ([`Handle::set_resolver`]); the `tempo` runtime installs one that runs
+//!   `getaddrinfo` on its blocking pool. Without one (tempo-io used alone)
+//!   names are resolved inline, blocking the calling thread, as
+//!   `std::net` does.
 
+use std::fmt;
+use std::future::Future;
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+use std::pin::Pin;
+use std::sync::Arc;
 
-/// Calls `f` with each address `addr` resolves to, returning the first
-/// success or the last error.
-pub(crate) fn each_addr<A: ToSocketAddrs, T>(
-    addr: A,
+use crate::Handle;
+
+/// A host-name lookup in progress: what [`Resolve::resolve`] returns.
+pub type Resolving = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send>>;
+
+/// Resolves host names for the sockets of one driver, off the thread that
+/// asks; installed with [`Handle::set_resolver`].
+///
+/// Only names reach it: addresses that are already IPs never do (see
+/// [`ToSocketAddrs`]). The `tempo` runtime installs one that runs
+/// `std::net::ToSocketAddrs` on its blocking pool.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use std::sync::Arc;
+/// use tempo_io::net::{Resolve, Resolving};
+///
+/// /// Resolves every name to localhost: a test double.
+/// struct Localhost;
+///
+/// impl Resolve for Localhost {
+///     fn resolve(&self, host_and_port: String) -> Resolving {
+///         let port = host_and_port.rsplit(':').next().and_then(|p| p.parse().ok());
+///         Box::pin(async move {
+///             let port = port.ok_or(std::io::ErrorKind::InvalidInput)?;
+///             Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
+///         })
+///     }
+/// }
+///
+/// let driver = tempo_io::Driver::new()?;
+/// driver.handle().set_resolver(Arc::new(Localhost));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub trait Resolve: Send + Sync + 'static {
+    /// Resolves `host_and_port` (`"example.com:443"`, any string
+    /// `std::net::ToSocketAddrs` accepts) to its addresses.
+    fn resolve(&self, host_and_port: String) -> Resolving;
+}
+
+/// The resolver of a driver, if one was installed.
+#[derive(Default)]
+pub(crate) struct ResolverSlot(parking_lot::RwLock<Option<Arc<dyn Resolve>>>);
+
+impl ResolverSlot {
+    pub(crate) fn set(&self, resolver: Arc<dyn Resolve>) {
+        *self.0.write() = Some(resolver);
+    }
+
+    fn get(&self) -> Option<Arc<dyn Resolve>> {
+        self.0.read().clone()
+    }
+}
+
+impl fmt::Debug for ResolverSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ResolverSlot")
+            .field("installed", &self.0.read().is_some())
+            .finish()
+    }
+}
+
+/// Addresses to bind, connect or send to: tokio's sealed
+/// `tokio::net::ToSocketAddrs`, implemented for the types std's
+/// `ToSocketAddrs` is (`SocketAddr`, `(IpAddr, u16)`, `"host:port"`,
+/// `(&str, u16)`, `&[SocketAddr]`, `String`, references).
+///
+/// IP addresses are used at once; host names are resolved by the driver's
+/// [`Resolve`] (the runtime's blocking pool under `tempo`), or inline
+/// without one. It cannot be implemented outside this crate.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// use std::net::{Ipv4Addr, SocketAddr};
+/// use tempo_io::net::UdpSocket;
+///
+/// let a = UdpSocket::bind("127.0.0.1:0").await?;                     // parsed, no lookup
+/// let b = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;          // no lookup
+/// let c = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+/// let d = UdpSocket::bind("localhost:0").await?;                     // a name: resolved
+/// # drop((a, b, c, d)); Ok(()) }
+/// ```
+pub trait ToSocketAddrs: sealed::ToSocketAddrsPriv {}
+
+pub(crate) mod sealed {
+    use super::Addrs;
+
+    /// What an argument is: addresses, or a name to resolve.
+    #[derive(Debug)]
+    pub enum Lookup<'a> {
+        /// Already addresses.
+        Addrs(Addrs<'a>),
+        /// A `host:port` name for the resolver.
+        Name(String),
+    }
+
+    /// The sealed half of [`ToSocketAddrs`](super::ToSocketAddrs).
+    pub trait ToSocketAddrsPriv {
+        fn lookup(&self) -> Lookup<'_>;
+    }
+}
+
+use sealed::{Lookup, ToSocketAddrsPriv};
+
+/// The addresses an argument stands for, borrowed or owned.
+#[derive(Debug)]
+pub enum Addrs<'a> {
+    One(Option<SocketAddr>),
+    Slice(std::iter::Copied<std::slice::Iter<'a, SocketAddr>>),
+    Owned(std::vec::IntoIter<SocketAddr>),
+}
+
+impl Iterator for Addrs<'_> {
+    type Item = SocketAddr;
+
+    fn next(&mut self) -> Option<SocketAddr> {
+        match self {
+            Addrs::One(one) => one.take(),
+            Addrs::Slice(slice) => slice.next(),
+            Addrs::Owned(owned) => owned.next(),
+        }
+    }
+}
+
+/// Implements the trait for types that convert to one `SocketAddr`.
+macro_rules! one_address {
+    ($($ty:ty),*) => {$(
+        impl ToSocketAddrs for $ty {}
+        impl ToSocketAddrsPriv for $ty {
+            fn lookup(&self) -> Lookup<'_> {
+                Lookup::Addrs(Addrs::One(Some(SocketAddr::from(*self))))
+            }
+        }
+    )*};
+}
+
+one_address!(
+    SocketAddr,
+    SocketAddrV4,
+    SocketAddrV6,
+    (IpAddr, u16),
+    (Ipv4Addr, u16),
+    (Ipv6Addr, u16)
+);
+
+impl ToSocketAddrs for [SocketAddr] {}
+impl ToSocketAddrsPriv for [SocketAddr] {
+    fn lookup(&self) -> Lookup<'_> {
+        Lookup::Addrs(Addrs::Slice(self.iter().copied()))
+    }
+}
+
+impl ToSocketAddrs for str {}
+impl ToSocketAddrsPriv for str {
+    fn lookup(&self) -> Lookup<'_> {
+        match self.parse::<SocketAddr>() {
+            Ok(addr) => Lookup::Addrs(Addrs::One(Some(addr))),
+            Err(_) => Lookup::Name(self.to_owned()),
+        }
+    }
+}
+
+impl ToSocketAddrs for String {}
+impl ToSocketAddrsPriv for String {
+    fn lookup(&self) -> Lookup<'_> {
+        self.as_str().lookup()
+    }
+}
+
+/// `(host, port)`: an address if `host` is an IP, else a name.
+fn host_and_port(host: &str, port: u16) -> Lookup<'static> {
+    match host.parse::<IpAddr>() {
+        Ok(ip) => Lookup::Addrs(Addrs::One(Some(SocketAddr::new(ip, port)))),
+        Err(_) => Lookup::Name(format!("{host}:{port}")),
+    }
+}
+
+impl ToSocketAddrs for (&str, u16) {}
+impl ToSocketAddrsPriv for (&str, u16) {
+    fn lookup(&self) -> Lookup<'_> {
+        host_and_port(self.0, self.1)
+    }
+}
+
+impl ToSocketAddrs for (String, u16) {}
+impl ToSocketAddrsPriv for (String, u16) {
+    fn lookup(&self) -> Lookup<'_> {
+        host_and_port(&self.0, self.1)
+    }
+}
+
+impl<T: ToSocketAddrs + ?Sized> ToSocketAddrs for &T {}
+impl<T: ToSocketAddrs + ?Sized> ToSocketAddrsPriv for &T {
+    fn lookup(&self) -> Lookup<'_> {
+        (**self).lookup()
+    }
+}
+
+/// The addresses `addr` stands for: at once for IP addresses; for a name,
+/// through `handle`'s resolver, or inline if there is none.
+pub(crate) async fn resolve<'a, A: ToSocketAddrs + ?Sized>(
+    addr: &'a A,
+    handle: Option<&Handle>,
+) -> io::Result<Addrs<'a>> {
+    let name = match addr.lookup() {
+        Lookup::Addrs(addrs) => return Ok(addrs),
+        Lookup::Name(name) => name,
+    };
+    let addrs = match handle.and_then(|handle| handle.shared.resolver.get()) {
+        Some(resolver) => resolver.resolve(name).await?,
+        None => std::net::ToSocketAddrs::to_socket_addrs(&name)?.collect(),
+    };
+    Ok(Addrs::Owned(addrs.into_iter()))
+}
+
+/// Calls `f` with each address `addr` stands for (resolved through
+/// `handle`), returning the first success or the last error.
+pub(crate) async fn each_addr<A: ToSocketAddrs + ?Sized, T>(
+    addr: &A,
+    handle: &Handle,
     mut f: impl FnMut(SocketAddr) -> io::Result<T>,
 ) -> io::Result<T> {
     let mut last_error = None;
-    for addr in addr.to_socket_addrs()? {
+    for addr in resolve(addr, Some(handle)).await? {
         match f(addr) {
             Ok(value) => return Ok(value),
             Err(e) => last_error = Some(e),
         }
     }
-    Err(last_error.unwrap_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "could not resolve to any address",
-        )
-    }))
+    Err(last_error.unwrap_or_else(no_address))
 }
 
-/// The single address `addr` resolves to first (for `send_to`).
-pub(crate) fn first_addr<A: ToSocketAddrs>(addr: A) -> io::Result<SocketAddr> {
-    addr.to_socket_addrs()?.next().ok_or_else(|| {
-        io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "could not resolve to any address",
-        )
-    })
+/// The first address `addr` stands for (for `send_to`).
+pub(crate) async fn first_addr<A: ToSocketAddrs + ?Sized>(
+    addr: &A,
+    handle: &Handle,
+) -> io::Result<SocketAddr> {
+    resolve(addr, Some(handle))
+        .await?
+        .next()
+        .ok_or_else(no_address)
+}
+
+/// The error for a name that resolved to nothing.
+pub(crate) fn no_address() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        "could not resolve to any address",
+    )
+}
+
+/// Resolves `host` to its addresses, as tokio's `lookup_host`: IP addresses
+/// at once, names through the current driver's [`Resolve`] (under `tempo`,
+/// on the runtime's blocking pool, so the runtime's other tasks keep
+/// running), or inline when no driver or resolver is current.
+///
+/// ```no_run
+/// # async fn demo() -> std::io::Result<()> {
+/// for addr in tempo_io::net::lookup_host("localhost:8080").await? {
+///     println!("localhost:8080 is {addr}");
+/// }
+/// # Ok(()) }
+/// ```
+pub async fn lookup_host<T: ToSocketAddrs>(
+    host: T,
+) -> io::Result<impl Iterator<Item = SocketAddr>> {
+    let handle = Handle::try_current().ok();
+    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref()).await?.collect();
+    Ok(addrs.into_iter())
+}
+
+impl Handle {
+    /// Installs the resolver that the sockets of this driver use for host
+    /// names (replacing any previous one); see [`Resolve`]. Without one,
+    /// names are resolved inline on the calling thread.
+    ///
+    /// The `tempo` runtime installs one on its blocking pool when it is
+    /// built; a host that drives [`Driver`](crate::Driver) itself installs
+    /// its own (see [`Resolve`] for an example).
+    pub fn set_resolver(&self, resolver: Arc<dyn Resolve>) {
+        self.shared.resolver.set(resolver);
+    }
 }

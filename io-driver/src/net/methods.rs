@@ -87,6 +87,38 @@ macro_rules! readiness_methods {
     )*};
 }
 
+/// `ready(Interest)` of a socket type `$ty` (after `readiness_methods!`).
+macro_rules! ready_method {
+    ($ty:ident) => {
+        /// Waits until the socket is ready for any part of `interest`, and
+        /// returns the readiness states found (a subset of what `interest`
+        /// covers; a closed side or an error counts as ready), as tokio's
+        /// `ready`. Nothing is read or written: follow with `try_*`
+        /// operations, whose `WouldBlock` makes the next `ready` wait for a
+        /// new event. Any number of tasks may wait at once.
+        ///
+        /// ```no_run
+        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// use tempo_io::Interest;
+        ///
+        /// let ready = socket.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        /// if ready.is_readable() {
+        ///     // a `try_*` read now; `WouldBlock` means someone else took it
+        /// }
+        /// if ready.is_writable() {
+        ///     // a `try_*` write now
+        /// }
+        /// # Ok(()) }
+        /// ```
+        pub async fn ready(
+            &self,
+            interest: $crate::Interest,
+        ) -> ::std::io::Result<$crate::Ready> {
+            self.io.registration.ready_for(interest).await
+        }
+    };
+}
+
 /// One operation in its three forms: async (own waiter entry), `poll_*`
 /// (the direction's `poll_*` slot) and `try_*` (no waiting).
 ///
@@ -320,6 +352,162 @@ macro_rules! accept_methods {
             let (stream, addr) = accepted?;
             let handle = self.io.registration.handle().clone();
             $stream::from_mio(stream, handle).map(|stream| (stream, addr))
+        }
+    };
+}
+
+/// `recv_buf`, `recv_buf_from`, `try_recv_buf` and `try_recv_buf_from` of
+/// a datagram socket type `$ty` whose peer addresses are `$addr` (feature
+/// `bytes`; see `net/buf.rs`). The async forms follow the deferred-receive
+/// rule, as `recv` and `recv_from` do.
+macro_rules! datagram_buf_methods {
+    ($ty:ident, $addr:ty, $decode:ident) => {
+        /// Receives a datagram from the connected peer into `buf`'s spare
+        /// capacity (at most its current `chunk_mut`; a longer datagram is
+        /// truncated) and returns its length. Needs the `bytes` feature.
+        ///
+        /// ```no_run
+        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// let mut buf = Vec::with_capacity(1500);
+        /// let len = socket.recv_buf(&mut buf).await?;
+        /// assert_eq!(buf.len(), len);
+        /// # Ok(()) }
+        /// ```
+        #[cfg(feature = "bytes")]
+        pub async fn recv_buf<B: ::bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> ::std::io::Result<usize> {
+            let io = &*self.io;
+            self.io
+                .registration
+                .recv_io(|attempt, ahead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    $crate::net::buf::read_into(buf, |dst| {
+                        let got = ahead.recv(fd, attempt, dst)?;
+                        Ok((got.len, got.drained))
+                    })
+                })
+                .await
+        }
+
+        /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
+        /// syscall, else one syscall), or fails
+        /// with `WouldBlock`. Needs the `bytes` feature.
+        ///
+        /// ```no_run
+        #[doc = concat!("# fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// let mut buf = bytes::BytesMut::with_capacity(1500);
+        /// match socket.try_recv_buf(&mut buf) {
+        ///     Ok(len) => assert_eq!(buf.len(), len),
+        ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        ///     Err(e) => return Err(e),
+        /// }
+        /// # Ok(()) }
+        /// ```
+        #[cfg(feature = "bytes")]
+        pub fn try_recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
+            let io = &*self.io;
+            self.io.registration.try_recv_io(|attempt, ahead| {
+                let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                $crate::net::buf::read_into(buf, |dst| {
+                    let got = ahead.recv(fd, attempt, dst)?;
+                    Ok((got.len, got.drained))
+                })
+            })
+        }
+
+        /// Receives a datagram into `buf`'s spare capacity (at most its
+        /// current `chunk_mut`; a longer datagram is truncated) and returns
+        /// its length and source. Needs the `bytes` feature.
+        ///
+        /// ```no_run
+        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// let mut buf = Vec::with_capacity(1500);
+        /// let (len, from) = socket.recv_buf_from(&mut buf).await?;
+        /// # let _ = (len, from); Ok(()) }
+        /// ```
+        #[cfg(feature = "bytes")]
+        pub async fn recv_buf_from<B: ::bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> ::std::io::Result<(usize, $addr)> {
+            let io = &*self.io;
+            self.io
+                .registration
+                .recv_io(|attempt, ahead| {
+                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                    $crate::net::buf::read_into(buf, |dst| {
+                        let got = ahead.recv(fd, attempt, dst)?;
+                        Ok((got.len, (got.addr.$decode()?, got.drained)))
+                    })
+                    .map(|(len, (addr, drained))| ((len, addr), drained))
+                })
+                .await
+        }
+
+        /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
+        /// without a syscall, else one syscall), or fails with `WouldBlock`.
+        /// Needs the `bytes` feature.
+        ///
+        /// ```no_run
+        #[doc = concat!("# fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// let mut buf = bytes::BytesMut::with_capacity(1500);
+        /// if let Ok((len, from)) = socket.try_recv_buf_from(&mut buf) {
+        ///     println!("{len} bytes from {from:?}");
+        /// }
+        /// # Ok(()) }
+        /// ```
+        #[cfg(feature = "bytes")]
+        pub fn try_recv_buf_from<B: ::bytes::BufMut>(
+            &self,
+            buf: &mut B,
+        ) -> ::std::io::Result<(usize, $addr)> {
+            let io = &*self.io;
+            self.io.registration.try_recv_io(|attempt, ahead| {
+                let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
+                $crate::net::buf::read_into(buf, |dst| {
+                    let got = ahead.recv(fd, attempt, dst)?;
+                    Ok((got.len, (got.addr.$decode()?, got.drained)))
+                })
+                .map(|(len, (addr, drained))| ((len, addr), drained))
+            })
+        }
+    };
+}
+
+/// `try_read_buf` of a byte stream type `$ty` (feature `bytes`).
+macro_rules! stream_buf_methods {
+    ($ty:ident) => {
+        /// Reads into `buf`'s spare capacity now (always one syscall; at
+        /// most its current `chunk_mut`), or fails with `WouldBlock`;
+        /// `Ok(0)` at end of stream. Needs the `bytes` feature.
+        ///
+        /// ```no_run
+        #[doc = concat!("# async fn demo(stream: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// let mut buf = bytes::BytesMut::with_capacity(4096);
+        /// loop {
+        ///     stream.readable().await?;
+        ///     match stream.try_read_buf(&mut buf) {
+        ///         Ok(0) => break, // end of stream
+        ///         Ok(_) => {}
+        ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+        ///         Err(e) => return Err(e),
+        ///     }
+        ///     buf.reserve(4096);
+        /// }
+        /// # Ok(()) }
+        /// ```
+        #[cfg(feature = "bytes")]
+        pub fn try_read_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
+            self.io
+                .registration
+                .try_io($crate::ready::Direction::Read, || {
+                    $crate::net::buf::read_into(buf, |dst| {
+                        Ok((::std::io::Read::read(&mut &*self.io, dst)?, ()))
+                    })
+                })
+                .map(|(len, ())| len)
         }
     };
 }

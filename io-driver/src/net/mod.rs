@@ -6,9 +6,11 @@
 //! * `try_*` methods always attempt the syscall (see the [crate docs](crate)).
 //! * `poll_recv*` / `poll_read` take `&mut [u8]` and return the byte count
 //!   (tokio takes its own `ReadBuf`).
-//! * Address arguments take [`std::net::ToSocketAddrs`]; name resolution is
-//!   synchronous (it blocks the thread for host names: pass IP addresses in
-//!   latency-sensitive code). Each resolved address is tried in turn.
+//! * Address arguments take this module's sealed [`ToSocketAddrs`] (as
+//!   tokio's): IP addresses are used at once, host names go to the driver's
+//!   [`Resolve`] (the `tempo` runtime's blocking pool), or are resolved
+//!   inline when tempo-io is used without one. Each address is tried in
+//!   turn.
 //!
 //! As in tokio, any number of tasks may await one socket in each direction
 //! (for example a receive loop and a request/response helper sharing an
@@ -61,14 +63,19 @@ mod methods;
 
 mod addr;
 mod batch;
+#[cfg(feature = "bytes")]
+mod buf;
 pub(crate) mod mmsg;
 mod tcp;
 mod udp;
 mod unix;
 
+pub(crate) use addr::ResolverSlot;
+pub use addr::{lookup_host, Resolve, Resolving, ToSocketAddrs};
 pub use batch::{RecvBatch, SendBatch, MAX_BATCH};
 pub use tcp::{
-    OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpStream, WriteHalf,
+    OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpSocket, TcpStream,
+    WriteHalf,
 };
 pub use udp::UdpSocket;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};

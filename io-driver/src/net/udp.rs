@@ -3,12 +3,14 @@
 //! exactly one `recvfrom`.
 
 use std::io;
-use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::task::{Context, Poll};
 
 use crate::net::addr::{each_addr, first_addr};
+use crate::net::ToSocketAddrs;
 use crate::poll_io::PollIo;
 use crate::ready::Direction;
+use crate::Handle;
 
 /// An async UDP socket, registered with the current thread's I/O driver.
 ///
@@ -31,17 +33,21 @@ pub struct UdpSocket {
 impl_fd_traits!(UdpSocket);
 
 impl UdpSocket {
-    /// Binds a socket to the first address of `addr` that works.
+    /// Binds a socket to the first address of `addr` that works (a host
+    /// name is resolved off the runtime's thread, see
+    /// [`ToSocketAddrs`]).
     ///
     /// Fails with [`io::ErrorKind::AddrInUse`] if the port is taken, and if
     /// no I/O driver is current on this thread.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
-        each_addr(addr, |addr| {
+        let handle = Handle::try_current()?;
+        each_addr(&addr, &handle, |addr| {
             let socket = mio::net::UdpSocket::bind(addr)?;
             Ok(UdpSocket {
-                io: PollIo::new(socket)?,
+                io: PollIo::with_handle(socket, handle.clone())?,
             })
         })
+        .await
     }
 
     /// Registers a std socket with the current driver (and makes it
@@ -73,16 +79,20 @@ impl UdpSocket {
 
     /// Sets the default destination and filters received datagrams to it.
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
-        each_addr(addr, |addr| self.io.connect(addr))
+        each_addr(&addr, self.io.registration.handle(), |addr| {
+            self.io.connect(addr)
+        })
+        .await
     }
 
     datagram_readiness_methods!();
 
     datagram_methods!(SocketAddr, inet_addr);
 
-    /// Sends to `target` (resolved synchronously; its first address is used).
+    /// Sends to `target` (its first address; a host name is resolved off
+    /// the runtime's thread, see [`ToSocketAddrs`]).
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
-        let target = first_addr(target)?;
+        let target = first_addr(&target, self.io.registration.handle()).await?;
         self.io
             .registration
             .io(Direction::Write, || self.io.send_to(buf, target))
@@ -194,4 +204,41 @@ impl UdpSocket {
         /// Takes the pending `SO_ERROR` (e.g. an ICMP "port unreachable").
         fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
     }
+
+    ready_method!(UdpSocket);
+
+    /// The source address of the next datagram, without removing it
+    /// from the queue (tokio's `peek_sender`): a zero-length
+    /// `recvfrom(MSG_PEEK)`, so the datagram's contents are not copied (or the
+    /// held datagram's source, without a syscall, if one is held).
+    /// Use it to decide where a datagram goes before receiving it into
+    /// the right buffer.
+    ///
+    /// ```no_run
+    /// # async fn demo(socket: &tempo_io::net::UdpSocket) -> std::io::Result<()> {
+    /// let from = socket.peek_sender().await?;
+    /// let mut buf = [0u8; 1500];
+    /// let (len, same) = socket.recv_from(&mut buf).await?;
+    /// assert_eq!(from, same); // the peeked datagram is still the next one
+    /// # let _ = len; Ok(()) }
+    /// ```
+    pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
+        self.peek_from(&mut []).await.map(|(_, from)| from)
+    }
+
+    /// Polls [`peek_sender`](Self::peek_sender).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
+        self.poll_peek_from(cx, &mut []).map_ok(|(_, from)| from)
+    }
+
+    /// [`peek_sender`](Self::peek_sender) now (the held datagram's source,
+    /// else always one syscall), or fails with `WouldBlock`.
+    pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
+        self.try_peek_from(&mut []).map(|(_, from)| from)
+    }
+
+    datagram_buf_methods!(UdpSocket, SocketAddr, inet_addr);
 }

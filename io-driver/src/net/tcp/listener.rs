@@ -2,11 +2,16 @@
 //! registered with the listener's driver.
 
 use std::io;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 
 use crate::net::addr::each_addr;
-use crate::net::TcpStream;
+use crate::net::{TcpSocket, TcpStream, ToSocketAddrs};
 use crate::poll_io::PollIo;
+use crate::Handle;
+
+/// The backlog of [`TcpListener::bind`]: 1,024 pending connections, as
+/// tokio (the kernel caps it at `net.core.somaxconn`).
+const DEFAULT_BACKLOG: u32 = 1024;
 
 /// An async TCP listener.
 ///
@@ -23,15 +28,26 @@ pub struct TcpListener {
 impl_fd_traits!(TcpListener);
 
 impl TcpListener {
-    /// Binds to the first address of `addr` that works (`SO_REUSEADDR` is
-    /// set, as mio and tokio do). A port in use gives
-    /// [`io::ErrorKind::AddrInUse`].
+    /// Binds to the first address of `addr` that works (a host name is
+    /// resolved off the runtime's thread, see [`ToSocketAddrs`]) and
+    /// listens, with `SO_REUSEADDR` set as mio and tokio do. A port in use
+    /// gives [`io::ErrorKind::AddrInUse`].
+    ///
+    /// The backlog (connections the kernel queues before `accept`) is
+    /// 1,024 connections as in tokio, not
+    /// std's and mio's 128, which a burst of a few hundred clients
+    /// overflows (each refused SYN is retried a second later). Use
+    /// [`TcpSocket::listen`](crate::net::TcpSocket::listen) to choose
+    /// another.
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
-        each_addr(addr, |addr| {
-            Ok(TcpListener {
-                io: PollIo::new(mio::net::TcpListener::bind(addr)?)?,
-            })
+        let handle = Handle::try_current()?;
+        each_addr(&addr, &handle, |addr| {
+            let socket = TcpSocket::new_for_addr(addr)?;
+            socket.set_reuseaddr(true)?;
+            socket.bind(addr)?;
+            socket.listen(DEFAULT_BACKLOG)
         })
+        .await
     }
 
     /// Registers a std listener with the current driver (and makes it

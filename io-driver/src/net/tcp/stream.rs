@@ -1,10 +1,11 @@
 //! [`TcpStream`]: a connected TCP socket.
 
 use std::io;
-use std::net::{Shutdown, SocketAddr, ToSocketAddrs};
+use std::net::{Shutdown, SocketAddr};
 
+use crate::net::addr::{no_address, resolve};
 use crate::net::tcp::split::{split, split_owned};
-use crate::net::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, WriteHalf};
+use crate::net::{OwnedReadHalf, OwnedWriteHalf, ReadHalf, ToSocketAddrs, WriteHalf};
 use crate::poll_io::PollIo;
 use crate::ready::Direction;
 use crate::Handle;
@@ -28,27 +29,41 @@ impl TcpStream {
         })
     }
 
-    /// Connects to the first address of `addr` that accepts. A refused
-    /// connection fails with [`io::ErrorKind::ConnectionRefused`].
+    /// Connects to the first address of `addr` that accepts (a host name
+    /// is resolved off the runtime's thread, see [`ToSocketAddrs`]). A
+    /// refused connection fails with [`io::ErrorKind::ConnectionRefused`].
+    ///
+    /// ```no_run
+    /// # async fn demo() -> std::io::Result<()> {
+    /// use tempo_io::net::TcpStream;
+    ///
+    /// let stream = TcpStream::connect("127.0.0.1:8080").await?;
+    /// stream.write_all(b"hello").await?;
+    /// # Ok(()) }
+    /// ```
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
+        let handle = Handle::try_current()?;
         let mut last_error = None;
-        for addr in addr.to_socket_addrs()? {
-            match TcpStream::connect_addr(addr).await {
+        for addr in resolve(&addr, Some(&handle)).await? {
+            let connected = match mio::net::TcpStream::connect(addr) {
+                Ok(stream) => TcpStream::connected(stream, handle.clone()).await,
+                Err(e) => Err(e),
+            };
+            match connected {
                 Ok(stream) => return Ok(stream),
                 Err(e) => last_error = Some(e),
             }
         }
-        Err(last_error.unwrap_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidInput,
-                "could not resolve to any address",
-            )
-        }))
+        Err(last_error.unwrap_or_else(no_address))
     }
 
-    async fn connect_addr(addr: SocketAddr) -> io::Result<TcpStream> {
-        let stream =
-            TcpStream::from_mio(mio::net::TcpStream::connect(addr)?, Handle::try_current()?)?;
+    /// Registers a stream whose non-blocking connect is under way and
+    /// waits for the outcome.
+    pub(crate) async fn connected(
+        stream: mio::net::TcpStream,
+        handle: Handle,
+    ) -> io::Result<TcpStream> {
+        let stream = TcpStream::from_mio(stream, handle)?;
         stream
             .io
             .registration
@@ -138,4 +153,8 @@ impl TcpStream {
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
         split_owned(self)
     }
+
+    ready_method!(TcpStream);
+
+    stream_buf_methods!(TcpStream);
 }

@@ -117,4 +117,8 @@ impl UnixDatagram {
             .registration
             .try_io(Direction::Write, || self.io.send_to(buf, path))
     }
+
+    ready_method!(UnixDatagram);
+
+    datagram_buf_methods!(UnixDatagram, SocketAddr, unix_addr);
 }

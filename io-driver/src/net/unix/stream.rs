@@ -83,4 +83,8 @@ impl UnixStream {
     pub(crate) fn shutdown_write(&self) -> io::Result<()> {
         self.io.shutdown(Shutdown::Write)
     }
+
+    ready_method!(UnixStream);
+
+    stream_buf_methods!(UnixStream);
 }

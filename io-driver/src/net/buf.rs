@@ -1,0 +1,56 @@
+//! Receiving into a [`bytes::BufMut`] (feature `bytes`): the `*_buf`
+//! methods of the net types.
+//!
+//! tokio receives straight into the buffer's uninitialized spare capacity,
+//! which takes `unsafe` (`advance_mut`). tempo-io has no `unsafe` outside
+//! its FFI calls, so the bytes land in an initialized scratch buffer first
+//! and are copied with the safe `put_slice`: one `memcpy` of what was
+//! received, next to a syscall. The scratch is per thread and reused (it
+//! grows to the largest chunk asked for, up to 64 KiB, and allocates only
+//! while it grows); a larger chunk gets a temporary buffer of its own.
+//!
+//! As in tokio, one call fills at most the buffer's current
+//! [`chunk_mut`](bytes::BufMut::chunk_mut) (a `Vec` or `BytesMut` at full
+//! capacity first grows by 64 bytes): a datagram longer than that is
+//! truncated, so reserve room for the largest datagram first.
+
+use std::cell::RefCell;
+use std::io;
+
+use bytes::BufMut;
+
+/// The largest scratch buffer a thread keeps between calls.
+const KEEP: usize = 64 * 1024;
+
+std::thread_local! {
+    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Runs `op` (one receive syscall) on a scratch buffer as long as `buf`'s
+/// current chunk, and appends the `n` bytes it reports to `buf`.
+pub(crate) fn read_into<B: BufMut + ?Sized, T>(
+    buf: &mut B,
+    op: impl FnOnce(&mut [u8]) -> io::Result<(usize, T)>,
+) -> io::Result<(usize, T)> {
+    let len = buf.chunk_mut().len();
+    if len > KEEP {
+        return fill(buf, &mut vec![0; len], op);
+    }
+    SCRATCH.with(|scratch| {
+        let mut scratch = scratch.borrow_mut();
+        if scratch.len() < len {
+            scratch.resize(len, 0);
+        }
+        fill(buf, &mut scratch[..len], op)
+    })
+}
+
+fn fill<B: BufMut + ?Sized, T>(
+    buf: &mut B,
+    scratch: &mut [u8],
+    op: impl FnOnce(&mut [u8]) -> io::Result<(usize, T)>,
+) -> io::Result<(usize, T)> {
+    let (n, extra) = op(scratch)?;
+    buf.put_slice(&scratch[..n]);
+    Ok((n, extra))
+}
