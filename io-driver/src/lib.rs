@@ -48,9 +48,9 @@
 //!   streams).
 //!
 //! `libc` (already in the dependency tree through mio) is a dependency for
-//! the socket calls std and mio lack ([`net::TcpSocket`]'s options, `bind`
-//! and `listen(backlog)`); those `unsafe` FFI calls live in one private
-//! module of `net/tcp/socket.rs`.
+//! the calls std and mio lack (`recvmmsg` / `sendmmsg`, [`net::TcpSocket`]'s
+//! options, `bind` and `listen(backlog)`); those `unsafe` FFI calls, the
+//! crate's only `unsafe`, live in one private folder, `sys/`.
 //!
 //! # Readiness and the pollable fd
 //!
@@ -103,10 +103,12 @@
 //! * `ready`: readiness bits ([`Ready`]), [`Interest`], directions.
 //! * `wake_batch`: waking a batch of wakers when one may panic.
 //! * [`net`]: the socket types; `net/methods.rs` holds the method bodies
-//!   they share, `net/batch.rs` the batch types, `net/mmsg.rs` the
-//!   `recvmmsg` / `sendmmsg` calls, `net/addr.rs` address resolution,
-//!   `net/tcp/socket.rs` [`net::TcpSocket`], `net/buf.rs` the `*_buf`
-//!   receives.
+//!   they share, `net/batch.rs` the batch types, `net/addr.rs` address
+//!   resolution, `net/tcp/socket.rs` [`net::TcpSocket`], `net/buf.rs` the
+//!   `*_buf` receives.
+//! * `sys`: every OS call std and mio lack, and so every `unsafe` of the
+//!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/socket.rs`:
+//!   `TcpSocket`'s calls).
 //! * `compat`: `futures-io` and `tokio-io` trait impls.
 //! * `sync`: std or loom primitives.
 #![deny(missing_docs)]
@@ -122,6 +124,7 @@ mod registration;
 mod registration_set;
 mod scheduled_io;
 mod sync;
+mod sys;
 mod wake_batch;
 
 pub mod net;

@@ -77,8 +77,8 @@ use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use crate::net::mmsg::{self, MmsgScratch, RawAddr, RecvTarget};
 use crate::net::RecvBatch;
+use crate::sys::mmsg::{self, MmsgScratch, RawAddr, RecvTarget};
 
 /// The largest receive-ahead buffer (the largest datagram).
 const MAX_AHEAD_BUF: usize = 65_536;

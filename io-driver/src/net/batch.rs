@@ -25,8 +25,8 @@ use std::os::fd::RawFd;
 use std::path::Path;
 use std::time::SystemTime;
 
-pub use super::mmsg::MAX_BATCH;
-use super::mmsg::{self, MmsgScratch, RawAddr, Received, RecvTarget, SendSlot};
+pub use crate::sys::mmsg::MAX_BATCH;
+use crate::sys::mmsg::{self, MmsgScratch, RawAddr, Received, RecvTarget, SendSlot};
 
 fn invalid(message: &'static str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, message)

@@ -65,7 +65,7 @@ mod addr;
 mod batch;
 #[cfg(feature = "bytes")]
 mod buf;
-pub(crate) mod mmsg;
+
 mod tcp;
 mod udp;
 mod unix;

@@ -1,0 +1,16 @@
+//! Every call tempo-io makes to the OS that neither std nor mio offers,
+//! and so every `unsafe` of the crate: one folder behind a small safe
+//! interface, in the spirit of mio's `sys/` seam.
+//!
+//! * `mmsg`: `recvmmsg` / `sendmmsg` and the socket addresses and control
+//!   messages they carry (the receive-ahead rule and the batch API);
+//! * `socket`: `TcpSocket`'s socket options, `bind`, `listen(backlog)` and
+//!   non-blocking `connect`.
+//!
+//! Each function takes borrows that outlive the call, so no pointer handed
+//! to the kernel can dangle; each `unsafe` block names its invariant in a
+//! `// SAFETY:` comment. `libc` is a normal dependency for this (it was
+//! already in the tree through mio).
+
+pub(crate) mod mmsg;
+pub(crate) mod socket;
