@@ -16,14 +16,46 @@ use crate::scheduler::{SchedulerConfig, SchedulerCore, ThrottleConfig};
 ///
 /// Past a second, "throttling" is no longer batching but a stalled
 /// runtime: every I/O event and cross-thread wake would wait that long.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::runtime::{Builder, MAX_THROTTLING};
+///
+/// assert!(Builder::new_current_thread().max_throttling(MAX_THROTTLING).build().is_ok());
+/// let over = MAX_THROTTLING + Duration::from_millis(1);
+/// assert!(Builder::new_current_thread().max_throttling(over).build().is_err());
+/// ```
 pub const MAX_THROTTLING: Duration = Duration::from_secs(1);
 
 /// The shortest non-zero throttling period: the timer wheel's resolution.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::runtime::{Builder, MIN_THROTTLING};
+///
+/// assert!(Builder::new_current_thread().max_throttling(MIN_THROTTLING).build().is_ok());
+/// let under = Duration::from_micros(500);
+/// assert!(Builder::new_current_thread().max_throttling(under).build().is_err());
+/// ```
 pub const MIN_THROTTLING: Duration = Duration::from_millis(1);
 
 /// When a timer fires relative to its deadline, under a throttling
 /// scheduler of period `T` (with `T = 0` both rules are the same: never
 /// early, late by the time the scheduler takes to notice).
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::runtime::{Builder, TimerPolicy};
+///
+/// assert_eq!(TimerPolicy::default(), TimerPolicy::NearestTick);
+/// let rt = Builder::new_current_thread()
+///     .enable_all()
+///     .max_throttling(Duration::from_millis(20))
+///     .timer_policy(TimerPolicy::NeverEarly)
+///     .build()?;
+/// # drop(rt);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimerPolicy {
     /// Fire at the tick nearest the deadline: error within `±T/2`, mean
