@@ -17,6 +17,23 @@
 //! socket is drained when only one came (see
 //! [`tempo_io::Driver::set_recv_ahead`] and the [`tempo_io::net`] docs);
 //! `recv_many` / `send_many` take a whole batch per syscall.
+//!
+//! ```
+//! use tempo::net::UdpSocket;
+//!
+//! let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+//! rt.block_on(async {
+//!     let server = UdpSocket::bind("127.0.0.1:0").await?;
+//!     let client = UdpSocket::bind("127.0.0.1:0").await?;
+//!     client.connect(server.local_addr()?).await?;
+//!     client.send(b"ping").await?;
+//!     let mut buf = [0u8; 1500];
+//!     let (n, from) = server.recv_from(&mut buf).await?;
+//!     assert_eq!((&buf[..n], from), (&b"ping"[..], client.local_addr()?));
+//!     Ok::<(), std::io::Error>(())
+//! })?;
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 pub use tempo_io::net::*;
 

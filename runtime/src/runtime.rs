@@ -1,6 +1,23 @@
 //! The runtime: building it ([`Builder`]), running it ([`Runtime`]),
 //! reaching it from other threads ([`Handle`]), driving it from a host loop
 //! ([`Runtime::turn`], [`Turn`]).
+//!
+//! ```
+//! use std::time::Duration;
+//! use tempo::runtime::Builder;
+//!
+//! let rt = Builder::new_current_thread()
+//!     .enable_all()
+//!     .max_throttling(Duration::from_millis(10))
+//!     .build()?;
+//! let handle = rt.handle().clone(); // for other threads
+//! let from_elsewhere = std::thread::spawn(move || handle.spawn(async { 2 }))
+//!     .join()
+//!     .unwrap();
+//! let out = rt.block_on(async { from_elsewhere.await.unwrap() * 21 });
+//! assert_eq!(out, 42);
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 use std::fmt;
 use std::future::Future;

@@ -1,5 +1,22 @@
 //! Unix signals: [`signal`] returns a [`Signal`] that yields each delivery
 //! of one [`SignalKind`] (as `tokio::signal::unix`).
+//!
+//! ```no_run
+//! use tempo::signal::unix::{signal, SignalKind};
+//!
+//! #[tempo::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let mut terminate = signal(SignalKind::terminate())?;
+//!     let mut reload = signal(SignalKind::hangup())?;
+//!     tempo::spawn_local(async move {
+//!         while reload.recv().await.is_some() {
+//!             // ... re-read the configuration ...
+//!         }
+//!     });
+//!     terminate.recv().await; // runs until SIGTERM
+//!     Ok(())
+//! }
+//! ```
 
 use std::future::poll_fn;
 use std::io;
