@@ -35,11 +35,14 @@
 //! # Ok::<(), std::io::Error>(())
 //! ```
 
-pub use tempo_io::net::*;
+pub use tempo_io::net::{RecvBatch, SendBatch, TcpListener, UdpSocket};
 
-// The re-exports below shadow the glob above for the same items: they are
-// the same items, with a Tempo example rendered (and doctested) before the
-// documentation `tempo_io` gives them.
+// Every public item of `tempo_io::net` is re-exported by name, not by a
+// glob: rustdoc renders an item reached through a glob with its source docs
+// only, ignoring a doc comment on a second, named re-export. The named ones
+// below carry a Tempo example, rendered (and doctested) before the
+// documentation `tempo_io` gives them. An item added to `tempo_io::net`
+// must be added here too.
 
 /// A TCP connection: [`tempo_io::net::TcpStream`], whose documentation
 /// follows this example.
