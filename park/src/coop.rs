@@ -80,6 +80,21 @@ use std::task::{Context, Poll};
 use crate::sync::thread_local;
 
 /// Units a scheduler gives each poll of a task (tokio's figure).
+///
+/// ```
+/// use std::task::{Context, Poll};
+/// use tempo_park::coop::{budget, poll_proceed, INITIAL_BUDGET};
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// budget(|| {
+///     for _ in 0..INITIAL_BUDGET {
+///         assert!(poll_proceed(&mut cx).is_ready()); // guard dropped: unit given back
+///     }
+/// });
+/// ```
 pub const INITIAL_BUDGET: u8 = 128;
 
 /// What is left of the current poll's budget: `None` is unconstrained.
@@ -121,12 +136,52 @@ fn set(budget: Budget) {
 /// the budget that was in force before (also if `f` panics), so that
 /// nested runs (a runtime turned from inside another's task, a host loop)
 /// do not disturb each other. Schedulers call it around each task poll.
+///
+/// ```
+/// use std::task::Context;
+/// use tempo_park::coop::{budget, has_budget_remaining, poll_proceed, INITIAL_BUDGET};
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// // What a scheduler does around one task poll.
+/// let spent = budget(|| {
+///     let mut n = 0;
+///     while let std::task::Poll::Ready(guard) = poll_proceed(&mut cx) {
+///         guard.made_progress();
+///         n += 1;
+///     }
+///     assert!(!has_budget_remaining());
+///     n
+/// });
+/// assert_eq!(spent, INITIAL_BUDGET as usize);
+/// assert!(has_budget_remaining()); // outside: unconstrained again
+/// ```
 pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     with_budget(Budget(Some(INITIAL_BUDGET)), f)
 }
 
 /// Runs `f` with an unconstrained budget (operations never yield for lack
 /// of budget), then restores the budget in force before.
+///
+/// ```
+/// use tempo_park::coop::{budget, has_budget_remaining, poll_proceed, with_unconstrained};
+/// use std::task::Context;
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// budget(|| {
+///     while let std::task::Poll::Ready(guard) = poll_proceed(&mut cx) {
+///         guard.made_progress();
+///     }
+///     assert!(!has_budget_remaining());
+///     with_unconstrained(|| assert!(has_budget_remaining()));
+///     assert!(!has_budget_remaining()); // restored on the way out
+/// });
+/// ```
 pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
     with_budget(Budget::UNCONSTRAINED, f)
 }
@@ -148,6 +203,13 @@ fn with_budget<R>(budget: Budget, f: impl FnOnce() -> R) -> R {
 
 /// `true` if the current poll may still do a ready operation (always, when
 /// unconstrained).
+///
+/// ```
+/// use tempo_park::coop::{budget, has_budget_remaining};
+///
+/// assert!(has_budget_remaining()); // no scheduler poll: unconstrained
+/// budget(|| assert!(has_budget_remaining())); // a fresh budget
+/// ```
 pub fn has_budget_remaining() -> bool {
     current().has_remaining()
 }
@@ -159,6 +221,33 @@ pub fn has_budget_remaining() -> bool {
 /// Drop the guard without calling
 /// [`made_progress`](RestoreOnPending::made_progress) if the operation
 /// ends up `Pending`: the unit is given back.
+///
+/// ```
+/// use std::task::{Context, Poll};
+/// use tempo_park::coop::poll_proceed;
+///
+/// /// A resource operation that follows the contract: check the budget
+/// /// first, keep the unit only if the operation completed.
+/// fn poll_op(cx: &mut Context<'_>, ready: bool) -> Poll<u32> {
+///     let guard = match poll_proceed(cx) {
+///         Poll::Ready(guard) => guard,
+///         Poll::Pending => return Poll::Pending, // already woken
+///     };
+///     if ready {
+///         guard.made_progress();
+///         Poll::Ready(42)
+///     } else {
+///         Poll::Pending // `guard` dropped: the unit comes back
+///     }
+/// }
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// assert_eq!(poll_op(&mut cx, true), Poll::Ready(42));
+/// assert_eq!(poll_op(&mut cx, false), Poll::Pending);
+/// ```
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let before = current();
     match before.0 {
@@ -178,6 +267,22 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
 /// operation [made progress](RestoreOnPending::made_progress).
 ///
 /// `!Send`: the budget belongs to the thread whose poll took the unit.
+///
+/// ```
+/// use std::task::{Context, Poll};
+/// use tempo_park::coop::{budget, poll_proceed, INITIAL_BUDGET};
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// budget(|| {
+///     for _ in 0..(INITIAL_BUDGET as usize * 2) {
+///         // Dropped without progress: the unit is given back every time.
+///         let Poll::Ready(_guard) = poll_proceed(&mut cx) else { panic!("budget lost") };
+///     }
+/// });
+/// ```
 #[derive(Debug)]
 #[must_use = "dropping the guard at once gives the unit back"]
 pub struct RestoreOnPending {
@@ -196,6 +301,23 @@ impl RestoreOnPending {
     }
 
     /// The operation completed: the unit stays spent.
+    ///
+    /// ```
+    /// use std::task::{Context, Poll};
+    /// use tempo_park::coop::{budget, poll_proceed, INITIAL_BUDGET};
+    ///
+    /// # struct Noop;
+    /// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+    /// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+    /// let mut cx = Context::from_waker(&waker);
+    /// budget(|| {
+    ///     for _ in 0..INITIAL_BUDGET {
+    ///         let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
+    ///         guard.made_progress(); // the unit stays spent
+    ///     }
+    ///     assert!(poll_proceed(&mut cx).is_pending()); // and the task is woken
+    /// });
+    /// ```
     pub fn made_progress(&self) {
         self.restore.set(None);
     }

@@ -11,6 +11,18 @@ use std::ops::{Add, Sub};
 /// (rule 7): every piece of work that may have woken a task, because a
 /// throttling scheduler takes "no task polled and a zero difference" as
 /// idleness and blocks.
+///
+/// ```
+/// use tempo_park::DriverStats;
+///
+/// let before = DriverStats { io_events: 10, timers_fired: 2 };
+/// let after = DriverStats { io_events: 13, timers_fired: 2 };
+/// let turn = after - before; // what happened in between
+/// assert_eq!(turn, DriverStats { io_events: 3, timers_fired: 0 });
+/// // A wrapping driver adds its own counts to its inner driver's.
+/// let own = DriverStats { io_events: 0, timers_fired: 1 };
+/// assert_eq!(turn + own, DriverStats { io_events: 3, timers_fired: 1 });
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DriverStats {
     /// I/O events: readiness events dispatched to live registrations (and

@@ -51,6 +51,18 @@ pub struct ParkThread {
 }
 
 /// The [`Unpark`] handle of a [`ParkThread`]. Cheap to clone.
+///
+/// ```
+/// use tempo_park::{Park, ParkThread, Unpark, UnparkThread};
+///
+/// let mut parker = ParkThread::new();
+/// let handle: UnparkThread = parker.unpark();
+/// let other = handle.clone();
+/// std::thread::spawn(move || other.unpark()).join().unwrap();
+/// parker.park().unwrap();
+/// drop(parker);
+/// handle.unpark(); // after the parker is gone: harmless
+/// ```
 #[derive(Debug, Clone)]
 pub struct UnparkThread {
     inner: Arc<ParkInner>,
@@ -65,6 +77,14 @@ struct ParkInner {
 
 impl ParkThread {
     /// Creates a parker with no pending notification.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    ///
+    /// let mut parker = ParkThread::new();
+    /// parker.park_timeout(Duration::from_millis(1)).unwrap(); // nothing pending: waits 1 ms
+    /// ```
     pub fn new() -> ParkThread {
         ParkThread {
             inner: Arc::new(ParkInner {
@@ -81,6 +101,15 @@ impl ParkThread {
     /// was one. `park_timeout(Duration::ZERO)` does the same without the
     /// answer; a scheduler that only simulates a wait (on a paused clock,
     /// say) uses this to honour unparks all the same.
+    ///
+    /// ```
+    /// use tempo_park::{Park, ParkThread, Unpark};
+    ///
+    /// let mut parker = ParkThread::new();
+    /// assert!(!parker.take_notification());
+    /// parker.unpark().unpark();
+    /// assert!(parker.take_notification());
+    /// ```
     pub fn take_notification(&mut self) -> bool {
         self.inner
             .state

@@ -16,14 +16,46 @@ use crate::scheduler::{SchedulerConfig, SchedulerCore, ThrottleConfig};
 ///
 /// Past a second, "throttling" is no longer batching but a stalled
 /// runtime: every I/O event and cross-thread wake would wait that long.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::runtime::{Builder, MAX_THROTTLING};
+///
+/// assert!(Builder::new_current_thread().max_throttling(MAX_THROTTLING).build().is_ok());
+/// let over = MAX_THROTTLING + Duration::from_millis(1);
+/// assert!(Builder::new_current_thread().max_throttling(over).build().is_err());
+/// ```
 pub const MAX_THROTTLING: Duration = Duration::from_secs(1);
 
 /// The shortest non-zero throttling period: the timer wheel's resolution.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::runtime::{Builder, MIN_THROTTLING};
+///
+/// assert!(Builder::new_current_thread().max_throttling(MIN_THROTTLING).build().is_ok());
+/// let under = Duration::from_micros(500);
+/// assert!(Builder::new_current_thread().max_throttling(under).build().is_err());
+/// ```
 pub const MIN_THROTTLING: Duration = Duration::from_millis(1);
 
 /// When a timer fires relative to its deadline, under a throttling
 /// scheduler of period `T` (with `T = 0` both rules are the same: never
 /// early, late by the time the scheduler takes to notice).
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::runtime::{Builder, TimerPolicy};
+///
+/// assert_eq!(TimerPolicy::default(), TimerPolicy::NearestTick);
+/// let rt = Builder::new_current_thread()
+///     .enable_all()
+///     .max_throttling(Duration::from_millis(20))
+///     .timer_policy(TimerPolicy::NeverEarly)
+///     .build()?;
+/// # drop(rt);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimerPolicy {
     /// Fire at the tick nearest the deadline: error within `±T/2`, mean
@@ -71,6 +103,14 @@ pub struct Builder {
 impl Builder {
     /// A builder for a single-thread runtime: the basic scheduler, no I/O,
     /// no timers (enable them with [`enable_all`](Self::enable_all)).
+    ///
+    /// ```
+    /// use tempo::runtime::Builder;
+    ///
+    /// let rt = Builder::new_current_thread().build()?;
+    /// assert_eq!(rt.block_on(async { tempo::spawn(async { 1 + 1 }).await.unwrap() }), 2);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn new_current_thread() -> Builder {
         Builder {
             event_interval: 61,
@@ -87,18 +127,52 @@ impl Builder {
     }
 
     /// Enables the I/O driver ([`tempo::net`](crate::net)).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_io().build()?;
+    /// rt.block_on(async {
+    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     assert!(socket.local_addr()?.port() != 0);
+    ///     Ok::<(), std::io::Error>(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn enable_io(&mut self) -> &mut Builder {
         self.enable_io = true;
         self
     }
 
     /// Enables the timer driver ([`tempo::time`](crate::time)).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_time().build()?;
+    /// // Create timers inside the runtime: in `block_on` or a task.
+    /// rt.block_on(async { tempo::time::sleep(Duration::from_millis(1)).await });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn enable_time(&mut self) -> &mut Builder {
         self.enable_time = true;
         self
     }
 
     /// Enables I/O and timers.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// rt.block_on(async {
+    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let mut buf = [0u8; 16];
+    ///     // Timers and sockets together: nothing arrives within 1 ms.
+    ///     let res = tempo::time::timeout(Duration::from_millis(1), socket.recv(&mut buf)).await;
+    ///     assert!(res.is_err());
+    ///     Ok::<(), std::io::Error>(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn enable_all(&mut self) -> &mut Builder {
         self.enable_io().enable_time()
     }
@@ -109,6 +183,22 @@ impl Builder {
     /// timeouts run instantly and deterministically. See
     /// [`time::pause`](crate::time::pause) and
     /// [`time::advance`](crate::time::advance).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::time::{sleep, Instant};
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_time()
+    ///     .start_paused(true)
+    ///     .build()?;
+    /// rt.block_on(async {
+    ///     let start = Instant::now();
+    ///     sleep(Duration::from_secs(24 * 3600)).await; // a day, at once
+    ///     assert!(start.elapsed() >= Duration::from_secs(24 * 3600));
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn start_paused(&mut self, paused: bool) -> &mut Builder {
         self.start_paused = paused;
         self
@@ -124,6 +214,22 @@ impl Builder {
     /// [`MAX_THROTTLING`] (1 s); typical values are 5 to 20 ms. An
     /// out-of-range value makes [`build`](Self::build) fail with
     /// `ErrorKind::InvalidInput`.
+    ///
+    /// ```
+    /// use std::io::ErrorKind;
+    /// use std::time::Duration;
+    /// use tempo::runtime::Builder;
+    ///
+    /// let rt = Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .max_throttling(Duration::from_millis(20))
+    ///     .build()?;
+    /// assert_eq!(rt.handle().max_throttling(), Duration::from_millis(20));
+    ///
+    /// let too_long = Builder::new_current_thread().max_throttling(Duration::from_secs(5)).build();
+    /// assert_eq!(too_long.unwrap_err().kind(), ErrorKind::InvalidInput);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn max_throttling(&mut self, period: Duration) -> &mut Builder {
         self.max_throttling = period;
         self
@@ -131,6 +237,26 @@ impl Builder {
 
     /// When timers fire relative to their deadline under throttling; see
     /// [`TimerPolicy`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::runtime::{Builder, TimerPolicy};
+    /// use tempo::time::{sleep, Instant};
+    ///
+    /// // tokio's rule for every timer of this runtime: never early.
+    /// let rt = Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .max_throttling(Duration::from_millis(10))
+    ///     .timer_policy(TimerPolicy::NeverEarly)
+    ///     .start_paused(true)
+    ///     .build()?;
+    /// rt.block_on(async {
+    ///     let start = Instant::now();
+    ///     sleep(Duration::from_millis(25)).await;
+    ///     assert!(start.elapsed() >= Duration::from_millis(25));
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn timer_policy(&mut self, policy: TimerPolicy) -> &mut Builder {
         self.timer_policy = policy;
         self
@@ -143,6 +269,15 @@ impl Builder {
     /// # Panics
     ///
     /// If `interval` is zero.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .event_interval(31) // poll I/O at least every 31 task polls
+    ///     .build()?;
+    /// # drop(rt);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn event_interval(&mut self, interval: u32) -> &mut Builder {
         assert!(interval > 0, "event_interval must be at least 1");
@@ -157,6 +292,18 @@ impl Builder {
     /// # Panics
     ///
     /// If `budget` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .max_throttling(Duration::from_millis(20))
+    ///     .tick_budget(1_000) // at most 1,000 task polls per tick
+    ///     .build()?;
+    /// # drop(rt);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn tick_budget(&mut self, budget: u32) -> &mut Builder {
         assert!(budget > 0, "tick_budget must be at least 1");
@@ -295,6 +442,29 @@ impl Builder {
     /// [`build`](Self::build) fail: the custom driver replaces the I/O one.
     /// To keep Tempo's sockets and add the host's own sources, wrap the
     /// I/O driver instead: [`with_park_fn`](Self::with_park_fn).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::park::ParkThread;
+    ///
+    /// // No I/O: a plain thread parker under the timer driver.
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_time()
+    ///     .with_park(ParkThread::new())
+    ///     .build()?;
+    /// rt.block_on(async {
+    ///     tempo::time::sleep(Duration::from_millis(1)).await;
+    ///     assert_eq!(tempo::spawn(async { 7 }).await.unwrap(), 7);
+    /// });
+    ///
+    /// // It replaces the I/O driver, so asking for both is an error.
+    /// let both = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_io()
+    ///     .with_park(ParkThread::new())
+    ///     .build();
+    /// assert_eq!(both.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn with_park<P>(&mut self, park: P) -> &mut Builder
     where
         P: Park + Send + 'static,
@@ -385,6 +555,17 @@ impl Builder {
     /// `InvalidInput` for a [`max_throttling`](Self::max_throttling) out of
     /// range or `with_park` combined with `enable_io`; the OS error if the
     /// I/O driver cannot be created (file descriptors exhausted, say).
+    ///
+    /// ```
+    /// use tempo::runtime::Builder;
+    ///
+    /// let mut builder = Builder::new_current_thread();
+    /// builder.enable_all();
+    /// let first = builder.build()?;
+    /// let second = builder.build()?; // the builder can be reused
+    /// # drop((first, second));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn build(&mut self) -> io::Result<Runtime> {
         let throttling = self.max_throttling;
         if !throttling.is_zero() && !(MIN_THROTTLING..=MAX_THROTTLING).contains(&throttling) {

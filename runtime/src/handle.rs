@@ -34,6 +34,11 @@ pub struct Handle {
 
 /// The error of [`Handle::try_current`]: this thread is not in a Tempo
 /// runtime.
+///
+/// ```
+/// let err = tempo::runtime::Handle::try_current().unwrap_err();
+/// assert!(err.to_string().contains("no Tempo runtime"));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TryCurrentError(());
 
@@ -54,6 +59,15 @@ impl Handle {
     /// # Panics
     ///
     /// Panics outside a runtime; see [`try_current`](Handle::try_current).
+    ///
+    /// ```
+    /// use tempo::runtime::{Builder, Handle};
+    ///
+    /// let rt = Builder::new_current_thread().build()?;
+    /// let handle = rt.block_on(async { Handle::current() }); // inside: the runtime's handle
+    /// assert_eq!(rt.block_on(handle.spawn(async { 5 })).unwrap(), 5);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         match Handle::try_current() {
@@ -64,6 +78,15 @@ impl Handle {
 
     /// Returns the handle of the runtime entered on this thread, or an
     /// error if there is none.
+    ///
+    /// ```
+    /// use tempo::runtime::{Builder, Handle};
+    ///
+    /// assert!(Handle::try_current().is_err()); // no runtime on this thread
+    /// let rt = Builder::new_current_thread().build()?;
+    /// assert!(rt.block_on(async { Handle::try_current().is_ok() }));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
         current::with_core(|core| Handle {
             shared: core.shared.clone(),
@@ -75,6 +98,17 @@ impl Handle {
     ///
     /// If the runtime has shut down, the future is dropped and the returned
     /// handle resolves to a cancelled [`JoinError`](crate::task::JoinError).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// let handle = rt.handle().clone();
+    /// // From another thread; the task runs when the runtime runs.
+    /// let join = std::thread::spawn(move || handle.spawn(async { "from elsewhere" }))
+    ///     .join()
+    ///     .unwrap();
+    /// assert_eq!(rt.block_on(join).unwrap(), "from elsewhere");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -89,6 +123,14 @@ impl Handle {
     /// A spawn or wake from the runtime's own thread never unparks, and one
     /// from another thread unparks only when the runtime's thread is parked
     /// (a burst of them to a parked thread unparks once).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// // Spawns from the runtime's own thread never unpark it.
+    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
+    /// assert_eq!(rt.handle().unpark_count(), 0);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn unpark_count(&self) -> u64 {
         self.shared.unpark_count()
     }
@@ -103,12 +145,46 @@ impl Handle {
     /// short, or unparks an idle runtime. On a busy runtime it makes the
     /// next sleep return at once. Costs a syscall only if the thread is
     /// sleeping or parked.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .max_throttling(Duration::from_millis(20))
+    ///     .build()?;
+    /// let handle = rt.handle().clone();
+    /// let (tx, rx) = tokio::sync::oneshot::channel();
+    /// let control = std::thread::spawn(move || {
+    ///     // A control message that must not wait for the next tick.
+    ///     tx.send("stop").unwrap();
+    ///     handle.unpark();
+    /// });
+    /// assert_eq!(rt.block_on(rx).unwrap(), "stop");
+    /// control.join().unwrap();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn unpark(&self) {
         self.shared.unpark();
     }
 
     /// [`spawn`](Self::spawn), then [`unpark`](Self::unpark): the task runs
     /// without waiting for the next tick.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread()
+    ///     .enable_all()
+    ///     .max_throttling(Duration::from_millis(20))
+    ///     .build()?;
+    /// let handle = rt.handle().clone();
+    /// let join = std::thread::spawn(move || handle.spawn_and_unpark(async { "urgent" }))
+    ///     .join()
+    ///     .unwrap();
+    /// assert_eq!(rt.block_on(join).unwrap(), "urgent");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn spawn_and_unpark<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -139,6 +215,32 @@ impl Handle {
     /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) instead.
     /// If `future` panics, the panic is resumed here. If the runtime shuts
     /// down before `future` completes.
+    ///
+    /// ```
+    /// use std::sync::mpsc;
+    /// use tokio::sync::oneshot;
+    ///
+    /// // The runtime runs on a thread of its own...
+    /// let (handle_tx, handle_rx) = mpsc::channel();
+    /// let (stop_tx, stop_rx) = oneshot::channel::<()>();
+    /// let runtime_thread = std::thread::spawn(move || {
+    ///     let rt = tempo::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    ///     handle_tx.send(rt.handle().clone()).unwrap();
+    ///     rt.block_on(async { stop_rx.await.ok() });
+    /// });
+    /// let handle = handle_rx.recv().unwrap();
+    ///
+    /// // ... and this thread waits for a future that runs there.
+    /// let addr = handle.block_on(async {
+    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     socket.local_addr()
+    /// })?;
+    /// assert!(addr.ip().is_loopback());
+    ///
+    /// stop_tx.send(()).unwrap();
+    /// runtime_thread.join().unwrap();
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn block_on<F>(&self, future: F) -> F::Output
     where
@@ -188,6 +290,22 @@ impl Handle {
     /// Guards must be dropped in the reverse order of their creation,
     /// together with those of [`Runtime::enter`](crate::runtime::Runtime::enter):
     /// dropping one that is not the innermost panics.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// let handle = rt.handle().clone();
+    /// let socket = std::thread::spawn(move || {
+    ///     // Another thread: entering the handle lets it create sockets and timers.
+    ///     let _guard = handle.enter();
+    ///     let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    ///     std_socket.set_nonblocking(true)?;
+    ///     tempo::net::UdpSocket::from_std(std_socket)
+    /// })
+    /// .join()
+    /// .unwrap()?;
+    /// assert!(socket.local_addr()?.ip().is_loopback());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn enter(&self) -> HandleEnterGuard {
         HandleEnterGuard {
             _drivers: EnterLevel::drivers(&self.shared.handles),
@@ -195,18 +313,58 @@ impl Handle {
     }
 
     /// A snapshot of the runtime's metrics (at most one tick old).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
+    /// let handle = rt.handle().clone();
+    /// let polled = std::thread::spawn(move || handle.metrics().tasks_polled).join().unwrap();
+    /// assert!(polled >= 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.shared.metrics()
     }
 
     /// The runtime's throttling period; `Duration::ZERO` for the basic
     /// scheduler.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::runtime::Builder;
+    ///
+    /// let basic = Builder::new_current_thread().build()?;
+    /// assert_eq!(basic.handle().max_throttling(), Duration::ZERO);
+    /// let throttled = Builder::new_current_thread().max_throttling(Duration::from_millis(5)).build()?;
+    /// assert_eq!(throttled.handle().max_throttling(), Duration::from_millis(5));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn max_throttling(&self) -> std::time::Duration {
         self.shared.max_throttling
     }
 }
 
 /// Keeps a runtime's drivers entered on this thread; see [`Handle::enter`].
+///
+/// ```
+/// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+/// let handle = rt.handle().clone();
+/// std::thread::spawn(move || {
+///     let nonblocking = || {
+///         let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+///         socket.set_nonblocking(true).unwrap();
+///         socket
+///     };
+///     let guard = handle.enter();
+///     assert!(tempo::net::UdpSocket::from_std(nonblocking()).is_ok());
+///     drop(guard);
+///     // Outside the runtime again: the constructor says so.
+///     assert!(tempo::net::UdpSocket::from_std(nonblocking()).is_err());
+/// })
+/// .join()
+/// .unwrap();
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 #[must_use = "the drivers are only entered while the guard is alive"]
 pub struct HandleEnterGuard {

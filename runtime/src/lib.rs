@@ -49,6 +49,7 @@
 //! tempo = { version = "0.1", features = ["tokio-io"] }
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(rust_2018_idioms)]
 
 mod blocking;
@@ -109,6 +110,7 @@ pub use spawn::{spawn, spawn_local};
 /// }
 /// ```
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use tempo_macros::main;
 
 /// Runs an `async fn` as a `#[test]` on a new runtime of its own (feature
@@ -134,6 +136,7 @@ pub use tempo_macros::main;
 /// }
 /// ```
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use tempo_macros::test;
 
 /// Compile-fail checks of the macros' arguments: each block below must be

@@ -67,6 +67,16 @@ impl RuntimeMetrics {
     /// The share of time the thread was parked: `parked / (parked + busy)`,
     /// about `1 - CPU load` of this runtime's thread (what threadshare's
     /// "tuning" feature measured). `1.0` before anything was measured.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// rt.block_on(async { tempo::time::sleep(Duration::from_millis(5)).await });
+    /// let ratio = rt.metrics().parked_ratio();
+    /// assert!((0.0..=1.0).contains(&ratio));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn parked_ratio(&self) -> f64 {
         let total = self.parked + self.busy;
         if total.is_zero() {
@@ -78,6 +88,16 @@ impl RuntimeMetrics {
 
     /// The counters accumulated since `earlier` (a previous snapshot of the
     /// same runtime).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
+    /// let earlier = rt.metrics();
+    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
+    /// let interval = rt.metrics().since(&earlier);
+    /// assert!(interval.tasks_polled >= 1 && interval.tasks_polled < rt.metrics().tasks_polled);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn since(&self, earlier: &RuntimeMetrics) -> RuntimeMetrics {
         RuntimeMetrics {
             ticks: self.ticks.wrapping_sub(earlier.ticks),

@@ -1,6 +1,23 @@
 //! The runtime: building it ([`Builder`]), running it ([`Runtime`]),
 //! reaching it from other threads ([`Handle`]), driving it from a host loop
 //! ([`Runtime::turn`], [`Turn`]).
+//!
+//! ```
+//! use std::time::Duration;
+//! use tempo::runtime::Builder;
+//!
+//! let rt = Builder::new_current_thread()
+//!     .enable_all()
+//!     .max_throttling(Duration::from_millis(10))
+//!     .build()?;
+//! let handle = rt.handle().clone(); // for other threads
+//! let from_elsewhere = std::thread::spawn(move || handle.spawn(async { 2 }))
+//!     .join()
+//!     .unwrap();
+//! let out = rt.block_on(async { from_elsewhere.await.unwrap() * 21 });
+//! assert_eq!(out, 42);
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 use std::fmt;
 use std::future::Future;
@@ -77,6 +94,16 @@ pub struct Runtime {
 }
 
 /// Keeps a runtime entered on this thread; see [`Runtime::enter`].
+///
+/// ```
+/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+/// let join = {
+///     let _guard = rt.enter();
+///     tempo::spawn(async { 3 }) // needs an entered runtime
+/// };
+/// assert_eq!(rt.block_on(join).unwrap(), 3);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[must_use = "the runtime is only entered while the guard is alive"]
 pub struct EnterGuard<'a> {
     _guard: EnterLevel,
@@ -99,6 +126,20 @@ impl Runtime {
     /// Panics if this thread is already running a Tempo runtime (inside
     /// `block_on`, `turn` or a task): use `.await` or spawn instead.
     /// Panics if the driver fails.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// let echoed = rt.block_on(async {
+    ///     let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     a.send_to(b"ping", b.local_addr()?).await?;
+    ///     let mut buf = [0u8; 8];
+    ///     let (n, _) = b.recv_from(&mut buf).await?;
+    ///     Ok::<_, std::io::Error>(buf[..n].to_vec())
+    /// })?;
+    /// assert_eq!(echoed, b"ping");
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _guard = current::enter_running(self.core.clone(), "block_on");
@@ -120,6 +161,23 @@ impl Runtime {
     ///
     /// Panics if called from inside a task or `block_on` of a runtime on
     /// this thread, or if the driver fails.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// let job = rt.spawn(async { tempo::time::sleep(Duration::from_millis(2)).await });
+    /// // The host's loop: one turn per iteration, each waiting at most 10 ms.
+    /// let mut turns = 0;
+    /// while !job.is_finished() && turns < 1_000 {
+    ///     let turn = rt.turn(Duration::from_millis(10));
+    ///     turns += 1;
+    ///     // ... the host's own work, using what `turn` reports ...
+    ///     let _ = turn.tasks_polled();
+    /// }
+    /// assert!(job.is_finished());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn turn(&self, max_wait: Duration) -> Turn {
         let _guard = current::enter_running(self.core.clone(), "turn");
@@ -128,6 +186,13 @@ impl Runtime {
 
     /// Spawns a future onto this runtime. It runs when the runtime runs
     /// (`block_on` or `turn`).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// let join = rt.spawn(async { 6 * 7 }); // not polled yet
+    /// assert_eq!(rt.block_on(join).unwrap(), 42);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -137,11 +202,32 @@ impl Runtime {
     }
 
     /// The runtime's handle, for other threads.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// let handle = rt.handle().clone(); // Send + Sync, unlike the Runtime
+    /// let join = std::thread::spawn(move || handle.spawn(async { 1 })).join().unwrap();
+    /// assert_eq!(rt.block_on(join).unwrap(), 1);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn handle(&self) -> &Handle {
         &self.handle
     }
 
     /// A snapshot of the runtime's metrics; see [`RuntimeMetrics`].
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// let before = rt.metrics();
+    /// rt.block_on(async {
+    ///     for _ in 0..3 {
+    ///         tempo::spawn(async {}).await.unwrap();
+    ///     }
+    /// });
+    /// let work = rt.metrics().since(&before);
+    /// assert!(work.tasks_polled >= 3);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.handle.metrics()
     }

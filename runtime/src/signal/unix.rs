@@ -1,5 +1,22 @@
 //! Unix signals: [`signal`] returns a [`Signal`] that yields each delivery
 //! of one [`SignalKind`] (as `tokio::signal::unix`).
+//!
+//! ```no_run
+//! use tempo::signal::unix::{signal, SignalKind};
+//!
+//! #[tempo::main]
+//! async fn main() -> std::io::Result<()> {
+//!     let mut terminate = signal(SignalKind::terminate())?;
+//!     let mut reload = signal(SignalKind::hangup())?;
+//!     tempo::spawn_local(async move {
+//!         while reload.recv().await.is_some() {
+//!             // ... re-read the configuration ...
+//!         }
+//!     });
+//!     terminate.recv().await; // runs until SIGTERM
+//!     Ok(())
+//! }
+//! ```
 
 use std::future::poll_fn;
 use std::io;
@@ -23,66 +40,146 @@ pub struct SignalKind(libc::c_int);
 impl SignalKind {
     /// Any signal by its number (`libc::SIGUSR1`, a real-time signal, ...).
     /// [`signal`] rejects the ones that cannot be listened to.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// // A real-time signal, which has no named constructor.
+    /// let rt_signal = SignalKind::from_raw(libc::SIGRTMIN() + 1);
+    /// assert_eq!(rt_signal.as_raw_value(), libc::SIGRTMIN() + 1);
+    /// ```
     pub const fn from_raw(signum: std::os::raw::c_int) -> SignalKind {
         SignalKind(signum)
     }
 
     /// The signal's number.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
+    /// ```
     pub const fn as_raw_value(&self) -> std::os::raw::c_int {
         self.0
     }
 
     /// `SIGALRM`: a real-time timer expired.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::alarm().as_raw_value(), libc::SIGALRM);
+    /// ```
     pub const fn alarm() -> SignalKind {
         SignalKind(libc::SIGALRM)
     }
 
     /// `SIGCHLD`: a child process changed state.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::child().as_raw_value(), libc::SIGCHLD);
+    /// ```
     pub const fn child() -> SignalKind {
         SignalKind(libc::SIGCHLD)
     }
 
     /// `SIGHUP`: the terminal hung up; daemons take it as "reload".
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::hangup().as_raw_value(), libc::SIGHUP);
+    /// ```
     pub const fn hangup() -> SignalKind {
         SignalKind(libc::SIGHUP)
     }
 
     /// `SIGINT`: interrupt from the terminal (ctrl-c).
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::interrupt().as_raw_value(), libc::SIGINT);
+    /// ```
     pub const fn interrupt() -> SignalKind {
         SignalKind(libc::SIGINT)
     }
 
     /// `SIGIO`: I/O is possible on a descriptor set up for it.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::io().as_raw_value(), libc::SIGIO);
+    /// ```
     pub const fn io() -> SignalKind {
         SignalKind(libc::SIGIO)
     }
 
     /// `SIGPIPE`: a write to a pipe or socket with no reader.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::pipe().as_raw_value(), libc::SIGPIPE);
+    /// ```
     pub const fn pipe() -> SignalKind {
         SignalKind(libc::SIGPIPE)
     }
 
     /// `SIGQUIT`: quit from the terminal (ctrl-\\).
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::quit().as_raw_value(), libc::SIGQUIT);
+    /// ```
     pub const fn quit() -> SignalKind {
         SignalKind(libc::SIGQUIT)
     }
 
     /// `SIGTERM`: a polite request to terminate.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
+    /// ```
     pub const fn terminate() -> SignalKind {
         SignalKind(libc::SIGTERM)
     }
 
     /// `SIGUSR1`: meaning defined by the application.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::user_defined1().as_raw_value(), libc::SIGUSR1);
+    /// ```
     pub const fn user_defined1() -> SignalKind {
         SignalKind(libc::SIGUSR1)
     }
 
     /// `SIGUSR2`: meaning defined by the application.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::user_defined2().as_raw_value(), libc::SIGUSR2);
+    /// ```
     pub const fn user_defined2() -> SignalKind {
         SignalKind(libc::SIGUSR2)
     }
 
     /// `SIGWINCH`: the terminal's window size changed.
+    ///
+    /// ```
+    /// use tempo::signal::unix::SignalKind;
+    ///
+    /// assert_eq!(SignalKind::window_change().as_raw_value(), libc::SIGWINCH);
+    /// ```
     pub const fn window_change() -> SignalKind {
         SignalKind(libc::SIGWINCH)
     }
@@ -104,6 +201,23 @@ impl From<SignalKind> for std::os::raw::c_int {
 /// delivery since the previous `recv` (deliveries in between coalesce).
 ///
 /// Created by [`signal`]; see the [module docs](super) for the guarantees.
+///
+/// ```
+/// use tempo::signal::unix::{signal, SignalKind};
+///
+/// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+/// rt.block_on(async {
+///     let mut hangups = signal(SignalKind::hangup())?;
+///     for _ in 0..2 {
+///         // SAFETY: sends SIGHUP to this process, which now handles it.
+///         unsafe { libc::kill(libc::getpid(), libc::SIGHUP) };
+///         hangups.recv().await.expect("the runtime is running");
+///         // ... reload the configuration ...
+///     }
+///     Ok::<(), std::io::Error>(())
+/// })?;
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 pub struct Signal {
     deliveries: &'static AtomicU64,
@@ -160,12 +274,42 @@ impl Signal {
     /// gone, so no delivery can be observed any more.
     ///
     /// Cancel-safe: dropping the future loses no delivery.
+    ///
+    /// ```
+    /// use tempo::signal::unix::{signal, SignalKind};
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// rt.block_on(async {
+    ///     let mut usr1 = signal(SignalKind::user_defined1())?;
+    ///     // SAFETY: sends SIGUSR1 to this process, which now handles it.
+    ///     unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
+    ///     assert_eq!(usr1.recv().await, Some(()));
+    ///     Ok::<(), std::io::Error>(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub async fn recv(&mut self) -> Option<()> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
 
     /// Polls for the next delivery (see [`recv`](Signal::recv)). Only the
     /// last task to poll is woken.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    /// use tempo::signal::unix::{signal, SignalKind};
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
+    /// rt.block_on(async {
+    ///     let mut usr2 = signal(SignalKind::user_defined2())?;
+    ///     // SAFETY: sends SIGUSR2 to this process, which now handles it.
+    ///     unsafe { libc::kill(libc::getpid(), libc::SIGUSR2) };
+    ///     // What a hand-written future's poll does.
+    ///     assert_eq!(poll_fn(|cx| usr2.poll_recv(cx)).await, Some(()));
+    ///     Ok::<(), std::io::Error>(())
+    /// })?;
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
         let mut drain = [0u8; 64];
         loop {

@@ -49,6 +49,17 @@ impl AbortHandle {
     /// its future is dropped on its runtime's thread and its `JoinHandle`
     /// resolves to a cancelled [`JoinError`](super::JoinError). A task that
     /// already completed is not affected.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(std::future::pending::<()>());
+    ///     let abort = join.abort_handle();
+    ///     std::thread::spawn(move || abort.abort()).join().unwrap(); // from any thread
+    ///     assert!(join.await.unwrap_err().is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn abort(&self) {
         if self.raw.state().transition_to_notified_and_cancel() {
             // SAFETY: the transition counted a reference for the scheduler.
@@ -58,11 +69,32 @@ impl AbortHandle {
 
     /// Returns `true` once the task has completed (returned, panicked or
     /// been cancelled).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(async { 1 });
+    ///     let abort = join.abort_handle();
+    ///     assert!(!abort.is_finished()); // not run yet
+    ///     assert_eq!(join.await.unwrap(), 1);
+    ///     assert!(abort.is_finished());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         self.raw.state().load().is_complete()
     }
 
     /// Returns the task's [`Id`].
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(async {});
+    ///     assert_eq!(join.abort_handle().id(), join.id());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn id(&self) -> Id {
         self.raw.header().id
     }

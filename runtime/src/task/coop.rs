@@ -13,6 +13,25 @@
 //! RestoreOnPending}`, with the first three also in [`tempo::task`](super).
 //! [`poll_proceed`] and [`RestoreOnPending`] make a resource of your own
 //! cooperative (see [`tempo_park::coop`] for the rules).
+//!
+//! ```
+//! use tempo::task::coop::consume_budget;
+//!
+//! let rt = tempo::runtime::Builder::new_current_thread().build()?;
+//! rt.block_on(async {
+//!     let other = tempo::spawn(async { "ran meanwhile" });
+//!     // A long CPU-bound loop that touches no socket still lets the
+//!     // other task run: it yields whenever its budget is spent.
+//!     let mut n = 0u64;
+//!     for i in 0..10_000 {
+//!         n += i;
+//!         consume_budget().await;
+//!     }
+//!     assert!(other.is_finished());
+//!     assert_eq!(n, 49_995_000);
+//! });
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 pub use tempo_park::coop::{has_budget_remaining, poll_proceed, RestoreOnPending};
 
@@ -60,6 +79,15 @@ pub async fn consume_budget() {
 
 /// A future that runs without a cooperative budget: its resource
 /// operations never yield for lack of budget. Created by [`unconstrained`].
+///
+/// ```
+/// use tempo::task::coop::{unconstrained, Unconstrained};
+///
+/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+/// let fut: Unconstrained<_> = unconstrained(async { 1 });
+/// assert_eq!(rt.block_on(fut), 1);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Unconstrained<F> {

@@ -55,6 +55,17 @@ impl JoinError {
     }
 
     /// Returns the [`Id`] of the task that produced this error.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(std::future::pending::<()>());
+    ///     let id = join.id();
+    ///     join.abort();
+    ///     assert_eq!(join.await.unwrap_err().id(), id);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn id(&self) -> Id {
         self.id
     }
@@ -62,11 +73,31 @@ impl JoinError {
     /// Returns `true` if the task was cancelled: aborted through
     /// [`JoinHandle::abort`](crate::task::JoinHandle::abort), or dropped by
     /// the runtime's shutdown.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(std::future::pending::<()>());
+    ///     join.abort();
+    ///     assert!(join.await.unwrap_err().is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }
 
     /// Returns `true` if the task panicked.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(async { panic!("boom") });
+    ///     let err = join.await.unwrap_err();
+    ///     assert!(err.is_panic() && !err.is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn is_panic(&self) -> bool {
         matches!(self.repr, Repr::Panic(_))
     }
@@ -77,6 +108,17 @@ impl JoinError {
     ///
     /// Panics if the task was cancelled rather than panicking; see
     /// [`try_into_panic`](JoinError::try_into_panic).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let err = tempo::spawn(async { panic!("boom") }).await.unwrap_err();
+    ///     let payload = err.into_panic();
+    ///     assert_eq!(*payload.downcast_ref::<&str>().unwrap(), "boom");
+    ///     // Or carry the panic on: std::panic::resume_unwind(payload)
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
@@ -85,6 +127,18 @@ impl JoinError {
 
     /// Returns the panic payload, or the error itself if the task was
     /// cancelled.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(std::future::pending::<()>());
+    ///     join.abort();
+    ///     // Not a panic: the error comes back.
+    ///     let err = join.await.unwrap_err().try_into_panic().unwrap_err();
+    ///     assert!(err.is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic(Payload(payload)) => Ok(payload),

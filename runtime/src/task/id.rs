@@ -48,6 +48,17 @@ impl Id {
     }
 
     /// The id as a number (as printed).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let a = tempo::spawn(async {});
+    ///     let b = tempo::spawn(async {});
+    ///     assert_ne!(a.id().as_u64(), b.id().as_u64()); // unique per task
+    ///     assert_ne!(a.id().as_u64(), 0);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn as_u64(&self) -> u64 {
         self.0.get()
     }

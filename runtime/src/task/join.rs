@@ -57,6 +57,16 @@ impl<T> JoinHandle<T> {
     /// the caller's), and awaiting this handle yields a cancelled
     /// [`JoinError`]. Callable from any thread; a task that already
     /// completed is not affected.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(std::future::pending::<()>());
+    ///     join.abort();
+    ///     assert!(join.await.unwrap_err().is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn abort(&self) {
         if self.raw.state().transition_to_notified_and_cancel() {
             // SAFETY: the transition counted a reference for the scheduler.
@@ -67,6 +77,17 @@ impl<T> JoinHandle<T> {
     /// Returns a handle that can [`abort`](AbortHandle::abort) the task
     /// without owning its output (it may be sent to another thread even
     /// when the output is `!Send`).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(std::future::pending::<()>());
+    ///     let abort = join.abort_handle(); // cancel without owning the JoinHandle
+    ///     abort.abort();
+    ///     assert!(join.await.unwrap_err().is_cancelled());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle::new(self.raw)
     }
@@ -88,6 +109,18 @@ impl<T> JoinHandle<T> {
 
     /// Returns `true` once the task has completed (returned, panicked or
     /// been cancelled), i.e. when awaiting the handle will not wait.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let join = tempo::spawn(async { 5 });
+    ///     assert!(!join.is_finished());
+    ///     tempo::task::yield_now().await; // the task runs
+    ///     assert!(join.is_finished());
+    ///     assert_eq!(join.await.unwrap(), 5);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn is_finished(&self) -> bool {
         self.raw.state().load().is_complete()
     }

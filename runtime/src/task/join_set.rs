@@ -116,6 +116,12 @@ impl Wake for MemberWaker {
 
 impl<T> JoinSet<T> {
     /// An empty set.
+    ///
+    /// ```
+    /// let mut set = tempo::task::JoinSet::<u32>::new();
+    /// assert!(set.is_empty());
+    /// assert!(set.try_join_next().is_none());
+    /// ```
     pub fn new() -> JoinSet<T> {
         JoinSet {
             members: Slab::new(),
@@ -130,11 +136,35 @@ impl<T> JoinSet<T> {
 
     /// The number of tasks in the set (running or finished but not yet
     /// joined).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(async { 1 });
+    ///     set.spawn(async { 2 });
+    ///     assert_eq!(set.len(), 2);
+    ///     set.join_next().await;
+    ///     assert_eq!(set.len(), 1); // a task leaves the set when it is joined
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
     /// `true` if the set holds no task.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(async {});
+    ///     while set.join_next().await.is_some() {}
+    ///     assert!(set.is_empty());
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
@@ -239,12 +269,34 @@ impl<T> JoinSet<T> {
     ///
     /// Cancel-safe: if the returned future is dropped before completion,
     /// no task is lost from the set.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(async { "done" });
+    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), "done");
+    ///     assert!(set.join_next().await.is_none()); // empty: None at once
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
     /// As [`join_next`](Self::join_next), with the [`Id`] of the task that
     /// completed.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     let handle = set.spawn(async { 7 });
+    ///     let (id, out) = set.join_next_with_id().await.unwrap().unwrap();
+    ///     assert_eq!((id, out), (handle.id(), 7));
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         poll_fn(|cx| self.poll_join_next_with_id(cx)).await
     }
@@ -268,6 +320,19 @@ impl<T> JoinSet<T> {
     }
 
     /// As [`try_join_next`](Self::try_join_next), with the task's [`Id`].
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     let handle = set.spawn(async { 1 });
+    ///     assert!(set.try_join_next_with_id().is_none()); // not run yet
+    ///     tempo::task::yield_now().await; // lets it run
+    ///     let (id, out) = set.try_join_next_with_id().unwrap().unwrap();
+    ///     assert_eq!((id, out), (handle.id(), 1));
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         match self.poll_ready_members(None) {
             Poll::Ready(result) => result,
@@ -278,12 +343,39 @@ impl<T> JoinSet<T> {
     /// Polls for the next completed task: `Ready(None)` if the set is
     /// empty, `Pending` (with `cx`'s waker registered) if no task has
     /// completed yet.
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(async { 3 });
+    ///     // What a hand-written future's poll does.
+    ///     let out = poll_fn(|cx| set.poll_join_next(cx)).await;
+    ///     assert_eq!(out.unwrap().unwrap(), 3);
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         self.poll_join_next_with_id(cx)
             .map(|result| result.map(|result| result.map(|(_, output)| output)))
     }
 
     /// As [`poll_join_next`](Self::poll_join_next), with the task's [`Id`].
+    ///
+    /// ```
+    /// use std::future::poll_fn;
+    ///
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     let handle = set.spawn(async { 4 });
+    ///     let (id, out) = poll_fn(|cx| set.poll_join_next_with_id(cx)).await.unwrap().unwrap();
+    ///     assert_eq!((id, out), (handle.id(), 4));
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn poll_join_next_with_id(
         &mut self,
         cx: &mut Context<'_>,
@@ -391,6 +483,19 @@ impl<T> JoinSet<T> {
 
     /// Removes every task from the set without aborting them: they run on
     /// as detached tasks, as after dropping their `JoinHandle`s.
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+    /// rt.block_on(async {
+    ///     let (tx, rx) = tokio::sync::oneshot::channel();
+    ///     let mut set = tempo::task::JoinSet::new();
+    ///     set.spawn(async move { tx.send("still ran").unwrap() });
+    ///     set.detach_all();
+    ///     drop(set); // does not abort the detached task
+    ///     assert_eq!(rx.await.unwrap(), "still ran");
+    /// });
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn detach_all(&mut self) {
         self.members.clear();
         self.ready.inner.lock().keys.clear();

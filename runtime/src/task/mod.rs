@@ -22,6 +22,29 @@
 //! only moves a pointer and a reference. That is what lets
 //! [`spawn_local`] run `!Send` futures while their wakers are woken from
 //! anywhere.
+//!
+//! ```
+//! use tempo::task::{self, JoinSet};
+//!
+//! let rt = tempo::runtime::Builder::new_current_thread().build()?;
+//! rt.block_on(async {
+//!     // A `Send` task, a `!Send` one, and a closure on the blocking pool.
+//!     let shared = tempo::spawn(async { 1 });
+//!     let local = tempo::spawn_local({
+//!         let rc = std::rc::Rc::new(2);
+//!         async move { *rc }
+//!     });
+//!     let blocking = task::spawn_blocking(|| 3);
+//!     let mut set = JoinSet::new();
+//!     set.spawn(async { 4 });
+//!     let mut sum = shared.await.unwrap() + local.await.unwrap() + blocking.await.unwrap();
+//!     while let Some(out) = set.join_next().await {
+//!         sum += out.unwrap();
+//!     }
+//!     assert_eq!(sum, 10);
+//! });
+//! # Ok::<(), std::io::Error>(())
+//! ```
 
 mod abort;
 pub mod coop;
