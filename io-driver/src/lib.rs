@@ -115,6 +115,7 @@
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod compat;
+mod doc_support;
 mod driver;
 mod handle;
 mod poll_io;
@@ -129,6 +130,8 @@ mod wake_batch;
 
 pub mod net;
 
+#[doc(hidden)]
+pub use doc_support::__doc_block_on;
 pub use driver::{Driver, UnparkDriver};
 pub use handle::{EnterGuard, Handle};
 pub use ready::{Interest, Ready};

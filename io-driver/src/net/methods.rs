@@ -12,6 +12,83 @@
 //! Declared with `#[macro_use]` first in `net/mod.rs`, so the sibling
 //! modules see the macros.
 
+/// The opening of a running doc example on `$ty`: a hidden
+/// [`__doc_block_on`](crate::__doc_block_on) (tempo-io cannot use the
+/// `tempo` runtime), then, shown, two connected sockets `a` and `b` of
+/// the type. The example closes with `# Ok(()) }).unwrap();`.
+macro_rules! doc_pair {
+    (UdpSocket) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::UdpSocket;\n",
+            "\n",
+            "let a = UdpSocket::bind(\"127.0.0.1:0\").await?;\n",
+            "let b = UdpSocket::bind(\"127.0.0.1:0\").await?;\n",
+            "a.connect(b.local_addr()?).await?;\n",
+            "b.connect(a.local_addr()?).await?;\n",
+        )
+    };
+    (UnixDatagram) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "let (a, b) = tempo_io::net::UnixDatagram::pair()?;\n",
+        )
+    };
+    (TcpStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::{TcpListener, TcpStream};\n",
+            "\n",
+            "let listener = TcpListener::bind(\"127.0.0.1:0\").await?;\n",
+            "let a = TcpStream::connect(listener.local_addr()?).await?;\n",
+            "let (b, _) = listener.accept().await?;\n",
+        )
+    };
+    (UnixStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "let (a, b) = tempo_io::net::UnixStream::pair()?;\n",
+        )
+    };
+}
+
+/// The opening of a running doc example of a listener accepting `$stream`
+/// connections: a hidden [`__doc_block_on`](crate::__doc_block_on), then a
+/// `listener` and a connecting `client`. The example closes with
+/// `doc_listener_end!($stream)`.
+macro_rules! doc_listener {
+    (TcpStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::{TcpListener, TcpStream};\n",
+            "\n",
+            "let listener = TcpListener::bind(\"127.0.0.1:0\").await?;\n",
+            "let client = TcpStream::connect(listener.local_addr()?).await?;\n",
+        )
+    };
+    (UnixStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::{UnixListener, UnixStream};\n",
+            "\n",
+            "let path = std::env::temp_dir().join(format!(\"tempo-doc-{}.sock\", std::process::id()));\n",
+            "# let _ = std::fs::remove_file(&path);\n",
+            "let listener = UnixListener::bind(&path)?;\n",
+            "let client = UnixStream::connect(&path).await?;\n",
+        )
+    };
+}
+
+/// The end of a [`doc_listener`] example (removes the Unix socket's path).
+macro_rules! doc_listener_end {
+    (TcpStream) => {
+        "# Ok(()) }).unwrap();"
+    };
+    (UnixStream) => {
+        "# std::fs::remove_file(&path)?;\n# Ok(()) }).unwrap();"
+    };
+}
+
 /// `Debug` (showing the fd), `AsRawFd` and `AsFd` for a net type.
 macro_rules! impl_fd_traits {
     ($ty:ident) => {
@@ -51,15 +128,50 @@ macro_rules! forward_to_source {
     )*};
 }
 
-/// `readable`, `writable` and the two `poll_*_ready` methods (named by the
-/// caller: `poll_recv_ready` for datagrams, `poll_read_ready` for streams).
+/// `readable`, `writable` and the two `poll_*_ready` methods of a byte
+/// stream type `$ty` (`poll_read_ready` / `poll_write_ready`); the `@each`
+/// arm also serves the datagram sockets' `writable`.
 macro_rules! readiness_methods {
-    ($poll_read_ready:ident, $poll_write_ready:ident) => {
+    ($ty:ident, $poll_read_ready:ident, $poll_write_ready:ident) => {
         readiness_methods!(@each
             /// Waits until the socket may be readable. A `try_*` read that
             /// returns `WouldBlock` makes the next call wait for a new event.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.write_all(b"hello").await?;
+            /// let mut buf = [0u8; 1024];
+            /// let n = loop {
+            ///     b.readable().await?;
+            ///     match b.try_read(&mut buf) {
+            ///         Ok(n) => break n,
+            ///         // a spurious wake-up: wait for the next event
+            ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            ///         Err(e) => return Err(e),
+            ///     }
+            /// };
+            /// assert!(n > 0);
+            /// # Ok(()) }).unwrap();
+            /// ```
             readable, $poll_read_ready, Read, "read", "reading";
             /// Waits until the socket may be writable.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// let n = loop {
+            ///     a.writable().await?;
+            ///     match a.try_write(b"hello") {
+            ///         Ok(n) => break n,
+            ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            ///         Err(e) => return Err(e),
+            ///     }
+            /// };
+            /// assert!(n > 0);
+            /// # drop(b);
+            /// # Ok(()) }).unwrap();
+            /// ```
             writable, $poll_write_ready, Write, "write", "writing";
         );
     };
@@ -97,23 +209,19 @@ macro_rules! ready_method {
         /// operations, whose `WouldBlock` makes the next `ready` wait for a
         /// new event. Any number of tasks may wait at once.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
         /// use tempo_io::Interest;
         ///
-        /// let ready = socket.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        /// assert!(ready.is_writable()); // nothing sent yet: writable only
         /// if ready.is_readable() {
         ///     // a `try_*` read now; `WouldBlock` means someone else took it
         /// }
-        /// if ready.is_writable() {
-        ///     // a `try_*` write now
-        /// }
-        /// # Ok(()) }
+        /// # drop(b);
+        /// # Ok(()) }).unwrap();
         /// ```
-        pub async fn ready(
-            &self,
-            interest: $crate::Interest,
-        ) -> ::std::io::Result<$crate::Ready> {
+        pub async fn ready(&self, interest: $crate::Interest) -> ::std::io::Result<$crate::Ready> {
             self.io.registration.ready_for(interest).await
         }
     };
@@ -184,10 +292,28 @@ macro_rules! io_operation {
 /// `readable` / `poll_recv_ready` (ready at once while a datagram is held)
 /// and `writable` / `poll_send_ready` of a datagram socket.
 macro_rules! datagram_readiness_methods {
-    () => {
+    ($ty:ident) => {
         /// Waits until the socket may be readable: at once while a datagram
         /// is held (see the `net` module docs). A `try_*` receive that
         /// returns `WouldBlock` makes the next call wait for a new event.
+        ///
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
+        /// let mut buf = [0u8; 1500];
+        /// let len = loop {
+        ///     b.readable().await?;
+        ///     match b.try_recv(&mut buf) {
+        ///         Ok(len) => break len,
+        ///         // a spurious wake-up: wait for the next event
+        ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+        ///         Err(e) => return Err(e),
+        ///     }
+        /// };
+        /// assert_eq!(&buf[..len], b"ping");
+        /// # Ok(()) }).unwrap();
+        /// ```
         pub async fn readable(&self) -> ::std::io::Result<()> {
             if self.io.registration.recv_ahead().has_held() {
                 return Ok(());
@@ -217,6 +343,21 @@ macro_rules! datagram_readiness_methods {
 
         readiness_methods!(@each
             /// Waits until the socket may be writable.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// loop {
+            ///     a.writable().await?;
+            ///     match a.try_send(b"ping") {
+            ///         Ok(_) => break,
+            ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            ///         Err(e) => return Err(e),
+            ///     }
+            /// }
+            /// # drop(b);
+            /// # Ok(()) }).unwrap();
+            /// ```
             writable, poll_send_ready, Write, "write", "writing";
         );
     };

@@ -85,7 +85,7 @@ impl UdpSocket {
         .await
     }
 
-    datagram_readiness_methods!();
+    datagram_readiness_methods!(UdpSocket);
 
     datagram_methods!(SocketAddr, inet_addr);
 

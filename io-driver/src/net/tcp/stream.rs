@@ -120,7 +120,7 @@ impl TcpStream {
         fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
     }
 
-    readiness_methods!(poll_read_ready, poll_write_ready);
+    readiness_methods!(TcpStream, poll_read_ready, poll_write_ready);
 
     stream_methods!();
 

@@ -83,7 +83,7 @@ impl UnixDatagram {
         fn shutdown(&self, how: Shutdown) -> io::Result<()> => shutdown(how);
     }
 
-    datagram_readiness_methods!();
+    datagram_readiness_methods!(UnixDatagram);
 
     datagram_methods!(SocketAddr, unix_addr);
 

@@ -71,7 +71,7 @@ impl UnixStream {
         fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
     }
 
-    readiness_methods!(poll_read_ready, poll_write_ready);
+    readiness_methods!(UnixStream, poll_read_ready, poll_write_ready);
 
     stream_methods!();
 
