@@ -367,15 +367,36 @@ macro_rules! datagram_readiness_methods {
 /// socket whose peer addresses are `$addr`, decoded by the `RawAddr`
 /// method `$decode`; receives follow the receive-ahead rule.
 macro_rules! datagram_methods {
-    ($addr:ty, $decode:ident) => {
+    ($ty:ident, $addr:ty, $decode:ident) => {
         io_operation! {
             /// Sends to the connected peer.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.send(b"ping").await?;
+            /// let mut buf = [0u8; 1500];
+            /// let len = b.recv(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"ping");
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Write fn send / poll_send / try_send (buf: &[u8]) -> usize = |io| io.send(buf)
         }
 
         io_operation! {
             /// Receives from the connected peer (under throttling, one
-            /// receive syscall per datagram: see the `net` module docs).
+            /// receive syscall per datagram: see the `net` module docs). A
+            /// datagram longer than `buf` is truncated.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.send(b"ping").await?;
+            /// let mut buf = [0u8; 1500];
+            /// let len = b.recv(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"ping");
+            /// # Ok(()) }).unwrap();
+            /// ```
             recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize
                 = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
                     let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
@@ -387,6 +408,17 @@ macro_rules! datagram_methods {
             /// Receives a datagram and its source address (under
             /// throttling, one receive syscall per datagram: see the `net`
             /// module docs).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.send(b"ping").await?;
+            /// let mut buf = [0u8; 1500];
+            /// let (len, from) = b.recv_from(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"ping");
+            /// println!("{len} bytes from {from:?}");
+            /// # Ok(()) }).unwrap();
+            /// ```
             recv Read fn recv_from / poll_recv_from / try_recv_from
                 (buf: &mut [u8]) -> (usize, $addr)
                 = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
@@ -402,6 +434,25 @@ macro_rules! datagram_methods {
             /// comes first), and returns how many (at least 1). Spends one
             /// unit of the task's cooperative budget per call. See
             /// [`RecvBatch`](crate::net::RecvBatch).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            /// use tempo_io::net::RecvBatch;
+            ///
+            /// a.send(b"one").await?;
+            /// a.send(b"two").await?;
+            ///
+            /// let mut batch = RecvBatch::new(32, 1500)?; // reused from call to call
+            /// let mut received = Vec::new();
+            /// while received.len() < 2 {
+            ///     let n = b.recv_many(&mut batch).await?;
+            ///     for i in 0..n {
+            ///         received.push(batch.payload(i).to_vec());
+            ///     }
+            /// }
+            /// assert_eq!(received, [b"one".to_vec(), b"two".to_vec()]);
+            /// # Ok(()) }).unwrap();
+            /// ```
             recv Read fn recv_many / poll_recv_many / try_recv_many
                 (batch: &mut $crate::net::RecvBatch) -> usize
                 = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
@@ -415,6 +466,23 @@ macro_rules! datagram_methods {
             /// `sendmmsg` and returns how many were sent (those leave the
             /// batch); `Ok(0)` without a syscall for an empty batch. See
             /// [`SendBatch`](crate::net::SendBatch).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            /// use tempo_io::net::SendBatch;
+            ///
+            /// let mut batch = SendBatch::new(); // reused after `clear`
+            /// batch.push_connected(b"one")?;
+            /// batch.push_connected(b"two")?;
+            /// while !batch.is_empty() {
+            ///     a.send_many(&mut batch).await?; // sent ones leave the batch
+            /// }
+            ///
+            /// let mut buf = [0u8; 1500];
+            /// let len = b.recv(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"one");
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Write fn send_many / poll_send_many / try_send_many
                 (batch: &mut $crate::net::SendBatch) -> usize
                 = |io| batch.send_on(::std::os::fd::AsRawFd::as_raw_fd(io))
@@ -424,21 +492,63 @@ macro_rules! datagram_methods {
 
 /// `read`, `write` and `write_all` of a byte stream.
 macro_rules! stream_methods {
-    () => {
+    ($ty:ident) => {
         io_operation! {
             /// Reads some bytes; `Ok(0)` at end of stream. A reset by the
             /// peer fails with [`io::ErrorKind::ConnectionReset`].
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.write_all(b"hello").await?;
+            /// a.shutdown().await?; // b reads end of stream after "hello"
+            ///
+            /// let mut received = Vec::new();
+            /// let mut buf = [0u8; 1024];
+            /// loop {
+            ///     let n = b.read(&mut buf).await?;
+            ///     if n == 0 {
+            ///         break; // end of stream
+            ///     }
+            ///     received.extend_from_slice(&buf[..n]);
+            /// }
+            /// assert_eq!(received, b"hello");
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Read fn read / poll_read / try_read (buf: &mut [u8]) -> usize
                 = |io| ::std::io::Read::read(&mut &*io, buf)
         }
 
         io_operation! {
-            /// Writes some bytes.
+            /// Writes some bytes and returns how many were written: maybe
+            /// fewer than `buf.len()` (see [`write_all`](Self::write_all)).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// let n = a.write(b"hello").await?;
+            /// assert!(n > 0 && n <= 5);
+            /// # drop(b);
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Write fn write / poll_write / try_write (buf: &[u8]) -> usize
                 = |io| ::std::io::Write::write(&mut &*io, buf)
         }
 
-        /// Writes all of `buf`.
+        /// Writes all of `buf`, in as many writes as it takes.
+        ///
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.write_all(b"hello").await?;
+        /// let mut buf = [0u8; 5];
+        /// let mut filled = 0;
+        /// while filled < buf.len() {
+        ///     filled += b.read(&mut buf[filled..]).await?;
+        /// }
+        /// assert_eq!(&buf, b"hello");
+        /// # Ok(()) }).unwrap();
+        /// ```
         pub async fn write_all(&self, mut buf: &[u8]) -> ::std::io::Result<()> {
             while !buf.is_empty() {
                 let n = self.write(buf).await?;
@@ -460,6 +570,21 @@ macro_rules! accept_methods {
         /// Accepts a connection. Running out of file descriptors fails with
         /// the OS error (`EMFILE`, "Too many open files"); the pending
         /// connection stays queued and a later `accept` can take it.
+        ///
+        /// ```
+        #[doc = doc_listener!($stream)]
+        ///
+        /// let (server, peer) = listener.accept().await?;
+        /// println!("connection from {peer:?}");
+        /// client.write_all(b"hello").await?;
+        /// let mut buf = [0u8; 5];
+        /// let mut filled = 0;
+        /// while filled < buf.len() {
+        ///     filled += server.read(&mut buf[filled..]).await?;
+        /// }
+        /// assert_eq!(&buf, b"hello");
+        #[doc = doc_listener_end!($stream)]
+        /// ```
         pub async fn accept(&self) -> ::std::io::Result<($stream, $addr)> {
             let accepted = self
                 .io

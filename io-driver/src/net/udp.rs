@@ -87,7 +87,7 @@ impl UdpSocket {
 
     datagram_readiness_methods!(UdpSocket);
 
-    datagram_methods!(SocketAddr, inet_addr);
+    datagram_methods!(UdpSocket, SocketAddr, inet_addr);
 
     /// Sends to `target` (its first address; a host name is resolved off
     /// the runtime's thread, see [`ToSocketAddrs`]).

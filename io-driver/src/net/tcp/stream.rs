@@ -122,7 +122,7 @@ impl TcpStream {
 
     readiness_methods!(TcpStream, poll_read_ready, poll_write_ready);
 
-    stream_methods!();
+    stream_methods!(TcpStream);
 
     io_operation! {
         /// Reads without consuming.

@@ -85,7 +85,7 @@ impl UnixDatagram {
 
     datagram_readiness_methods!(UnixDatagram);
 
-    datagram_methods!(SocketAddr, unix_addr);
+    datagram_methods!(UnixDatagram, SocketAddr, unix_addr);
 
     /// Sends to the socket at `path`.
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {

@@ -73,7 +73,7 @@ impl UnixStream {
 
     readiness_methods!(UnixStream, poll_read_ready, poll_write_ready);
 
-    stream_methods!();
+    stream_methods!(UnixStream);
 
     /// Shuts down the write side (the peer reads end of stream).
     pub async fn shutdown(&self) -> io::Result<()> {
