@@ -141,7 +141,17 @@ pub struct Driver {
 }
 
 /// The [`Unpark`] handle of a [`Driver`]: writes its eventfd
-/// (`mio::Waker`). Cheap to clone.
+/// (`mio::Waker`). Cheap to clone, and usable from any thread.
+///
+/// ```
+/// use tempo_park::{Park, Unpark};
+///
+/// let mut driver = tempo_io::Driver::new()?;
+/// let unpark = driver.unpark();
+/// std::thread::spawn(move || unpark.unpark()).join().unwrap();
+/// driver.park()?; // returns: the wake-up was not lost
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct UnparkDriver {
     waker: Arc<mio::Waker>,

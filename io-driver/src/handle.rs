@@ -19,6 +19,22 @@ tempo_park::scoped_thread_local! {
 
 /// A reference to an I/O [`Driver`](crate::Driver): registers sockets from
 /// any thread and wakes the driver.
+///
+/// Socket constructors register with the thread's *current* handle: the
+/// `tempo` runtime enters its own; a host that drives a [`Driver`](crate::Driver)
+/// itself [`enter`](Handle::enter)s it.
+///
+/// ```
+/// use tempo_io::Handle;
+///
+/// let driver = tempo_io::Driver::new()?;
+/// assert!(Handle::try_current().is_err()); // no reactor on this thread yet
+/// let _guard = driver.handle().enter();
+/// let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+/// let socket = tempo_io::net::UdpSocket::from_std(std_socket)?; // registers with `driver`
+/// # drop(socket);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<IoDriverShared>,
@@ -32,6 +48,17 @@ impl fmt::Debug for Handle {
 
 /// Makes a [`Handle`] the current reactor of this thread until dropped; see
 /// [`Handle::enter`].
+///
+/// ```
+/// use tempo_io::Handle;
+///
+/// let driver = tempo_io::Driver::new()?;
+/// let guard = driver.handle().enter();
+/// assert!(Handle::try_current().is_ok());
+/// drop(guard); // the previous reactor (here none) is current again
+/// assert!(Handle::try_current().is_err());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[must_use = "the handle is current only while the guard lives"]
 pub struct EnterGuard {
     /// Restores the previous reactor; `!Send`, so the guard stays on its
