@@ -225,6 +225,12 @@ impl Driver {
     ///
     /// A runtime built with `max_throttling` turns it on by itself, also
     /// under a host's `Park` built with `Builder::with_park_fn`.
+    ///
+    /// ```
+    /// let mut driver = tempo_io::Driver::new()?;
+    /// driver.set_recv_ahead(true); // a host loop that throttles itself
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn set_recv_ahead(&mut self, enabled: bool) {
         self.shared.recv_ahead_mode.set_enabled(enabled);
     }

@@ -630,20 +630,20 @@ macro_rules! datagram_buf_methods {
     ($ty:ident, $addr:ty, $decode:ident) => {
         /// Receives a datagram from the connected peer into `buf`'s spare
         /// capacity (at most its current `chunk_mut`; a longer datagram is
-        /// truncated) and returns its length. Needs the `bytes` feature.
+        /// truncated) and returns its length. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = Vec::with_capacity(1500);
-        /// let len = socket.recv_buf(&mut buf).await?;
-        /// assert_eq!(buf.len(), len);
-        /// # Ok(()) }
+        /// let len = b.recv_buf(&mut buf).await?;
+        /// assert_eq!(buf, b"ping"); // `len` bytes were appended
+        /// # let _ = len;
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
-        pub async fn recv_buf<B: ::bytes::BufMut>(
-            &self,
-            buf: &mut B,
-        ) -> ::std::io::Result<usize> {
+        pub async fn recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
             let io = &*self.io;
             self.io
                 .registration
@@ -659,17 +659,22 @@ macro_rules! datagram_buf_methods {
 
         /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
         /// syscall, else one syscall), or fails
-        /// with `WouldBlock`. Needs the `bytes` feature.
+        /// with `WouldBlock`. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = bytes::BytesMut::with_capacity(1500);
-        /// match socket.try_recv_buf(&mut buf) {
-        ///     Ok(len) => assert_eq!(buf.len(), len),
-        ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-        ///     Err(e) => return Err(e),
+        /// loop {
+        ///     b.readable().await?;
+        ///     match b.try_recv_buf(&mut buf) {
+        ///         Ok(len) => break assert_eq!(buf.len(), len),
+        ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+        ///         Err(e) => return Err(e),
+        ///     }
         /// }
-        /// # Ok(()) }
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
@@ -685,13 +690,17 @@ macro_rules! datagram_buf_methods {
 
         /// Receives a datagram into `buf`'s spare capacity (at most its
         /// current `chunk_mut`; a longer datagram is truncated) and returns
-        /// its length and source. Needs the `bytes` feature.
+        /// its length and source. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = Vec::with_capacity(1500);
-        /// let (len, from) = socket.recv_buf_from(&mut buf).await?;
-        /// # let _ = (len, from); Ok(()) }
+        /// let (len, from) = b.recv_buf_from(&mut buf).await?;
+        /// assert_eq!((len, &buf[..]), (4, &b"ping"[..]));
+        /// println!("from {from:?}");
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub async fn recv_buf_from<B: ::bytes::BufMut>(
@@ -714,15 +723,21 @@ macro_rules! datagram_buf_methods {
 
         /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
         /// without a syscall, else one syscall), or fails with `WouldBlock`.
-        /// Needs the `bytes` feature.
+        /// Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = bytes::BytesMut::with_capacity(1500);
-        /// if let Ok((len, from)) = socket.try_recv_buf_from(&mut buf) {
-        ///     println!("{len} bytes from {from:?}");
+        /// loop {
+        ///     b.readable().await?;
+        ///     if let Ok((len, from)) = b.try_recv_buf_from(&mut buf) {
+        ///         println!("{len} bytes from {from:?}");
+        ///         break;
+        ///     }
         /// }
-        /// # Ok(()) }
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_recv_buf_from<B: ::bytes::BufMut>(
@@ -747,14 +762,17 @@ macro_rules! stream_buf_methods {
     ($ty:ident) => {
         /// Reads into `buf`'s spare capacity now (always one syscall; at
         /// most its current `chunk_mut`), or fails with `WouldBlock`;
-        /// `Ok(0)` at end of stream. Needs the `bytes` feature.
+        /// `Ok(0)` at end of stream. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(stream: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.write_all(b"hello").await?;
+        /// a.shutdown().await?;
         /// let mut buf = bytes::BytesMut::with_capacity(4096);
         /// loop {
-        ///     stream.readable().await?;
-        ///     match stream.try_read_buf(&mut buf) {
+        ///     b.readable().await?;
+        ///     match b.try_read_buf(&mut buf) {
         ///         Ok(0) => break, // end of stream
         ///         Ok(_) => {}
         ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
@@ -762,7 +780,8 @@ macro_rules! stream_buf_methods {
         ///     }
         ///     buf.reserve(4096);
         /// }
-        /// # Ok(()) }
+        /// assert_eq!(&buf[..], b"hello");
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_read_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
