@@ -142,6 +142,7 @@
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod compat;
+#[cfg(not(loom))]
 mod doc_support;
 mod driver;
 mod handle;
@@ -157,6 +158,7 @@ mod wake_batch;
 
 pub mod net;
 
+#[cfg(not(loom))]
 #[doc(hidden)]
 pub use doc_support::__doc_block_on;
 pub use driver::{Driver, UnparkDriver};
