@@ -141,7 +141,17 @@ pub struct Driver {
 }
 
 /// The [`Unpark`] handle of a [`Driver`]: writes its eventfd
-/// (`mio::Waker`). Cheap to clone.
+/// (`mio::Waker`). Cheap to clone, and usable from any thread.
+///
+/// ```
+/// use tempo_park::{Park, Unpark};
+///
+/// let mut driver = tempo_io::Driver::new()?;
+/// let unpark = driver.unpark();
+/// std::thread::spawn(move || unpark.unpark()).join().unwrap();
+/// driver.park()?; // returns: the wake-up was not lost
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Debug, Clone)]
 pub struct UnparkDriver {
     waker: Arc<mio::Waker>,
@@ -215,6 +225,12 @@ impl Driver {
     ///
     /// A runtime built with `max_throttling` turns it on by itself, also
     /// under a host's `Park` built with `Builder::with_park_fn`.
+    ///
+    /// ```
+    /// let mut driver = tempo_io::Driver::new()?;
+    /// driver.set_recv_ahead(true); // a host loop that throttles itself
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn set_recv_ahead(&mut self, enabled: bool) {
         self.shared.recv_ahead_mode.set_enabled(enabled);
     }

@@ -19,6 +19,22 @@ tempo_park::scoped_thread_local! {
 
 /// A reference to an I/O [`Driver`](crate::Driver): registers sockets from
 /// any thread and wakes the driver.
+///
+/// Socket constructors register with the thread's *current* handle: the
+/// `tempo` runtime enters its own; a host that drives a [`Driver`](crate::Driver)
+/// itself [`enter`](Handle::enter)s it.
+///
+/// ```
+/// use tempo_io::Handle;
+///
+/// let driver = tempo_io::Driver::new()?;
+/// assert!(Handle::try_current().is_err()); // no reactor on this thread yet
+/// let _guard = driver.handle().enter();
+/// let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+/// let socket = tempo_io::net::UdpSocket::from_std(std_socket)?; // registers with `driver`
+/// # drop(socket);
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<IoDriverShared>,
@@ -32,6 +48,17 @@ impl fmt::Debug for Handle {
 
 /// Makes a [`Handle`] the current reactor of this thread until dropped; see
 /// [`Handle::enter`].
+///
+/// ```
+/// use tempo_io::Handle;
+///
+/// let driver = tempo_io::Driver::new()?;
+/// let guard = driver.handle().enter();
+/// assert!(Handle::try_current().is_ok());
+/// drop(guard); // the previous reactor (here none) is current again
+/// assert!(Handle::try_current().is_err());
+/// # Ok::<(), std::io::Error>(())
+/// ```
 #[must_use = "the handle is current only while the guard lives"]
 pub struct EnterGuard {
     /// Restores the previous reactor; `!Send`, so the guard stays on its
@@ -57,6 +84,14 @@ impl Handle {
     ///
     /// If there is none, with a message that says what to do; see
     /// [`try_current`](Self::try_current).
+    ///
+    /// ```
+    /// let driver = tempo_io::Driver::new()?;
+    /// let _guard = driver.handle().enter();
+    /// let handle = tempo_io::Handle::current(); // `driver`'s
+    /// assert!(!handle.is_shutdown());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         Handle::try_current().unwrap_or_else(|error| panic!("{error}"))
@@ -64,12 +99,31 @@ impl Handle {
 
     /// The reactor of the current thread, or an error (whose message says
     /// what to do) if there is none. Socket constructors use this.
+    ///
+    /// ```
+    /// use tempo_io::Handle;
+    ///
+    /// assert!(Handle::try_current().is_err());
+    /// let driver = tempo_io::Driver::new()?;
+    /// let _guard = driver.handle().enter();
+    /// assert!(Handle::try_current().is_ok());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn try_current() -> io::Result<Handle> {
         CURRENT.get().ok_or_else(no_driver_error)
     }
 
     /// Makes this handle the current reactor of the calling thread until the
     /// guard is dropped; nested guards restore the previous handle.
+    ///
+    /// ```
+    /// let driver = tempo_io::Driver::new()?;
+    /// let _guard = driver.handle().enter();
+    /// // sockets made on this thread now register with `driver`
+    /// let socket = tempo_io::net::UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0")?)?;
+    /// # drop(socket);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),

@@ -1,6 +1,30 @@
 //! Tempo's I/O driver: a [mio] reactor behind the [`tempo_park::Park`]
 //! contract, and async UDP, TCP and Unix sockets ([`net`]).
 //!
+//! # Example
+//!
+//! A UDP echo, on a driver this thread drives itself. Under the `tempo`
+//! runtime the same code runs inside `Runtime::block_on` or a task, with
+//! `tempo::net` in place of `tempo_io::net`. The crate's examples drive
+//! their `async` blocks on a bare [`Driver`] with a few hidden lines
+//! (tempo-io cannot depend on the runtime): they run as doctests.
+//!
+//! ```
+//! # tempo_io::__doc_block_on(async {
+//! use tempo_io::net::UdpSocket;
+//!
+//! let server = UdpSocket::bind("127.0.0.1:0").await?;
+//! let client = UdpSocket::bind("127.0.0.1:0").await?;
+//! client.send_to(b"ping", server.local_addr()?).await?;
+//!
+//! let mut buf = [0u8; 1500];
+//! let (len, from) = server.recv_from(&mut buf).await?;
+//! server.send_to(&buf[..len], from).await?;
+//! let len = client.recv(&mut buf).await?;
+//! assert_eq!(&buf[..len], b"ping");
+//! # Ok(()) }).unwrap();
+//! ```
+//!
 //! # Pieces
 //!
 //! * [`Driver`] owns the `mio::Poll`. Each `park*` waits in `epoll_wait` and
@@ -35,6 +59,9 @@
 //! `WouldBlock` register the task's waker.
 //!
 //! # Cargo features
+//!
+//! Items behind a feature say so on their page ("Available with feature
+//! ...").
 //!
 //! * `futures-io` (**default**; the `futures-io` crate is tiny):
 //!   `futures_io::AsyncRead` / `AsyncWrite` for [`net::TcpStream`], its owned
@@ -115,6 +142,8 @@
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod compat;
+#[cfg(not(loom))]
+mod doc_support;
 mod driver;
 mod handle;
 mod poll_io;
@@ -129,6 +158,9 @@ mod wake_batch;
 
 pub mod net;
 
+#[cfg(not(loom))]
+#[doc(hidden)]
+pub use doc_support::__doc_block_on;
 pub use driver::{Driver, UnparkDriver};
 pub use handle::{EnterGuard, Handle};
 pub use ready::{Interest, Ready};

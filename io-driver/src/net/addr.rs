@@ -28,6 +28,14 @@ use std::sync::Arc;
 use crate::Handle;
 
 /// A host-name lookup in progress: what [`Resolve::resolve`] returns.
+///
+/// ```
+/// use std::net::SocketAddr;
+/// use tempo_io::net::Resolving;
+///
+/// let lookup: Resolving = Box::pin(async { Ok(vec![SocketAddr::from(([127, 0, 0, 1], 80))]) });
+/// # drop(lookup);
+/// ```
 pub type Resolving = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send>>;
 
 /// Resolves host names for the sockets of one driver, off the thread that
@@ -96,8 +104,8 @@ impl fmt::Debug for ResolverSlot {
 /// [`Resolve`] (the runtime's blocking pool under `tempo`), or inline
 /// without one. It cannot be implemented outside this crate.
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// ```
+/// # tempo_io::__doc_block_on(async {
 /// use std::net::{Ipv4Addr, SocketAddr};
 /// use tempo_io::net::UdpSocket;
 ///
@@ -105,7 +113,7 @@ impl fmt::Debug for ResolverSlot {
 /// let b = UdpSocket::bind((Ipv4Addr::LOCALHOST, 0)).await?;          // no lookup
 /// let c = UdpSocket::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
 /// let d = UdpSocket::bind("localhost:0").await?;                     // a name: resolved
-/// # drop((a, b, c, d)); Ok(()) }
+/// # drop((a, b, c, d)); Ok(()) }).unwrap();
 /// ```
 pub trait ToSocketAddrs: sealed::ToSocketAddrsPriv {}
 
@@ -281,12 +289,14 @@ pub(crate) fn no_address() -> io::Error {
 /// on the runtime's blocking pool, so the runtime's other tasks keep
 /// running), or inline when no driver or resolver is current.
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// ```
+/// # tempo_io::__doc_block_on(async {
 /// for addr in tempo_io::net::lookup_host("localhost:8080").await? {
 ///     println!("localhost:8080 is {addr}");
 /// }
-/// # Ok(()) }
+/// let mut addrs = tempo_io::net::lookup_host("127.0.0.1:53").await?; // no lookup
+/// assert_eq!(addrs.next(), Some("127.0.0.1:53".parse().unwrap()));
+/// # Ok(()) }).unwrap();
 /// ```
 pub async fn lookup_host<T: ToSocketAddrs>(
     host: T,

@@ -41,19 +41,26 @@ fn invalid(message: &'static str) -> io::Error {
 /// [`with_timestamps`](Self::with_timestamps)) the kernel's receive time.
 /// Accessors panic on an index `>= len()`, as slice indexing does.
 ///
-/// ```no_run
-/// # async fn demo(socket: tempo_io::net::UdpSocket) -> std::io::Result<()> {
-/// use tempo_io::net::RecvBatch;
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{RecvBatch, UdpSocket};
 ///
+/// let socket = UdpSocket::bind("127.0.0.1:0").await?;
+/// # let sender = UdpSocket::bind("127.0.0.1:0").await?;
+/// # for payload in [&b"one"[..], b"two", b"three"] {
+/// #     sender.send_to(payload, socket.local_addr()?).await?;
+/// # }
 /// let mut batch = RecvBatch::new(32, 1500)?.with_timestamps();
-/// loop {
+/// let mut received = 0;
+/// while received < 3 {
 ///     let n = socket.recv_many(&mut batch).await?;
 ///     for i in 0..n {
 ///         let (payload, from) = (batch.payload(i), batch.source(i));
-///         # let _ = (payload, from);
+///         println!("{} bytes from {from:?} at {:?}", payload.len(), batch.timestamp(i));
 ///     }
+///     received += n;
 /// }
-/// # }
+/// # Ok(()) }).unwrap();
 /// ```
 #[derive(Debug)]
 pub struct RecvBatch {
@@ -249,18 +256,25 @@ struct SendEntry {
 /// batch per tick allocates nothing once the batch has reached its largest
 /// size.
 ///
-/// ```no_run
-/// # async fn demo(socket: tempo_io::net::UdpSocket, peers: &[std::net::SocketAddr]) -> std::io::Result<()> {
-/// use tempo_io::net::SendBatch;
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{SendBatch, UdpSocket};
 ///
+/// let socket = UdpSocket::bind("127.0.0.1:0").await?;
+/// # let receivers = [UdpSocket::bind("127.0.0.1:0").await?, UdpSocket::bind("127.0.0.1:0").await?];
+/// # let peers = [receivers[0].local_addr()?, receivers[1].local_addr()?];
+/// // one 160-byte packet to each peer, in one `sendmmsg`
 /// let mut batch = SendBatch::with_capacity(peers.len(), peers.len() * 160);
 /// for peer in peers {
-///     batch.push(&[0u8; 160], *peer)?;
+///     batch.push(&[0u8; 160], peer)?;
 /// }
 /// while !batch.is_empty() {
 ///     socket.send_many(&mut batch).await?; // sent ones leave the batch
 /// }
-/// # Ok(()) }
+/// batch.clear(); // ready for the next round, memory kept
+/// # let mut buf = [0u8; 1500];
+/// # assert_eq!(receivers[1].recv(&mut buf).await?, 160);
+/// # Ok(()) }).unwrap();
 /// ```
 #[derive(Debug, Default)]
 pub struct SendBatch {

@@ -12,6 +12,83 @@
 //! Declared with `#[macro_use]` first in `net/mod.rs`, so the sibling
 //! modules see the macros.
 
+/// The opening of a running doc example on `$ty`: a hidden
+/// [`__doc_block_on`](crate::__doc_block_on) (tempo-io cannot use the
+/// `tempo` runtime), then, shown, two connected sockets `a` and `b` of
+/// the type. The example closes with `# Ok(()) }).unwrap();`.
+macro_rules! doc_pair {
+    (UdpSocket) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::UdpSocket;\n",
+            "\n",
+            "let a = UdpSocket::bind(\"127.0.0.1:0\").await?;\n",
+            "let b = UdpSocket::bind(\"127.0.0.1:0\").await?;\n",
+            "a.connect(b.local_addr()?).await?;\n",
+            "b.connect(a.local_addr()?).await?;\n",
+        )
+    };
+    (UnixDatagram) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "let (a, b) = tempo_io::net::UnixDatagram::pair()?;\n",
+        )
+    };
+    (TcpStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::{TcpListener, TcpStream};\n",
+            "\n",
+            "let listener = TcpListener::bind(\"127.0.0.1:0\").await?;\n",
+            "let a = TcpStream::connect(listener.local_addr()?).await?;\n",
+            "let (b, _) = listener.accept().await?;\n",
+        )
+    };
+    (UnixStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "let (a, b) = tempo_io::net::UnixStream::pair()?;\n",
+        )
+    };
+}
+
+/// The opening of a running doc example of a listener accepting `$stream`
+/// connections: a hidden [`__doc_block_on`](crate::__doc_block_on), then a
+/// `listener` and a connecting `client`. The example closes with
+/// `doc_listener_end!($stream)`.
+macro_rules! doc_listener {
+    (TcpStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::{TcpListener, TcpStream};\n",
+            "\n",
+            "let listener = TcpListener::bind(\"127.0.0.1:0\").await?;\n",
+            "let client = TcpStream::connect(listener.local_addr()?).await?;\n",
+        )
+    };
+    (UnixStream) => {
+        concat!(
+            "# tempo_io::__doc_block_on(async {\n",
+            "use tempo_io::net::{UnixListener, UnixStream};\n",
+            "\n",
+            "let path = std::env::temp_dir().join(format!(\"tempo-doc-{}.sock\", std::process::id()));\n",
+            "# let _ = std::fs::remove_file(&path);\n",
+            "let listener = UnixListener::bind(&path)?;\n",
+            "let client = UnixStream::connect(&path).await?;\n",
+        )
+    };
+}
+
+/// The end of a [`doc_listener`] example (removes the Unix socket's path).
+macro_rules! doc_listener_end {
+    (TcpStream) => {
+        "# Ok(()) }).unwrap();"
+    };
+    (UnixStream) => {
+        "# std::fs::remove_file(&path)?;\n# Ok(()) }).unwrap();"
+    };
+}
+
 /// `Debug` (showing the fd), `AsRawFd` and `AsFd` for a net type.
 macro_rules! impl_fd_traits {
     ($ty:ident) => {
@@ -51,15 +128,50 @@ macro_rules! forward_to_source {
     )*};
 }
 
-/// `readable`, `writable` and the two `poll_*_ready` methods (named by the
-/// caller: `poll_recv_ready` for datagrams, `poll_read_ready` for streams).
+/// `readable`, `writable` and the two `poll_*_ready` methods of a byte
+/// stream type `$ty` (`poll_read_ready` / `poll_write_ready`); the `@each`
+/// arm also serves the datagram sockets' `writable`.
 macro_rules! readiness_methods {
-    ($poll_read_ready:ident, $poll_write_ready:ident) => {
+    ($ty:ident, $poll_read_ready:ident, $poll_write_ready:ident) => {
         readiness_methods!(@each
             /// Waits until the socket may be readable. A `try_*` read that
             /// returns `WouldBlock` makes the next call wait for a new event.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.write_all(b"hello").await?;
+            /// let mut buf = [0u8; 1024];
+            /// let n = loop {
+            ///     b.readable().await?;
+            ///     match b.try_read(&mut buf) {
+            ///         Ok(n) => break n,
+            ///         // a spurious wake-up: wait for the next event
+            ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            ///         Err(e) => return Err(e),
+            ///     }
+            /// };
+            /// assert!(n > 0);
+            /// # Ok(()) }).unwrap();
+            /// ```
             readable, $poll_read_ready, Read, "read", "reading";
             /// Waits until the socket may be writable.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// let n = loop {
+            ///     a.writable().await?;
+            ///     match a.try_write(b"hello") {
+            ///         Ok(n) => break n,
+            ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            ///         Err(e) => return Err(e),
+            ///     }
+            /// };
+            /// assert!(n > 0);
+            /// # drop(b);
+            /// # Ok(()) }).unwrap();
+            /// ```
             writable, $poll_write_ready, Write, "write", "writing";
         );
     };
@@ -97,23 +209,19 @@ macro_rules! ready_method {
         /// operations, whose `WouldBlock` makes the next `ready` wait for a
         /// new event. Any number of tasks may wait at once.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
         /// use tempo_io::Interest;
         ///
-        /// let ready = socket.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+        /// assert!(ready.is_writable()); // nothing sent yet: writable only
         /// if ready.is_readable() {
         ///     // a `try_*` read now; `WouldBlock` means someone else took it
         /// }
-        /// if ready.is_writable() {
-        ///     // a `try_*` write now
-        /// }
-        /// # Ok(()) }
+        /// # drop(b);
+        /// # Ok(()) }).unwrap();
         /// ```
-        pub async fn ready(
-            &self,
-            interest: $crate::Interest,
-        ) -> ::std::io::Result<$crate::Ready> {
+        pub async fn ready(&self, interest: $crate::Interest) -> ::std::io::Result<$crate::Ready> {
             self.io.registration.ready_for(interest).await
         }
     };
@@ -184,10 +292,28 @@ macro_rules! io_operation {
 /// `readable` / `poll_recv_ready` (ready at once while a datagram is held)
 /// and `writable` / `poll_send_ready` of a datagram socket.
 macro_rules! datagram_readiness_methods {
-    () => {
+    ($ty:ident) => {
         /// Waits until the socket may be readable: at once while a datagram
         /// is held (see the `net` module docs). A `try_*` receive that
         /// returns `WouldBlock` makes the next call wait for a new event.
+        ///
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
+        /// let mut buf = [0u8; 1500];
+        /// let len = loop {
+        ///     b.readable().await?;
+        ///     match b.try_recv(&mut buf) {
+        ///         Ok(len) => break len,
+        ///         // a spurious wake-up: wait for the next event
+        ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+        ///         Err(e) => return Err(e),
+        ///     }
+        /// };
+        /// assert_eq!(&buf[..len], b"ping");
+        /// # Ok(()) }).unwrap();
+        /// ```
         pub async fn readable(&self) -> ::std::io::Result<()> {
             if self.io.registration.recv_ahead().has_held() {
                 return Ok(());
@@ -217,6 +343,21 @@ macro_rules! datagram_readiness_methods {
 
         readiness_methods!(@each
             /// Waits until the socket may be writable.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// loop {
+            ///     a.writable().await?;
+            ///     match a.try_send(b"ping") {
+            ///         Ok(_) => break,
+            ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            ///         Err(e) => return Err(e),
+            ///     }
+            /// }
+            /// # drop(b);
+            /// # Ok(()) }).unwrap();
+            /// ```
             writable, poll_send_ready, Write, "write", "writing";
         );
     };
@@ -226,15 +367,36 @@ macro_rules! datagram_readiness_methods {
 /// socket whose peer addresses are `$addr`, decoded by the `RawAddr`
 /// method `$decode`; receives follow the receive-ahead rule.
 macro_rules! datagram_methods {
-    ($addr:ty, $decode:ident) => {
+    ($ty:ident, $addr:ty, $decode:ident) => {
         io_operation! {
             /// Sends to the connected peer.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.send(b"ping").await?;
+            /// let mut buf = [0u8; 1500];
+            /// let len = b.recv(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"ping");
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Write fn send / poll_send / try_send (buf: &[u8]) -> usize = |io| io.send(buf)
         }
 
         io_operation! {
             /// Receives from the connected peer (under throttling, one
-            /// receive syscall per datagram: see the `net` module docs).
+            /// receive syscall per datagram: see the `net` module docs). A
+            /// datagram longer than `buf` is truncated.
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.send(b"ping").await?;
+            /// let mut buf = [0u8; 1500];
+            /// let len = b.recv(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"ping");
+            /// # Ok(()) }).unwrap();
+            /// ```
             recv Read fn recv / poll_recv / try_recv (buf: &mut [u8]) -> usize
                 = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
                     let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
@@ -246,6 +408,17 @@ macro_rules! datagram_methods {
             /// Receives a datagram and its source address (under
             /// throttling, one receive syscall per datagram: see the `net`
             /// module docs).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.send(b"ping").await?;
+            /// let mut buf = [0u8; 1500];
+            /// let (len, from) = b.recv_from(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"ping");
+            /// println!("{len} bytes from {from:?}");
+            /// # Ok(()) }).unwrap();
+            /// ```
             recv Read fn recv_from / poll_recv_from / try_recv_from
                 (buf: &mut [u8]) -> (usize, $addr)
                 = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
@@ -261,6 +434,25 @@ macro_rules! datagram_methods {
             /// comes first), and returns how many (at least 1). Spends one
             /// unit of the task's cooperative budget per call. See
             /// [`RecvBatch`](crate::net::RecvBatch).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            /// use tempo_io::net::RecvBatch;
+            ///
+            /// a.send(b"one").await?;
+            /// a.send(b"two").await?;
+            ///
+            /// let mut batch = RecvBatch::new(32, 1500)?; // reused from call to call
+            /// let mut received = Vec::new();
+            /// while received.len() < 2 {
+            ///     let n = b.recv_many(&mut batch).await?;
+            ///     for i in 0..n {
+            ///         received.push(batch.payload(i).to_vec());
+            ///     }
+            /// }
+            /// assert_eq!(received, [b"one".to_vec(), b"two".to_vec()]);
+            /// # Ok(()) }).unwrap();
+            /// ```
             recv Read fn recv_many / poll_recv_many / try_recv_many
                 (batch: &mut $crate::net::RecvBatch) -> usize
                 = |io| |attempt, ahead: &$crate::recv_ahead::RecvAhead| {
@@ -274,6 +466,23 @@ macro_rules! datagram_methods {
             /// `sendmmsg` and returns how many were sent (those leave the
             /// batch); `Ok(0)` without a syscall for an empty batch. See
             /// [`SendBatch`](crate::net::SendBatch).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            /// use tempo_io::net::SendBatch;
+            ///
+            /// let mut batch = SendBatch::new(); // reused after `clear`
+            /// batch.push_connected(b"one")?;
+            /// batch.push_connected(b"two")?;
+            /// while !batch.is_empty() {
+            ///     a.send_many(&mut batch).await?; // sent ones leave the batch
+            /// }
+            ///
+            /// let mut buf = [0u8; 1500];
+            /// let len = b.recv(&mut buf).await?;
+            /// assert_eq!(&buf[..len], b"one");
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Write fn send_many / poll_send_many / try_send_many
                 (batch: &mut $crate::net::SendBatch) -> usize
                 = |io| batch.send_on(::std::os::fd::AsRawFd::as_raw_fd(io))
@@ -283,21 +492,63 @@ macro_rules! datagram_methods {
 
 /// `read`, `write` and `write_all` of a byte stream.
 macro_rules! stream_methods {
-    () => {
+    ($ty:ident) => {
         io_operation! {
             /// Reads some bytes; `Ok(0)` at end of stream. A reset by the
             /// peer fails with [`io::ErrorKind::ConnectionReset`].
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// a.write_all(b"hello").await?;
+            /// a.shutdown().await?; // b reads end of stream after "hello"
+            ///
+            /// let mut received = Vec::new();
+            /// let mut buf = [0u8; 1024];
+            /// loop {
+            ///     let n = b.read(&mut buf).await?;
+            ///     if n == 0 {
+            ///         break; // end of stream
+            ///     }
+            ///     received.extend_from_slice(&buf[..n]);
+            /// }
+            /// assert_eq!(received, b"hello");
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Read fn read / poll_read / try_read (buf: &mut [u8]) -> usize
                 = |io| ::std::io::Read::read(&mut &*io, buf)
         }
 
         io_operation! {
-            /// Writes some bytes.
+            /// Writes some bytes and returns how many were written: maybe
+            /// fewer than `buf.len()` (see [`write_all`](Self::write_all)).
+            ///
+            /// ```
+            #[doc = doc_pair!($ty)]
+            ///
+            /// let n = a.write(b"hello").await?;
+            /// assert!(n > 0 && n <= 5);
+            /// # drop(b);
+            /// # Ok(()) }).unwrap();
+            /// ```
             io Write fn write / poll_write / try_write (buf: &[u8]) -> usize
                 = |io| ::std::io::Write::write(&mut &*io, buf)
         }
 
-        /// Writes all of `buf`.
+        /// Writes all of `buf`, in as many writes as it takes.
+        ///
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.write_all(b"hello").await?;
+        /// let mut buf = [0u8; 5];
+        /// let mut filled = 0;
+        /// while filled < buf.len() {
+        ///     filled += b.read(&mut buf[filled..]).await?;
+        /// }
+        /// assert_eq!(&buf, b"hello");
+        /// # Ok(()) }).unwrap();
+        /// ```
         pub async fn write_all(&self, mut buf: &[u8]) -> ::std::io::Result<()> {
             while !buf.is_empty() {
                 let n = self.write(buf).await?;
@@ -319,6 +570,21 @@ macro_rules! accept_methods {
         /// Accepts a connection. Running out of file descriptors fails with
         /// the OS error (`EMFILE`, "Too many open files"); the pending
         /// connection stays queued and a later `accept` can take it.
+        ///
+        /// ```
+        #[doc = doc_listener!($stream)]
+        ///
+        /// let (server, peer) = listener.accept().await?;
+        /// println!("connection from {peer:?}");
+        /// client.write_all(b"hello").await?;
+        /// let mut buf = [0u8; 5];
+        /// let mut filled = 0;
+        /// while filled < buf.len() {
+        ///     filled += server.read(&mut buf[filled..]).await?;
+        /// }
+        /// assert_eq!(&buf, b"hello");
+        #[doc = doc_listener_end!($stream)]
+        /// ```
         pub async fn accept(&self) -> ::std::io::Result<($stream, $addr)> {
             let accepted = self
                 .io
@@ -364,20 +630,20 @@ macro_rules! datagram_buf_methods {
     ($ty:ident, $addr:ty, $decode:ident) => {
         /// Receives a datagram from the connected peer into `buf`'s spare
         /// capacity (at most its current `chunk_mut`; a longer datagram is
-        /// truncated) and returns its length. Needs the `bytes` feature.
+        /// truncated) and returns its length. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = Vec::with_capacity(1500);
-        /// let len = socket.recv_buf(&mut buf).await?;
-        /// assert_eq!(buf.len(), len);
-        /// # Ok(()) }
+        /// let len = b.recv_buf(&mut buf).await?;
+        /// assert_eq!(buf, b"ping"); // `len` bytes were appended
+        /// # let _ = len;
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
-        pub async fn recv_buf<B: ::bytes::BufMut>(
-            &self,
-            buf: &mut B,
-        ) -> ::std::io::Result<usize> {
+        pub async fn recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
             let io = &*self.io;
             self.io
                 .registration
@@ -393,17 +659,22 @@ macro_rules! datagram_buf_methods {
 
         /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
         /// syscall, else one syscall), or fails
-        /// with `WouldBlock`. Needs the `bytes` feature.
+        /// with `WouldBlock`. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = bytes::BytesMut::with_capacity(1500);
-        /// match socket.try_recv_buf(&mut buf) {
-        ///     Ok(len) => assert_eq!(buf.len(), len),
-        ///     Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-        ///     Err(e) => return Err(e),
+        /// loop {
+        ///     b.readable().await?;
+        ///     match b.try_recv_buf(&mut buf) {
+        ///         Ok(len) => break assert_eq!(buf.len(), len),
+        ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+        ///         Err(e) => return Err(e),
+        ///     }
         /// }
-        /// # Ok(()) }
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
@@ -419,13 +690,17 @@ macro_rules! datagram_buf_methods {
 
         /// Receives a datagram into `buf`'s spare capacity (at most its
         /// current `chunk_mut`; a longer datagram is truncated) and returns
-        /// its length and source. Needs the `bytes` feature.
+        /// its length and source. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = Vec::with_capacity(1500);
-        /// let (len, from) = socket.recv_buf_from(&mut buf).await?;
-        /// # let _ = (len, from); Ok(()) }
+        /// let (len, from) = b.recv_buf_from(&mut buf).await?;
+        /// assert_eq!((len, &buf[..]), (4, &b"ping"[..]));
+        /// println!("from {from:?}");
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub async fn recv_buf_from<B: ::bytes::BufMut>(
@@ -448,15 +723,21 @@ macro_rules! datagram_buf_methods {
 
         /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
         /// without a syscall, else one syscall), or fails with `WouldBlock`.
-        /// Needs the `bytes` feature.
+        /// Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# fn demo(socket: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.send(b"ping").await?;
         /// let mut buf = bytes::BytesMut::with_capacity(1500);
-        /// if let Ok((len, from)) = socket.try_recv_buf_from(&mut buf) {
-        ///     println!("{len} bytes from {from:?}");
+        /// loop {
+        ///     b.readable().await?;
+        ///     if let Ok((len, from)) = b.try_recv_buf_from(&mut buf) {
+        ///         println!("{len} bytes from {from:?}");
+        ///         break;
+        ///     }
         /// }
-        /// # Ok(()) }
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_recv_buf_from<B: ::bytes::BufMut>(
@@ -481,14 +762,17 @@ macro_rules! stream_buf_methods {
     ($ty:ident) => {
         /// Reads into `buf`'s spare capacity now (always one syscall; at
         /// most its current `chunk_mut`), or fails with `WouldBlock`;
-        /// `Ok(0)` at end of stream. Needs the `bytes` feature.
+        /// `Ok(0)` at end of stream. Available with feature `bytes`.
         ///
-        /// ```no_run
-        #[doc = concat!("# async fn demo(stream: &tempo_io::net::", stringify!($ty), ") -> std::io::Result<()> {")]
+        /// ```
+        #[doc = doc_pair!($ty)]
+        ///
+        /// a.write_all(b"hello").await?;
+        /// a.shutdown().await?;
         /// let mut buf = bytes::BytesMut::with_capacity(4096);
         /// loop {
-        ///     stream.readable().await?;
-        ///     match stream.try_read_buf(&mut buf) {
+        ///     b.readable().await?;
+        ///     match b.try_read_buf(&mut buf) {
         ///         Ok(0) => break, // end of stream
         ///         Ok(_) => {}
         ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
@@ -496,7 +780,8 @@ macro_rules! stream_buf_methods {
         ///     }
         ///     buf.reserve(4096);
         /// }
-        /// # Ok(()) }
+        /// assert_eq!(&buf[..], b"hello");
+        /// # Ok(()) }).unwrap();
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_read_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {

@@ -1,5 +1,24 @@
 //! Async sockets registered with the current thread's [`Driver`](crate::Driver).
 //!
+//! ```
+//! # tempo_io::__doc_block_on(async {
+//! use tempo_io::net::{TcpListener, TcpStream};
+//!
+//! let listener = TcpListener::bind("127.0.0.1:0").await?;
+//! let client = TcpStream::connect(listener.local_addr()?).await?;
+//! let (server, peer) = listener.accept().await?;
+//! assert_eq!(peer, client.local_addr()?);
+//!
+//! client.write_all(b"ping").await?;
+//! let mut buf = [0u8; 4];
+//! let mut filled = 0;
+//! while filled < buf.len() {
+//!     filled += server.read(&mut buf[filled..]).await?;
+//! }
+//! assert_eq!(&buf, b"ping");
+//! # Ok(()) }).unwrap();
+//! ```
+//!
 //! Method names and meanings follow tokio's `tokio::net`, so migrating is a
 //! change of imports, with these differences:
 //!

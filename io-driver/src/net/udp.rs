@@ -14,17 +14,30 @@ use crate::Handle;
 
 /// An async UDP socket, registered with the current thread's I/O driver.
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
+/// Its methods take `&self`, so one socket can be shared (`Arc`) by a
+/// receive loop and senders. A socket is created inside the runtime
+/// (`Runtime::block_on`, a task, or after `Runtime::enter`); the examples
+/// here run on a bare [`Driver`](crate::Driver) instead, since tempo-io
+/// comes without the runtime.
+///
+/// An echo server and a client:
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
 /// use tempo_io::net::UdpSocket;
 ///
-/// let socket = UdpSocket::bind("127.0.0.1:0").await?;
+/// let server = UdpSocket::bind("127.0.0.1:0").await?;
+/// let client = UdpSocket::bind("127.0.0.1:0").await?;
+/// client.send_to(b"ping", server.local_addr()?).await?;
+///
+/// // the server's loop, once: receive a datagram, send it back
 /// let mut buf = [0u8; 1500];
-/// loop {
-///     let (len, from) = socket.recv_from(&mut buf).await?;
-///     socket.send_to(&buf[..len], from).await?;
-/// }
-/// # }
+/// let (len, from) = server.recv_from(&mut buf).await?;
+/// server.send_to(&buf[..len], from).await?;
+///
+/// let (len, from) = client.recv_from(&mut buf).await?;
+/// assert_eq!((&buf[..len], from), (&b"ping"[..], server.local_addr()?));
+/// # Ok(()) }).unwrap();
 /// ```
 pub struct UdpSocket {
     io: PollIo<mio::net::UdpSocket>,
@@ -39,6 +52,15 @@ impl UdpSocket {
     ///
     /// Fails with [`io::ErrorKind::AddrInUse`] if the port is taken, and if
     /// no I/O driver is current on this thread.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let socket = UdpSocket::bind("127.0.0.1:0").await?; // port 0: any free port
+    /// println!("listening on {}", socket.local_addr()?);
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
         let handle = Handle::try_current()?;
         each_addr(&addr, &handle, |addr| {
@@ -52,6 +74,14 @@ impl UdpSocket {
 
     /// Registers a std socket with the current driver (and makes it
     /// non-blocking).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    /// let socket = tempo_io::net::UdpSocket::from_std(std_socket)?;
+    /// # let _ = socket;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         Ok(UdpSocket {
@@ -77,7 +107,20 @@ impl UdpSocket {
         fn peer_addr(&self) -> io::Result<SocketAddr> => peer_addr();
     }
 
-    /// Sets the default destination and filters received datagrams to it.
+    /// Sets the default destination and filters received datagrams to it
+    /// (for [`send`](Self::send) and [`recv`](Self::recv)).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let peer = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let socket = UdpSocket::bind("127.0.0.1:0").await?;
+    /// socket.connect(peer.local_addr()?).await?;
+    /// socket.send(b"ping").await?;
+    /// assert_eq!(socket.peer_addr()?, peer.local_addr()?);
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         each_addr(&addr, self.io.registration.handle(), |addr| {
             self.io.connect(addr)
@@ -85,12 +128,28 @@ impl UdpSocket {
         .await
     }
 
-    datagram_readiness_methods!();
+    datagram_readiness_methods!(UdpSocket);
 
-    datagram_methods!(SocketAddr, inet_addr);
+    datagram_methods!(UdpSocket, SocketAddr, inet_addr);
 
     /// Sends to `target` (its first address; a host name is resolved off
-    /// the runtime's thread, see [`ToSocketAddrs`]).
+    /// the runtime's thread, see [`ToSocketAddrs`]) and returns the bytes
+    /// sent.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let receiver = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let sender = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let sent = sender.send_to(b"ping", receiver.local_addr()?).await?;
+    /// assert_eq!(sent, 4);
+    ///
+    /// let mut buf = [0u8; 1500];
+    /// let (len, from) = receiver.recv_from(&mut buf).await?;
+    /// assert_eq!((&buf[..len], from), (&b"ping"[..], sender.local_addr()?));
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = first_addr(&target, self.io.registration.handle()).await?;
         self.io
@@ -124,6 +183,18 @@ impl UdpSocket {
     /// Receives a datagram without removing it from the queue (the held
     /// datagram, without a syscall, if one is held: see the `net` module
     /// docs).
+    ///
+    /// ```
+    #[doc = doc_pair!(UdpSocket)]
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = [0u8; 1500];
+    /// let (len, _) = b.peek_from(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// let len = b.recv(&mut buf).await?; // still there
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         if let Some(peeked) = self.peek_held(buf) {
             return peeked;
@@ -214,13 +285,15 @@ impl UdpSocket {
     /// Use it to decide where a datagram goes before receiving it into
     /// the right buffer.
     ///
-    /// ```no_run
-    /// # async fn demo(socket: &tempo_io::net::UdpSocket) -> std::io::Result<()> {
-    /// let from = socket.peek_sender().await?;
+    /// ```
+    #[doc = doc_pair!(UdpSocket)]
+    ///
+    /// a.send(b"ping").await?;
+    /// let from = b.peek_sender().await?;
     /// let mut buf = [0u8; 1500];
-    /// let (len, same) = socket.recv_from(&mut buf).await?;
+    /// let (len, same) = b.recv_from(&mut buf).await?;
     /// assert_eq!(from, same); // the peeked datagram is still the next one
-    /// # let _ = len; Ok(()) }
+    /// # let _ = len; Ok(()) }).unwrap();
     /// ```
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         self.peek_from(&mut []).await.map(|(_, from)| from)

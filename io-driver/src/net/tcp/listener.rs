@@ -13,13 +13,37 @@ use crate::Handle;
 /// tokio (the kernel caps it at `net.core.somaxconn`).
 const DEFAULT_BACKLOG: u32 = 1024;
 
-/// An async TCP listener.
+/// An async TCP listener. Each accepted [`TcpStream`] is registered with
+/// the listener's driver. Several tasks may accept on one listener (an
+/// `Arc<TcpListener>`).
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
-/// let listener = tempo_io::net::TcpListener::bind("127.0.0.1:0").await?;
+/// A server that answers each connection with a greeting, and a client
+/// (the server accepts one connection here; a real one loops and spawns
+/// a task per connection):
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{TcpListener, TcpStream};
+///
+/// let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// let client = TcpStream::connect(listener.local_addr()?).await?;
+///
 /// let (stream, peer) = listener.accept().await?;
-/// # Ok(()) }
+/// println!("connection from {peer}");
+/// stream.write_all(b"hello\n").await?;
+/// stream.shutdown().await?;
+///
+/// let mut reply = Vec::new();
+/// let mut buf = [0u8; 1024];
+/// loop {
+///     let n = client.read(&mut buf).await?;
+///     if n == 0 {
+///         break;
+///     }
+///     reply.extend_from_slice(&buf[..n]);
+/// }
+/// assert_eq!(reply, b"hello\n");
+/// # Ok(()) }).unwrap();
 /// ```
 pub struct TcpListener {
     io: PollIo<mio::net::TcpListener>,
@@ -39,6 +63,13 @@ impl TcpListener {
     /// overflows (each refused SYN is retried a second later). Use
     /// [`TcpSocket::listen`](crate::net::TcpSocket::listen) to choose
     /// another.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let listener = tempo_io::net::TcpListener::bind("127.0.0.1:0").await?;
+    /// println!("listening on {}", listener.local_addr()?); // port 0: a free one
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         let handle = Handle::try_current()?;
         each_addr(&addr, &handle, |addr| {

@@ -39,17 +39,20 @@ use crate::Handle;
 /// Creating one and setting options needs no runtime; `listen` and
 /// `connect` register with the current thread's I/O driver.
 ///
-/// ```no_run
-/// # async fn demo() -> std::io::Result<()> {
-/// use tempo_io::net::TcpSocket;
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{TcpSocket, TcpStream};
 ///
 /// let socket = TcpSocket::new_v4()?;
 /// socket.set_reuseaddr(true)?;
 /// socket.set_reuseport(true)?; // several listeners share the port
-/// socket.bind("127.0.0.1:8080".parse().unwrap())?;
+/// socket.bind("127.0.0.1:0".parse().unwrap())?;
 /// let listener = socket.listen(4096)?; // room for a burst of connections
+///
+/// let client = TcpStream::connect(listener.local_addr()?).await?;
 /// let (stream, peer) = listener.accept().await?;
-/// # drop((stream, peer)); Ok(()) }
+/// assert_eq!(peer, client.local_addr()?);
+/// # drop(stream); Ok(()) }).unwrap();
 /// ```
 #[derive(Debug)]
 pub struct TcpSocket {
@@ -329,12 +332,13 @@ impl TcpSocket {
     /// recent Linux), and registers the listener with the current thread's
     /// I/O driver.
     ///
-    /// ```no_run
-    /// # async fn demo() -> std::io::Result<()> {
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
     /// let socket = tempo_io::net::TcpSocket::new_v4()?;
     /// socket.bind("127.0.0.1:0".parse().unwrap())?;
     /// let listener = socket.listen(1024)?;
-    /// # drop(listener); Ok(()) }
+    /// println!("listening on {}", listener.local_addr()?);
+    /// # Ok(()) }).unwrap();
     /// ```
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         sys::listen(self.as_fd(), clamp(backlog))?;
@@ -345,12 +349,16 @@ impl TcpSocket {
     /// thread's I/O driver. A refused connection fails with
     /// [`io::ErrorKind::ConnectionRefused`].
     ///
-    /// ```no_run
-    /// # async fn demo() -> std::io::Result<()> {
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::{TcpListener, TcpSocket};
+    ///
+    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
+    /// let socket = TcpSocket::new_v4()?;
     /// socket.set_nodelay(true)?;
-    /// let stream = socket.connect("127.0.0.1:8080".parse().unwrap()).await?;
-    /// # drop(stream); Ok(()) }
+    /// let stream = socket.connect(listener.local_addr()?).await?;
+    /// assert!(stream.nodelay()?);
+    /// # Ok(()) }).unwrap();
     /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
         let handle = Handle::try_current()?;

@@ -13,9 +13,50 @@ use crate::Handle;
 /// An async TCP stream.
 ///
 /// Reading and writing take `&self`, so one task may read while another
-/// writes (see [`into_split`](TcpStream::into_split)). With the default
-/// `futures-io` feature it implements `futures_io::AsyncRead`/`AsyncWrite`;
-/// with `tokio-io`, tokio's traits.
+/// writes (see [`into_split`](TcpStream::into_split)).
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{TcpListener, TcpStream};
+///
+/// let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// let stream = TcpStream::connect(listener.local_addr()?).await?;
+/// let (server, _) = listener.accept().await?;
+///
+/// stream.write_all(b"ping").await?;
+/// let mut buf = [0u8; 4];
+/// let mut filled = 0;
+/// while filled < buf.len() {
+///     filled += server.read(&mut buf[filled..]).await?;
+/// }
+/// assert_eq!(&buf, b"ping");
+/// # Ok(()) }).unwrap();
+/// ```
+///
+/// # The I/O traits
+///
+/// With the `futures-io` feature (on by default) the stream implements
+/// `futures_io::AsyncRead` / `AsyncWrite`, so the `futures` crate's
+/// extension methods (`read_to_end`, `copy`, ...) work on it; with the
+/// `tokio-io` feature (off by default), tokio's `AsyncRead` /
+/// `AsyncWrite`, for tokio-util codecs and tokio-based protocol crates:
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use futures::io::{AsyncReadExt, AsyncWriteExt};
+/// use tempo_io::net::{TcpListener, TcpStream};
+///
+/// let listener = TcpListener::bind("127.0.0.1:0").await?;
+/// let mut stream = TcpStream::connect(listener.local_addr()?).await?;
+/// let (mut server, _) = listener.accept().await?;
+///
+/// AsyncWriteExt::write_all(&mut stream, b"hello").await?;
+/// stream.close().await?; // shuts down the write side
+/// let mut received = Vec::new();
+/// server.read_to_end(&mut received).await?;
+/// assert_eq!(received, b"hello");
+/// # Ok(()) }).unwrap();
+/// ```
 pub struct TcpStream {
     io: PollIo<mio::net::TcpStream>,
 }
@@ -33,13 +74,15 @@ impl TcpStream {
     /// is resolved off the runtime's thread, see [`ToSocketAddrs`]). A
     /// refused connection fails with [`io::ErrorKind::ConnectionRefused`].
     ///
-    /// ```no_run
-    /// # async fn demo() -> std::io::Result<()> {
-    /// use tempo_io::net::TcpStream;
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::{TcpListener, TcpStream};
     ///
-    /// let stream = TcpStream::connect("127.0.0.1:8080").await?;
+    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
+    /// let stream = TcpStream::connect(listener.local_addr()?).await?;
     /// stream.write_all(b"hello").await?;
-    /// # Ok(()) }
+    /// assert_eq!(stream.peer_addr()?, listener.local_addr()?);
+    /// # Ok(()) }).unwrap();
     /// ```
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
         let handle = Handle::try_current()?;
@@ -120,9 +163,9 @@ impl TcpStream {
         fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
     }
 
-    readiness_methods!(poll_read_ready, poll_write_ready);
+    readiness_methods!(TcpStream, poll_read_ready, poll_write_ready);
 
-    stream_methods!();
+    stream_methods!(TcpStream);
 
     io_operation! {
         /// Reads without consuming.
@@ -143,13 +186,52 @@ impl TcpStream {
         self.shutdown_std(Shutdown::Write)
     }
 
-    /// Splits into halves that borrow the stream.
+    /// Splits into halves that borrow the stream, to read and write in
+    /// one task at once (with `join!` or `select!`).
+    ///
+    /// ```
+    #[doc = doc_pair!(TcpStream)]
+    ///
+    /// let mut a = a;
+    /// let (reader, writer) = a.split();
+    /// writer.write_all(b"ping").await?;
+    /// b.write_all(b"pong").await?;
+    /// let mut buf = [0u8; 4];
+    /// let mut filled = 0;
+    /// while filled < buf.len() {
+    ///     filled += reader.read(&mut buf[filled..]).await?;
+    /// }
+    /// assert_eq!(&buf, b"pong");
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
         split(self)
     }
 
     /// Splits into owned halves that can move to different tasks; dropping
     /// the write half shuts down the write side.
+    /// [`reunite`](OwnedReadHalf::reunite) puts them back together.
+    ///
+    /// ```
+    #[doc = doc_pair!(TcpStream)]
+    ///
+    /// let (reader, writer) = a.into_split();
+    /// writer.write_all(b"ping").await?;
+    /// drop(writer); // b reads end of stream after "ping"
+    ///
+    /// let mut received = Vec::new();
+    /// let mut buf = [0u8; 1024];
+    /// loop {
+    ///     let n = b.read(&mut buf).await?;
+    ///     if n == 0 {
+    ///         break;
+    ///     }
+    ///     received.extend_from_slice(&buf[..n]);
+    /// }
+    /// assert_eq!(received, b"ping");
+    /// # drop(reader);
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
         split_owned(self)
     }

@@ -12,7 +12,32 @@ use crate::poll_io::PollIo;
 use crate::ready::Direction;
 use crate::Handle;
 
-/// An async Unix datagram socket.
+/// An async Unix datagram socket: a [`UdpSocket`](crate::net::UdpSocket)
+/// between processes of one machine, addressed by a path (or unnamed, as
+/// [`pair`](Self::pair)'s).
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::UnixDatagram;
+///
+/// let server_path = std::env::temp_dir().join(format!("tempo-doc-dgram-server-{}.sock", std::process::id()));
+/// # let _ = std::fs::remove_file(&server_path);
+/// let client_path = std::env::temp_dir().join(format!("tempo-doc-dgram-client-{}.sock", std::process::id()));
+/// # let _ = std::fs::remove_file(&client_path);
+/// let server = UnixDatagram::bind(&server_path)?;
+/// let client = UnixDatagram::bind(&client_path)?;
+/// client.send_to(b"ping", &server_path).await?;
+///
+/// let mut buf = [0u8; 1500];
+/// let (len, from) = server.recv_from(&mut buf).await?;
+/// assert_eq!(&buf[..len], b"ping");
+/// server.send_to(b"pong", from.as_pathname().unwrap()).await?;
+/// let len = client.recv(&mut buf).await?;
+/// assert_eq!(&buf[..len], b"pong");
+/// # std::fs::remove_file(&server_path)?;
+/// # std::fs::remove_file(&client_path)?;
+/// # Ok(()) }).unwrap();
+/// ```
 pub struct UnixDatagram {
     io: PollIo<mio::net::UnixDatagram>,
 }
@@ -26,19 +51,57 @@ impl UnixDatagram {
         })
     }
 
-    /// Binds to `path`.
+    /// Binds to `path` (which must not exist:
+    /// [`io::ErrorKind::AddrInUse`]).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-bind-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let socket = tempo_io::net::UnixDatagram::bind(&path)?;
+    /// assert_eq!(socket.local_addr()?.as_pathname(), Some(path.as_path()));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixDatagram> {
         let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?, handle)
     }
 
-    /// A socket bound to no address.
+    /// A socket bound to no address: it can send, and receive replies
+    /// only once [`connect`](Self::connect)ed or through a [`pair`](Self::pair).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UnixDatagram;
+    ///
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-unbound-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let receiver = UnixDatagram::bind(&path)?;
+    /// let sender = UnixDatagram::unbound()?;
+    /// sender.send_to(b"ping", &path).await?;
+    /// let mut buf = [0u8; 64];
+    /// let len = receiver.recv(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn unbound() -> io::Result<UnixDatagram> {
         let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::unbound()?, handle)
     }
 
     /// A connected pair, both registered with the current driver.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
+    /// a.send(b"ping").await?;
+    /// let mut buf = [0u8; 64];
+    /// let len = b.recv(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixDatagram::pair()?;
@@ -67,7 +130,25 @@ impl UnixDatagram {
         self.io.into_inner().map(Into::into)
     }
 
-    /// Sets the default destination.
+    /// Sets the default destination (for [`send`](Self::send)) and
+    /// filters received datagrams to it.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UnixDatagram;
+    ///
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-connect-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let receiver = UnixDatagram::bind(&path)?;
+    /// let sender = UnixDatagram::unbound()?;
+    /// sender.connect(&path)?;
+    /// sender.send(b"ping").await?;
+    /// let mut buf = [0u8; 64];
+    /// let len = receiver.recv(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
         self.io.connect(path)
     }
@@ -83,11 +164,27 @@ impl UnixDatagram {
         fn shutdown(&self, how: Shutdown) -> io::Result<()> => shutdown(how);
     }
 
-    datagram_readiness_methods!();
+    datagram_readiness_methods!(UnixDatagram);
 
-    datagram_methods!(SocketAddr, unix_addr);
+    datagram_methods!(UnixDatagram, SocketAddr, unix_addr);
 
-    /// Sends to the socket at `path`.
+    /// Sends to the socket at `path` and returns the bytes sent.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UnixDatagram;
+    ///
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-send-to-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let receiver = UnixDatagram::bind(&path)?;
+    /// let sender = UnixDatagram::unbound()?;
+    /// assert_eq!(sender.send_to(b"ping", &path).await?, 4);
+    /// let mut buf = [0u8; 64];
+    /// let (len, _) = receiver.recv_from(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
         let path = path.as_ref();
         self.io

@@ -8,7 +8,32 @@ use std::path::Path;
 use crate::net::UnixStream;
 use crate::poll_io::PollIo;
 
-/// An async Unix stream listener.
+/// An async Unix stream listener, bound to a path. Each accepted
+/// [`UnixStream`] is registered with the listener's driver. The path stays
+/// in the file system after the listener is dropped: remove it to bind
+/// there again.
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{UnixListener, UnixStream};
+///
+/// let path = std::env::temp_dir().join(format!("tempo-doc-listener-{}.sock", std::process::id()));
+/// # let _ = std::fs::remove_file(&path);
+/// let listener = UnixListener::bind(&path)?;
+/// let client = UnixStream::connect(&path).await?;
+///
+/// let (stream, _addr) = listener.accept().await?;
+/// stream.write_all(b"hello").await?;
+/// let mut buf = [0u8; 5];
+/// let mut filled = 0;
+/// while filled < buf.len() {
+///     filled += client.read(&mut buf[filled..]).await?;
+/// }
+/// assert_eq!(&buf, b"hello");
+/// drop(listener);
+/// std::fs::remove_file(&path)?;
+/// # Ok(()) }).unwrap();
+/// ```
 pub struct UnixListener {
     io: PollIo<mio::net::UnixListener>,
 }
@@ -16,7 +41,18 @@ pub struct UnixListener {
 impl_fd_traits!(UnixListener);
 
 impl UnixListener {
-    /// Binds to `path` (which must not exist: [`io::ErrorKind::AddrInUse`]).
+    /// Binds to `path` (which must not exist: [`io::ErrorKind::AddrInUse`])
+    /// and registers the listener with the current driver.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-listener-bind-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = tempo_io::net::UnixListener::bind(&path)?;
+    /// assert_eq!(listener.local_addr()?.as_pathname(), Some(path.as_path()));
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
         Ok(UnixListener {
             io: PollIo::new(mio::net::UnixListener::bind(path)?)?,

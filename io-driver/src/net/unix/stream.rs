@@ -9,7 +9,31 @@ use crate::poll_io::PollIo;
 use crate::ready::Direction;
 use crate::Handle;
 
-/// An async Unix stream socket.
+/// An async Unix stream socket: a [`TcpStream`](crate::net::TcpStream)
+/// between processes of one machine. With the `futures-io` feature (on by
+/// default) it implements `futures_io::AsyncRead` / `AsyncWrite`; with
+/// `tokio-io`, tokio's traits.
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{UnixListener, UnixStream};
+///
+/// let path = std::env::temp_dir().join(format!("tempo-doc-stream-{}.sock", std::process::id()));
+/// # let _ = std::fs::remove_file(&path);
+/// let listener = UnixListener::bind(&path)?;
+/// let stream = UnixStream::connect(&path).await?;
+/// let (server, _) = listener.accept().await?;
+///
+/// stream.write_all(b"ping").await?;
+/// let mut buf = [0u8; 4];
+/// let mut filled = 0;
+/// while filled < buf.len() {
+///     filled += server.read(&mut buf[filled..]).await?;
+/// }
+/// assert_eq!(&buf, b"ping");
+/// # std::fs::remove_file(&path)?;
+/// # Ok(()) }).unwrap();
+/// ```
 pub struct UnixStream {
     io: PollIo<mio::net::UnixStream>,
 }
@@ -23,7 +47,23 @@ impl UnixStream {
         })
     }
 
-    /// Connects to the socket at `path`.
+    /// Connects to the socket at `path`. Nothing listening there fails
+    /// with [`io::ErrorKind::ConnectionRefused`] or
+    /// [`io::ErrorKind::NotFound`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::{UnixListener, UnixStream};
+    ///
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-stream-connect-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = UnixListener::bind(&path)?;
+    /// let stream = UnixStream::connect(&path).await?;
+    /// stream.write_all(b"hello").await?;
+    /// # drop(listener);
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
         let stream =
             UnixStream::from_mio(mio::net::UnixStream::connect(path)?, Handle::try_current()?)?;
@@ -39,6 +79,19 @@ impl UnixStream {
     }
 
     /// A connected pair, both registered with the current driver.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    /// a.write_all(b"ping").await?;
+    /// let mut buf = [0u8; 4];
+    /// let mut filled = 0;
+    /// while filled < buf.len() {
+    ///     filled += b.read(&mut buf[filled..]).await?;
+    /// }
+    /// assert_eq!(&buf, b"ping");
+    /// # Ok(()) }).unwrap();
+    /// ```
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixStream::pair()?;
@@ -71,9 +124,9 @@ impl UnixStream {
         fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
     }
 
-    readiness_methods!(poll_read_ready, poll_write_ready);
+    readiness_methods!(UnixStream, poll_read_ready, poll_write_ready);
 
-    stream_methods!();
+    stream_methods!(UnixStream);
 
     /// Shuts down the write side (the peer reads end of stream).
     pub async fn shutdown(&self) -> io::Result<()> {
