@@ -2,7 +2,10 @@
 //!
 //! A thread-local records the runtime *entered* on this thread (by
 //! `block_on`, `turn`, [`Runtime::enter`](crate::runtime::Runtime::enter),
-//! and shutdown) and whether it is *running* (inside `block_on` or `turn`).
+//! and shutdown; or, from any thread, by
+//! [`Handle::enter`](crate::runtime::Handle::enter), which enters the
+//! runtime's shared half only, as tokio's does) and whether it is
+//! *running* (inside `block_on` or `turn`).
 //! Entering is what makes [`Handle::current`](crate::runtime::Handle::current),
 //! [`spawn`](crate::spawn) and [`spawn_local`](crate::spawn_local) work,
 //! and what routes a wake on this thread to the local run queue. Running is
@@ -26,18 +29,23 @@
 
 use std::future::Future;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use tempo_park::scoped::{EnterDepth, ScopedGuard};
 
-use crate::driver::{DriverEnterGuard, DriverHandles};
-use crate::scheduler::SchedulerCore;
+use crate::driver::DriverEnterGuard;
+use crate::scheduler::{SchedulerCore, SchedulerShared};
 use crate::task::JoinHandle;
 
 /// What this thread has entered.
 #[derive(Clone)]
 struct Entered {
-    /// The runtime; `None` once a released one was removed.
+    /// The runtime; `None` once a released one was removed, or when only
+    /// `remote` was entered.
     core: Option<Rc<SchedulerCore>>,
+    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter)
+    /// on a thread that does not own it: spawns go to its injection queue.
+    remote: Option<Arc<SchedulerShared>>,
     /// Inside `block_on` or `turn` (of this runtime or an outer one).
     running: bool,
 }
@@ -61,12 +69,25 @@ pub(crate) struct EnterLevel {
 }
 
 impl EnterLevel {
-    /// Enters `handles` (the drivers only) at a new level.
-    pub(crate) fn drivers(handles: &DriverHandles) -> EnterLevel {
+    /// Enters the runtime behind `shared` at a new level, from any thread
+    /// ([`Handle::enter`](crate::runtime::Handle::enter)): its drivers, so
+    /// that sockets and timers register with them, and the runtime itself,
+    /// so that `Handle::current` and `spawn` find it. On the thread that
+    /// owns it (inside its `block_on`), the core stays entered, so local
+    /// wakes keep their fast path.
+    pub(crate) fn handle(shared: &Arc<SchedulerShared>) -> EnterLevel {
+        let depth = EnterDepth::enter();
+        let drivers = Some(shared.handles.enter());
+        let core = current_core().filter(|core| Arc::ptr_eq(&core.shared, shared));
+        let runtime = Some(ENTERED.enter(Entered {
+            core,
+            remote: Some(shared.clone()),
+            running: is_running(),
+        }));
         EnterLevel {
-            depth: EnterDepth::enter(),
-            drivers: Some(handles.enter()),
-            runtime: None,
+            depth,
+            drivers,
+            runtime,
         }
     }
 }
@@ -112,6 +133,7 @@ fn enter_as(core: Rc<SchedulerCore>, running: bool) -> EnterLevel {
     let drivers = Some(core.shared.handles.enter());
     let runtime = Some(ENTERED.enter(Entered {
         core: Some(core),
+        remote: None,
         running,
     }));
     EnterLevel {
@@ -152,6 +174,17 @@ pub(crate) fn with_core<R>(f: impl FnOnce(&SchedulerCore) -> R) -> Option<R> {
     current_core().map(|core| f(&core))
 }
 
+/// The shared half of the runtime entered on this thread (its core's, or
+/// the one [`Handle::enter`](crate::runtime::Handle::enter) entered), if
+/// any and not shut down.
+pub(crate) fn current_shared() -> Option<Arc<SchedulerShared>> {
+    if let Some(core) = current_core() {
+        return Some(core.shared.clone());
+    }
+    let remote = ENTERED.with(|entered| entered.and_then(|e| e.remote.clone()))?;
+    (!remote.is_shut_down()).then_some(remote)
+}
+
 /// The runtime entered on this thread, if any and not dropped.
 fn current_core() -> Option<Rc<SchedulerCore>> {
     let (core, running) =
@@ -163,6 +196,7 @@ fn current_core() -> Option<Rc<SchedulerCore>> {
     // Keep the running flag: an outer `block_on` may still run.
     let stale = ENTERED.replace(Some(Entered {
         core: None,
+        remote: None,
         running,
     }));
     // Dropped outside the borrow: it may be the core's last reference.

@@ -88,10 +88,9 @@ impl Handle {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        current::with_core(|core| Handle {
-            shared: core.shared.clone(),
-        })
-        .ok_or(TryCurrentError(()))
+        current::current_shared()
+            .map(|shared| Handle { shared })
+            .ok_or(TryCurrentError(()))
     }
 
     /// Spawns a future onto the runtime, from any thread.
@@ -280,12 +279,15 @@ impl Handle {
         }
     }
 
-    /// Enters the runtime's I/O and timer drivers on the current thread
-    /// (any thread) until the guard is dropped, so that sockets and timers
-    /// created here register with this runtime: a media framework can
-    /// create an element's socket on its own thread, then hand it to a task.
-    /// It does not make this thread run the runtime: `tempo::spawn` still
-    /// needs the runtime's thread; use [`Handle::spawn`] elsewhere.
+    /// Enters the runtime on the current thread (any thread) until the
+    /// guard is dropped, as tokio's `Handle::enter`: sockets and timers
+    /// created here register with this runtime's drivers (a media framework
+    /// can create an element's socket on its own thread, then hand it to a
+    /// task), and [`Handle::current`] and [`tempo::spawn`](crate::spawn)
+    /// find it (the task is queued to the runtime's thread, as with
+    /// [`Handle::spawn`]). It does not make this thread run the runtime;
+    /// `spawn_local` still needs the runtime's own thread. Once the runtime
+    /// is dropped, a guard still held no longer makes it current.
     ///
     /// Guards must be dropped in the reverse order of their creation,
     /// together with those of [`Runtime::enter`](crate::runtime::Runtime::enter):
@@ -308,7 +310,7 @@ impl Handle {
     /// ```
     pub fn enter(&self) -> HandleEnterGuard {
         HandleEnterGuard {
-            _drivers: EnterLevel::drivers(&self.shared.handles),
+            _drivers: EnterLevel::handle(&self.shared),
         }
     }
 
@@ -344,7 +346,7 @@ impl Handle {
     }
 }
 
-/// Keeps a runtime's drivers entered on this thread; see [`Handle::enter`].
+/// Keeps a runtime entered on this thread; see [`Handle::enter`].
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;

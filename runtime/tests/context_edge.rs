@@ -191,10 +191,16 @@ fn nested_enter_guards_in_order_restore_each_runtime() {
         let outer = rt.enter();
         {
             let _inner = other.enter();
-            let _drivers = rt.handle().enter();
             assert_eq!(
                 Handle::current().max_throttling(),
                 other.handle().max_throttling(),
+                "{name}"
+            );
+            // As in tokio, the innermost entered handle is the current one.
+            let _entered = rt.handle().enter();
+            assert_eq!(
+                Handle::current().max_throttling(),
+                rt.handle().max_throttling(),
                 "{name}"
             );
         }
@@ -225,6 +231,54 @@ fn a_dropped_runtime_is_never_current_even_with_a_leaked_guard() {
             assert!(Handle::try_current().is_ok(), "{name}");
         }
         assert!(Handle::try_current().is_err(), "{name}");
+    }
+}
+
+/// As in tokio, `Handle::enter` on another thread makes that runtime the
+/// current one there: `Handle::try_current` finds it and `tempo::spawn`
+/// queues onto it. Once the runtime is dropped, a guard still held does
+/// not make it current.
+#[test]
+fn handle_enter_on_another_thread_makes_the_runtime_current() {
+    for (name, rt) in flavors() {
+        let handle = rt.handle().clone();
+        let join = thread::spawn(move || {
+            assert!(Handle::try_current().is_err(), "{name}: not entered yet");
+            let _guard = handle.enter();
+            let current = Handle::try_current().expect("entered through Handle::enter");
+            assert_eq!(current.max_throttling(), handle.max_throttling());
+            tempo::spawn(async { 7 })
+        })
+        .join()
+        .unwrap();
+        assert_eq!(rt.block_on(join).unwrap(), 7, "{name}");
+
+        // Inside the owning runtime's block_on, entering its own handle keeps
+        // local spawns working.
+        rt.block_on(async {
+            let _guard = Handle::current().enter();
+            assert_eq!(tempo::spawn_local(async { 8 }).await.unwrap(), 8, "{name}");
+        });
+
+        let handle = rt.handle().clone();
+        let (entered, release) = (
+            Arc::new(std::sync::Barrier::new(2)),
+            Arc::new(std::sync::Barrier::new(2)),
+        );
+        let (e, r) = (entered.clone(), release.clone());
+        let other = thread::spawn(move || {
+            let _guard = handle.enter();
+            e.wait();
+            r.wait();
+            Handle::try_current().is_err()
+        });
+        entered.wait();
+        drop(rt);
+        release.wait();
+        assert!(
+            other.join().unwrap(),
+            "{name}: a dropped runtime is not current"
+        );
     }
 }
 

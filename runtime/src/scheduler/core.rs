@@ -201,6 +201,11 @@ impl SchedulerShared {
         task::spawn_send(future, self.clone(), self.id, |task| self.submit(task))
     }
 
+    /// `true` once the runtime shut down: spawns are refused.
+    pub(crate) fn is_shut_down(&self) -> bool {
+        self.inject.is_closed()
+    }
+
     pub(crate) fn unpark_count(&self) -> u64 {
         self.unpark_count.load(Relaxed)
     }

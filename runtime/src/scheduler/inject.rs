@@ -111,6 +111,12 @@ impl<T> InjectQueue<T> {
     pub fn close(&self) {
         self.inner.lock().closed = true;
     }
+
+    /// `true` once [`close`](Self::close) was called (the runtime shut
+    /// down).
+    pub fn is_closed(&self) -> bool {
+        self.inner.lock().closed
+    }
 }
 
 #[cfg(all(test, not(loom)))]
