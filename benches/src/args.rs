@@ -26,7 +26,7 @@ impl Args {
     /// subcommand).
     pub fn subcommand(&mut self) -> Option<String> {
         match self.rest.front() {
-            Some(a) if !a.starts_with("--") => self.rest.pop_front(),
+            Some(a) if !a.starts_with('-') => self.rest.pop_front(),
             _ => None,
         }
     }
