@@ -26,9 +26,17 @@ impl Args {
     /// subcommand).
     pub fn subcommand(&mut self) -> Option<String> {
         match self.rest.front() {
-            Some(a) if !a.starts_with("--") => self.rest.pop_front(),
+            Some(a) if !a.starts_with('-') => self.rest.pop_front(),
             _ => None,
         }
+    }
+
+    /// Removes `--help` (or `-h`) and reports whether it was there: a
+    /// binary checks this first and prints its usage instead of running.
+    pub fn help(&mut self) -> bool {
+        let before = self.rest.len();
+        self.rest.retain(|a| a != "--help" && a != "-h");
+        self.rest.len() != before
     }
 
     /// Removes `--name` and reports whether it was there.
@@ -124,6 +132,16 @@ mod tests {
         assert_eq!(a.value("secs", 1.0f64).unwrap(), 2.5);
         assert_eq!(a.value("size", 160usize).unwrap(), 160);
         assert!(a.finish().is_ok());
+    }
+
+    #[test]
+    fn help_is_found_anywhere_and_consumed() {
+        let mut a = args("--streams 5 --help");
+        assert!(a.help());
+        assert_eq!(a.value("streams", 1usize).unwrap(), 5);
+        assert!(a.finish().is_ok());
+        assert!(args("-h").help());
+        assert!(!args("--quick").help());
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod fd_limit;
 pub mod latency;
 pub mod median;
 pub mod os_threads;
+pub mod out_dir;
 pub mod packet;
 pub mod plot;
 pub mod receivers;

@@ -8,12 +8,57 @@ use std::time::Duration;
 
 use crate::affinity::pin_current_thread_to;
 use crate::args::Args;
-use crate::fd_limit::raise_open_files_limit;
+use crate::fd_limit::ensure_open_files_for;
 use crate::packet::DEFAULT_SIZE;
 use crate::receivers::ReceiverRuntime;
 use crate::udp_receiver::{run_receiver, ReceiverConfig};
 use crate::udp_sender::{run_sender, SenderConfig};
 use crate::udp_socket::DEFAULT_RCVBUF;
+
+/// `udp-receiver --help` (and `udp-sweep receive --help`).
+pub const RECEIVER_USAGE: &str = "\
+usage: udp-receiver --runtime NAME [options]
+
+Receives N UDP streams on 127.0.0.1 (ports base-port..base-port+N) with the
+runtime under test, one receive loop per socket, and measures CPU, loss and
+latency over a window. Start it before udp-sender. Prints one CSV row on
+stdout (the header first with --header) and a summary on stderr.
+
+  --runtime NAME       tokio, threads, mio-loop, mio-throttled:T, tempo,
+                       tempo-throttled:T (T in ms); required
+  --streams N          sockets / streams (default 1000); raises the open-files
+                       limit to N + 64, or says how to
+  --base-port P        port of stream 0 (default 20000)
+  --rcvbuf BYTES       SO_RCVBUF requested per socket (default 32768)
+  --interval-ms MS     the sender's interval, for the expected count (default 20)
+  --warmup-secs S      not measured (default 2)
+  --window-secs S      measured (default 5)
+  --cpu K              pin the receiver to CPU K
+  --header             print the CSV header line first
+  -h, --help           this text
+";
+
+/// `udp-sender --help` (and `udp-sweep send --help`).
+pub const SENDER_USAGE: &str = "\
+usage: udp-sender [options]
+
+Sends N streams of S-byte datagrams, one per stream every I ms, to
+127.0.0.1 ports base-port..base-port+N, with sendmmsg from one socket. Prints
+one CSV row on stdout (the header first with --header) and a summary on
+stderr, which says if the sender fell behind its schedule.
+
+  --streams N          destination ports / streams (default 1000)
+  --base-port P        port of stream 0 (default 20000)
+  --size BYTES         datagram size (default 160)
+  --interval-ms MS     per-stream interval (default 20)
+  --secs S             how long to send (default 10)
+  --burst              send each interval's datagrams at once instead of
+                       spreading the streams over the interval
+  --quantum-us US      sleep granularity between sends (default 500)
+  --cpu K              pin the sender to CPU K
+  --header             print the CSV header line first
+  -h, --help           this text
+";
 
 /// Default port of stream 0: below the ephemeral range (32768..), so that
 /// other programs' `bind(0)` never takes the benchmark's ports.
@@ -50,6 +95,10 @@ fn report_exit(who: &str, r: Result<(), String>) -> ExitCode {
 }
 
 fn receiver(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{RECEIVER_USAGE}");
+        return Ok(());
+    }
     let name: String = args
         .raw("runtime")?
         .ok_or("--runtime is required (tokio, threads, mio-loop, mio-throttled:T, tempo, tempo-throttled:T)")?;
@@ -69,7 +118,7 @@ fn receiver(mut args: Args) -> Result<(), String> {
     if let Some(cpu) = cpu {
         pin_current_thread_to(cpu).map_err(|e| format!("pin to cpu {cpu}: {e}"))?;
     }
-    raise_open_files_limit().map_err(|e| format!("raise RLIMIT_NOFILE: {e}"))?;
+    ensure_open_files_for(cfg.streams)?;
     let result = run_receiver(&cfg).map_err(|e| e.to_string())?;
     let row = result.to_row();
     if header {
@@ -81,6 +130,10 @@ fn receiver(mut args: Args) -> Result<(), String> {
 }
 
 fn sender(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{SENDER_USAGE}");
+        return Ok(());
+    }
     let cfg = SenderConfig {
         streams: args.value("streams", 1000usize)?,
         base_port: args.value("base-port", DEFAULT_BASE_PORT)?,

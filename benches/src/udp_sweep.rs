@@ -1,6 +1,8 @@
 //! The UDP sweep: sender + receiver for each runtime x stream count x
 //! throttling period, each point run several times interleaved, medians
-//! written to CSV and drawn as two SVG figures.
+//! written to CSV, drawn as three SVG figures (CPU, throughput, latency)
+//! and printed as a table; and the syscall count of one point under
+//! `strace -c -f` ([`run_syscalls`]).
 //!
 //! Sender and receiver are separate processes (this executable re-run as
 //! `udp-sweep send ...` / `udp-sweep receive ...`, the same code as the
@@ -103,6 +105,20 @@ pub fn run_point(
     runtime: &ReceiverRuntime,
     streams: usize,
 ) -> Result<RunResult, String> {
+    run_point_traced(exe, cfg, runtime, streams, None)
+}
+
+/// [`run_point`]; with `trace`, `strace -c -f` attaches to the receiver
+/// when its warm-up ends (so that it counts the measured window, not the
+/// sockets' set-up) and writes its summary to that file when the receiver
+/// exits.
+fn run_point_traced(
+    exe: &Path,
+    cfg: &SweepConfig,
+    runtime: &ReceiverRuntime,
+    streams: usize,
+    trace: Option<&Path>,
+) -> Result<RunResult, String> {
     let interval_ms = format!("{}", cfg.interval.as_secs_f64() * 1e3);
     let mut recv = Command::new(exe);
     recv.arg("receive")
@@ -147,10 +163,31 @@ pub fn run_point(
         }
     };
     let limit = send_for + Duration::from_secs(30);
+    let mut tracer = None;
+    if let Some(file) = trace {
+        // The receiver's window starts `warmup` after its sockets are
+        // bound, which takes a moment: attach a little after that.
+        std::thread::sleep(cfg.warmup.saturating_sub(Duration::from_millis(50)));
+        let attached = Command::new("strace")
+            .args(["-c", "-f", "-o"])
+            .arg(file)
+            .args(["-p", &receiver.id().to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn();
+        match attached {
+            Ok(child) => tracer = Some(child),
+            Err(e) => eprintln!("udp-sweep: start strace: {e}"),
+        }
+    }
     let receiver_row = read_row(&mut receiver, "receiver");
     let receiver_done = wait_bounded(&mut receiver, limit, "receiver");
     let sender_row = read_row(&mut sender, "sender");
     let sender_done = wait_bounded(&mut sender, limit, "sender");
+    if let Some(mut tracer) = tracer {
+        // strace detaches and writes its summary when the receiver exits.
+        wait_bounded(&mut tracer, Duration::from_secs(30), "strace")?;
+    }
     receiver_done?;
     sender_done?;
     Ok(RunResult {
@@ -282,11 +319,73 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
         "received datagrams / s",
         &thr,
     )?;
-    Ok(vec![cpu_path, thr_path])
+    let mut lat = Vec::new();
+    for n in &names {
+        for (col, what) in [("lat_p50_us", "p50"), ("lat_p99_us", "p99")] {
+            lat.push(Series {
+                label: format!("{n} {what}"),
+                points: rows
+                    .iter()
+                    .filter(|r| r.get("runtime") == Some(n.as_str()))
+                    .filter_map(|r| Some((r.get_f64("streams")?, r.get_f64(col)? / 1e3)))
+                    .collect(),
+                reference: false,
+            });
+        }
+    }
+    let lat_path = cfg.out_dir.join(format!("{}_latency.svg", cfg.prefix));
+    line_chart(
+        &lat_path,
+        "UDP receiver: latency p50 and p99 vs streams (median of runs)",
+        "streams",
+        "one-way latency, ms",
+        &lat,
+    )?;
+    Ok(vec![cpu_path, thr_path, lat_path])
 }
 
-/// Runs the whole sweep; progress on stderr. Returns the files written.
-pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<Vec<PathBuf>, String> {
+/// The summary rows as a text table, one line per runtime x streams: what
+/// the sweep prints when it is done (CPU next to latency and loss).
+pub fn summary_table(rows: &[CsvRow]) -> String {
+    let mut out = format!(
+        "{:<22} {:>7} {:>7} {:>10} {:>9} {:>9} {:>7} {:>14}\n",
+        "runtime", "streams", "cpu %", "cpu us/pkt", "p50 ms", "p99 ms", "loss %", "sender-limited"
+    );
+    let num = |r: &CsvRow, col: &str, scale: f64, decimals: usize| {
+        r.get_f64(col)
+            .map_or("-".to_string(), |v| format!("{:.decimals$}", v * scale))
+    };
+    for r in rows {
+        out.push_str(&format!(
+            "{:<22} {:>7} {:>7} {:>10} {:>9} {:>9} {:>7} {:>14}\n",
+            r.get("runtime").unwrap_or("?"),
+            r.get("streams").unwrap_or("?"),
+            num(r, "cpu_pct", 1.0, 1),
+            num(r, "cpu_us_per_pkt", 1.0, 2),
+            num(r, "lat_p50_us", 1e-3, 2),
+            num(r, "lat_p99_us", 1e-3, 2),
+            num(r, "loss_pct", 1.0, 2),
+            format!(
+                "{} of {}",
+                r.get("sender_limited_runs").unwrap_or("?"),
+                r.get("runs").unwrap_or("?")
+            ),
+        ));
+    }
+    out
+}
+
+/// What a sweep produced.
+#[derive(Debug, Clone)]
+pub struct SweepOutput {
+    /// One row per runtime x streams (the medians, as in the CSV).
+    pub rows: Vec<CsvRow>,
+    /// The files written.
+    pub written: Vec<PathBuf>,
+}
+
+/// Runs the whole sweep; progress on stderr.
+pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<SweepOutput, String> {
     let runtimes = expand_runtimes(cfg)?;
     if runtimes.is_empty() {
         return Err("no runtime to measure".into());
@@ -336,7 +435,161 @@ pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<Vec<PathBuf>, String> 
     write_csv(&runs_csv, &raw)?;
     let mut written = vec![csv, runs_csv];
     written.extend(draw_plots(cfg, &rows)?);
-    Ok(written)
+    Ok(SweepOutput { rows, written })
+}
+
+/// Receive-family syscalls: what "receive syscalls per datagram" counts.
+pub const RECV_SYSCALLS: &[&str] = &["recvfrom", "recvmsg", "recvmmsg", "recv"];
+
+/// One line of `strace -c`'s table: a syscall, its calls and its errors.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SyscallCount {
+    /// Syscall name.
+    pub name: String,
+    /// Calls made.
+    pub calls: u64,
+    /// Calls that returned an error (for a receive: mostly `EAGAIN`, an
+    /// empty socket).
+    pub errors: u64,
+}
+
+/// Parses the summary table `strace -c` writes (`% time seconds
+/// usecs/call calls errors syscall`, the errors column empty when zero).
+pub fn parse_strace_summary(text: &str) -> Vec<SyscallCount> {
+    text.lines()
+        .filter_map(|line| {
+            let t: Vec<&str> = line.split_whitespace().collect();
+            if !(5..=6).contains(&t.len()) || t[0].parse::<f64>().is_err() {
+                return None;
+            }
+            let name = t[t.len() - 1];
+            if name == "total" {
+                return None;
+            }
+            Some(SyscallCount {
+                name: name.to_string(),
+                calls: t[3].parse().ok()?,
+                errors: if t.len() == 6 { t[4].parse().ok()? } else { 0 },
+            })
+        })
+        .collect()
+}
+
+/// The syscalls of one receiver run, per datagram and per tick.
+#[derive(Debug, Clone)]
+pub struct SyscallReport {
+    /// Runtime name.
+    pub runtime: String,
+    /// Streams.
+    pub streams: usize,
+    /// Datagrams the receiver got in its measured window.
+    pub received: u64,
+    /// Receive-family calls ([`RECV_SYSCALLS`]), and how many failed.
+    pub recv_calls: u64,
+    /// Receive calls that returned an error (`EAGAIN`: nothing to read).
+    pub recv_errors: u64,
+    /// `epoll_wait` (and `epoll_pwait`) calls.
+    pub epoll_waits: u64,
+    /// Throttling periods in the measured time, for a throttled runtime.
+    pub nominal_ticks: Option<f64>,
+    /// Every syscall counted, for the record.
+    pub all: Vec<SyscallCount>,
+}
+
+impl std::fmt::Display for SyscallReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let per = |n: u64, d: f64| if d > 0.0 { n as f64 / d } else { f64::NAN };
+        writeln!(
+            f,
+            "{} x {} streams: {} datagrams received",
+            self.runtime, self.streams, self.received
+        )?;
+        writeln!(
+            f,
+            "  receive syscalls: {} ({} returned an error such as EAGAIN) = {:.3} per datagram",
+            self.recv_calls,
+            self.recv_errors,
+            per(self.recv_calls, self.received as f64)
+        )?;
+        match self.nominal_ticks {
+            Some(ticks) => writeln!(
+                f,
+                "  epoll_wait: {} = {:.2} per tick ({:.0} ticks of the throttling period)",
+                self.epoll_waits,
+                per(self.epoll_waits, ticks),
+                ticks
+            ),
+            None => writeln!(
+                f,
+                "  epoll_wait: {} = {:.3} per datagram (unthrottled: no tick)",
+                self.epoll_waits,
+                per(self.epoll_waits, self.received as f64)
+            ),
+        }
+    }
+}
+
+/// Runs one point with `strace -c -f` attached to the receiver for its
+/// measured window (attached when the warm-up ends), and counts its
+/// receive syscalls per datagram received in the window and `epoll_wait`
+/// calls per tick. strace slows every syscall down: use a modest stream
+/// count (a few hundred), where the receiver stays far from saturation,
+/// and check that the receiver's summary shows no loss. Attaching needs
+/// ptrace permission (root, or `kernel.yama.ptrace_scope` = 0).
+pub fn run_syscalls(
+    exe: &Path,
+    cfg: &SweepConfig,
+    runtime: &ReceiverRuntime,
+    streams: usize,
+) -> Result<SyscallReport, String> {
+    let strace_ok = Command::new("strace")
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !strace_ok {
+        return Err(
+            "strace is not installed (or does not run) on this machine: \
+                    install it (e.g. `apt-get install strace`) to count syscalls; \
+                    nothing was measured"
+                .into(),
+        );
+    }
+    std::fs::create_dir_all(&cfg.out_dir)
+        .map_err(|e| format!("create {}: {e}", cfg.out_dir.display()))?;
+    let trace = cfg.out_dir.join(format!(
+        "{}-strace-{}-{streams}.txt",
+        cfg.prefix,
+        runtime.name().replace(':', "_")
+    ));
+    let _ = std::fs::remove_file(&trace);
+    let run = run_point_traced(exe, cfg, runtime, streams, Some(&trace))?;
+    let text = std::fs::read_to_string(&trace)
+        .map_err(|e| format!("read strace output {}: {e}", trace.display()))?;
+    let all = parse_strace_summary(&text);
+    let sum = |names: &[&str], f: fn(&SyscallCount) -> u64| -> u64 {
+        all.iter()
+            .filter(|c| names.contains(&c.name.as_str()))
+            .map(f)
+            .sum()
+    };
+    let name = runtime.name();
+    let nominal_ticks = name
+        .split_once(':')
+        .and_then(|(_, t)| t.parse::<f64>().ok())
+        .filter(|t| *t > 0.0)
+        .map(|t_ms| cfg.window.as_secs_f64() * 1e3 / t_ms);
+    Ok(SyscallReport {
+        runtime: name,
+        streams,
+        received: run.receiver.get_f64("received").unwrap_or(0.0) as u64,
+        recv_calls: sum(RECV_SYSCALLS, |c| c.calls),
+        recv_errors: sum(RECV_SYSCALLS, |c| c.errors),
+        epoll_waits: sum(&["epoll_wait", "epoll_pwait", "epoll_pwait2"], |c| c.calls),
+        nominal_ticks,
+        all,
+    })
 }
 
 #[cfg(test)]
@@ -375,6 +628,98 @@ mod tests {
             ]
         );
         assert!(expand_runtimes(&cfg(&["nope"])).is_err());
+    }
+
+    #[test]
+    fn strace_summary_is_parsed_with_and_without_errors() {
+        let text = "\
+% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 62.10    0.120000          12     10000      3333 recvfrom
+ 30.00    0.060000         240       250           epoll_wait
+  7.90    0.015000           5      3000           read
+------ ----------- ----------- --------- --------- ----------------
+100.00    0.195000          14     13250      3333 total
+";
+        let counts = parse_strace_summary(text);
+        assert_eq!(
+            counts,
+            [
+                SyscallCount {
+                    name: "recvfrom".into(),
+                    calls: 10000,
+                    errors: 3333
+                },
+                SyscallCount {
+                    name: "epoll_wait".into(),
+                    calls: 250,
+                    errors: 0
+                },
+                SyscallCount {
+                    name: "read".into(),
+                    calls: 3000,
+                    errors: 0
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn the_printed_table_has_cpu_latency_and_loss() {
+        let mut row = CsvRow::new();
+        row.push("runtime", "tempo-throttled:20")
+            .push("streams", 8000)
+            .push("runs", 3)
+            .push("loss_pct", 0.25)
+            .push("cpu_pct", 55.5)
+            .push("cpu_us_per_pkt", 1.384)
+            .push("lat_p50_us", 11007)
+            .push("lat_p99_us", 21503)
+            .push("sender_limited_runs", 1);
+        let table = summary_table(&[row]);
+        let mut lines = table.lines();
+        let header = lines.next().unwrap();
+        for col in ["cpu %", "cpu us/pkt", "p50 ms", "p99 ms", "loss %"] {
+            assert!(header.contains(col), "{header}");
+        }
+        let line = lines.next().unwrap();
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(
+            cells,
+            [
+                "tempo-throttled:20",
+                "8000",
+                "55.5",
+                "1.38",
+                "11.01",
+                "21.50",
+                "0.25",
+                "1",
+                "of",
+                "3"
+            ]
+        );
+    }
+
+    #[test]
+    fn plots_include_latency() {
+        let dir = std::env::temp_dir().join(format!("tempo-sweep-plots-{}", std::process::id()));
+        let mut c = cfg(&["tokio"]);
+        c.out_dir = dir.clone();
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut row = CsvRow::new();
+        row.push("runtime", "tokio")
+            .push("streams", 10)
+            .push("cpu_pct", 1.0)
+            .push("rate_pps", 500)
+            .push("lat_p50_us", 70)
+            .push("lat_p99_us", 200);
+        let written = draw_plots(&c, &[row]).unwrap();
+        let latency = dir.join("t_latency.svg");
+        assert!(written.contains(&latency));
+        let svg = std::fs::read_to_string(&latency).unwrap();
+        assert!(svg.contains("tokio p99"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

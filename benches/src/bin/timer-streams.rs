@@ -9,9 +9,11 @@
 //! timer-streams point --runtime tokio --sink channel --streams 1000 [...] [--header]
 //! ```
 //! Each point runs in a child process (`timer-streams point ...`), runs are
-//! interleaved, medians go to `timers.csv` and `timers_cpu.svg`.
+//! interleaved, medians go to `timers.csv` and `timers_cpu.svg`: in
+//! `--out DIR`, `results/quick/` for `--quick`, else a fresh
+//! `results/runs/timers-<timestamp>/` (never over the committed results).
+//! `--help` prints the usage ([`USAGE`]).
 
-use std::path::PathBuf;
 use std::process::{Command, ExitCode};
 use std::time::Duration;
 
@@ -19,6 +21,7 @@ use tempo_benches::alloc_count::CountingAllocator;
 use tempo_benches::args::Args;
 use tempo_benches::child_process::run_for_row;
 use tempo_benches::median::median;
+use tempo_benches::out_dir::output_dir;
 use tempo_benches::plot::{line_chart, Series};
 use tempo_benches::report::{write_csv, CsvRow};
 use tempo_benches::timer_streams::stream::SinkKind;
@@ -26,6 +29,37 @@ use tempo_benches::timer_streams::{run_point, TimerRuntime, TimerStreamsConfig};
 
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
+
+/// `timer-streams --help`.
+const USAGE: &str = "\
+usage: timer-streams [options]             the sweep
+       timer-streams --quick               a smoke run of a few seconds
+       timer-streams point --runtime NAME [options] [--header]   one point
+
+S streams, each a task woken by a periodic timer that hands a small buffer
+to its sink (sync-mutex, async-mutex or channel), per runtime x sink x
+stream count, --runs times interleaved; medians go to timers.csv and
+timers_cpu.svg.
+
+  --runtimes A,B,...   tempo, tempo-throttled[:T], tokio (default: all three)
+  --throttles MS,...   throttling periods for tempo-throttled (default 5,10,20)
+  --sinks A,B,...      sync-mutex, async-mutex, channel (default: all three)
+  --streams N,...      stream counts (default 1000,2000,...,7000)
+  --period-ms MS       timer period (default 20)
+  --aligned            every stream ticks at the same time (default: spread)
+  --runs N             interleaved runs per point (default 3)
+  --warmup-secs S      not measured (default 2)
+  --window-secs S      measured (default 5)
+  --out DIR            output directory (default: a fresh
+                       benches/results/runs/timers-<UTC time>/; use
+                       --out benches/results to replace the committed files)
+  --quick              200 streams, T = 20 ms, 1 short run, into
+                       benches/results/quick/
+  -h, --help           this text
+
+point: --runtime NAME (one; tempo-throttled:T), --sink KIND, --streams N,
+--period-ms, --aligned, --warmup-secs, --window-secs, --header.
+";
 
 fn main() -> ExitCode {
     let mut args = Args::from_env();
@@ -48,6 +82,10 @@ fn secs(v: f64) -> Duration {
 }
 
 fn point(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{USAGE}");
+        return Ok(());
+    }
     let name: String = args.raw("runtime")?.ok_or("--runtime is required")?;
     let cfg = TimerStreamsConfig {
         runtime: TimerRuntime::parse(&name).map_err(|e| e.to_string())?,
@@ -89,8 +127,11 @@ const MEDIANS: &[&str] = &[
 ];
 
 fn sweep(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{USAGE}");
+        return Ok(());
+    }
     let quick = args.flag("quick");
-    let results_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
     let runtimes: Vec<String> = args.list(
         "runtimes",
         ["tempo", "tempo-throttled", "tokio"]
@@ -122,11 +163,7 @@ fn sweep(mut args: Args) -> Result<(), String> {
     let runs: usize = args.value("runs", if quick { 1 } else { 3 })?;
     let warmup: f64 = args.value("warmup-secs", if quick { 0.3 } else { 2.0 })?;
     let window: f64 = args.value("window-secs", if quick { 0.7 } else { 5.0 })?;
-    let out_dir = match args.raw("out")? {
-        Some(d) => PathBuf::from(d),
-        None if quick => results_dir.join("quick"),
-        None => results_dir,
-    };
+    let out_dir = output_dir(args.raw("out")?, quick, "timers");
     args.finish()?;
     for s in &sinks {
         SinkKind::parse(s)?;

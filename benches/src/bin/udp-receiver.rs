@@ -3,7 +3,7 @@
 //! ```text
 //! udp-receiver --runtime tokio|threads|mio-loop|mio-throttled:T|tempo|tempo-throttled:T
 //!              --streams 2000 [--base-port 20000] [--rcvbuf 32768] [--interval-ms 20]
-//!              [--warmup-secs 2] [--window-secs 5] [--cpu 1] [--header]
+//!              [--warmup-secs 2] [--window-secs 5] [--cpu 1] [--header] [--help]
 //! ```
 //! Start it before the sender. Prints one CSV row on stdout (the header line
 //! first with `--header`) and a summary on stderr.

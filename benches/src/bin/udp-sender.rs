@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! udp-sender --streams 2000 [--base-port 20000] [--size 160] [--interval-ms 20]
-//!            [--secs 10] [--burst] [--quantum-us 500] [--cpu 0] [--header]
+//!            [--secs 10] [--burst] [--quantum-us 500] [--cpu 0] [--header] [--help]
 //! ```
 //! Prints one CSV row on stdout (with `--header`, the header line first) and a
 //! summary on stderr, including whether it fell behind schedule.

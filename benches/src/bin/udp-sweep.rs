@@ -1,54 +1,103 @@
 //! `udp-sweep`: the UDP receiver benchmark over runtimes x stream counts x
-//! throttling periods, with medians, a CSV and two SVG figures.
+//! throttling periods, with medians, a CSV, three SVG figures and a
+//! printed table. `udp-sweep --help` prints the usage ([`USAGE`]).
 //!
-//! ```text
-//! udp-sweep [--quick] [--runtimes tokio,threads,mio-loop,mio-throttled,tempo,tempo-throttled]
-//!           [--streams 500,1000,2000,4000] [--throttles 5,10,20] [--runs 3]
-//!           [--warmup-secs 2] [--window-secs 5] [--interval-ms 20] [--size 160]
-//!           [--burst] [--base-port 20000] [--out benches/results]
-//! ```
 //! `--quick` is a smoke run of a few seconds (tempo-throttled:20, tokio,
-//! mio-throttled:20; 50 streams, one
-//! run, short window) written under `results/quick/`; it checks that the
-//! pipeline works and asserts nothing about timing. `udp-sweep send ...` and
-//! `udp-sweep receive ...` run the sender / receiver (what the sweep starts
-//! as its child processes).
+//! mio-throttled:20; 50 streams, one run, short window) written under
+//! `results/quick/`; it checks that the pipeline works and asserts nothing
+//! about timing. A full run without `--out` writes to a fresh
+//! `results/runs/udp-<timestamp>/`, never over the committed results.
+//! `udp-sweep syscalls ...` counts one point's syscalls under strace;
+//! `udp-sweep send ...` and `udp-sweep receive ...` run the sender /
+//! receiver (what the sweep starts as its child processes).
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use tempo_benches::affinity::available_cpus;
 use tempo_benches::alloc_count::CountingAllocator;
 use tempo_benches::args::Args;
+use tempo_benches::fd_limit::ensure_open_files_for;
+use tempo_benches::out_dir::output_dir;
+use tempo_benches::receivers::ReceiverRuntime;
 use tempo_benches::udp_cli::{receiver_main, sender_main, DEFAULT_BASE_PORT};
-use tempo_benches::udp_sweep::{run_sweep, SweepConfig, DEFAULT_RUNTIMES};
+use tempo_benches::udp_sweep::{
+    run_sweep, run_syscalls, summary_table, SweepConfig, DEFAULT_RUNTIMES,
+};
 
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
 
+/// `udp-sweep --help`.
+const USAGE: &str = "\
+usage: udp-sweep [options]                 the sweep
+       udp-sweep --quick [options]         a smoke run of a few seconds
+       udp-sweep syscalls --runtime NAME [--streams 200] [options]
+       udp-sweep receive|send ... [--help] one receiver / sender (what the sweep runs)
+
+Runs a UDP sender and a receiver (child processes, pinned to CPUs 0 and 1)
+for every runtime x stream count, --runs times interleaved, and writes the
+medians (udp.csv), every run (udp-runs.csv), udp_cpu.svg,
+udp_throughput.svg and udp_latency.svg (p50 and p99), then prints a table
+of CPU, latency and loss.
+
+  --runtimes A,B,...   tempo, tempo-throttled[:T], tokio, threads, mio-loop,
+                       mio-throttled[:T] (default: all six; a throttled name
+                       without :T expands to every --throttles value)
+  --streams N,...      stream counts (default 1000,2000,4000,8000; the
+                       open-files limit is raised to fit, or the sweep says
+                       how to)
+  --throttles MS,...   throttling periods (default 5,10,20)
+  --runs N             interleaved runs per point (default 3)
+  --warmup-secs S      receiver warm-up (default 2)
+  --window-secs S      receiver measured window (default 5)
+  --interval-ms MS     per-stream interval (default 20)
+  --size BYTES         datagram size (default 160)
+  --burst              every stream sends at the start of the interval
+  --base-port P        port of stream 0 (default 20000)
+  --out DIR            output directory (default: a fresh
+                       benches/results/runs/udp-<UTC time>/, so that the
+                       committed benches/results/ is only replaced on purpose,
+                       with --out benches/results)
+  --quick              tempo-throttled:20, tokio, mio-throttled:20 x 50
+                       streams, 1 run, short window, into benches/results/quick/
+  -h, --help           this text
+
+syscalls: runs one point, attaches `strace -c -f` to the receiver for its
+measured window, and prints receive syscalls per datagram and epoll_wait
+calls per tick; takes --runtime NAME (one, with :T if throttled), --streams
+N (default 200), and the options above. Needs strace and the permission to
+attach it (root, or kernel.yama.ptrace_scope = 0); strace slows the
+receiver down, so keep the stream count modest.
+";
+
 fn main() -> ExitCode {
     let mut args = Args::from_env();
-    match args.subcommand().as_deref() {
-        Some("receive") => receiver_main(args),
-        Some("send") => sender_main(args),
-        Some(other) => {
-            eprintln!("udp-sweep: unknown subcommand `{other}` (receive, send, or none)");
+    let result = match args.subcommand().as_deref() {
+        Some("receive") => return receiver_main(args),
+        Some("send") => return sender_main(args),
+        Some("syscalls") => syscalls(args),
+        Some(other) => Err(format!(
+            "unknown subcommand `{other}` (receive, send, syscalls, or none; see --help)"
+        )),
+        None => sweep(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("udp-sweep: {e}");
             ExitCode::FAILURE
         }
-        None => match sweep(args) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("udp-sweep: {e}");
-                ExitCode::FAILURE
-            }
-        },
     }
 }
 
-fn sweep(mut args: Args) -> Result<(), String> {
-    let quick = args.flag("quick");
-    let results = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("results");
+/// The options shared by the sweep and `syscalls`, with the sweep's
+/// defaults (`quick`: the smoke run's).
+fn config(
+    args: &mut Args,
+    quick: bool,
+    streams_default: Vec<usize>,
+) -> Result<SweepConfig, String> {
     let default_runtimes: Vec<String> = if quick {
         ["tempo-throttled:20", "tokio", "mio-throttled:20"]
             .map(String::from)
@@ -56,16 +105,9 @@ fn sweep(mut args: Args) -> Result<(), String> {
     } else {
         DEFAULT_RUNTIMES.iter().map(|s| s.to_string()).collect()
     };
-    let cfg = SweepConfig {
+    Ok(SweepConfig {
         runtimes: args.list("runtimes", default_runtimes)?,
-        streams: args.list(
-            "streams",
-            if quick {
-                vec![50]
-            } else {
-                vec![500, 1000, 2000, 4000]
-            },
-        )?,
+        streams: args.list("streams", streams_default)?,
         throttles_ms: args.list("throttles", vec![5.0, 10.0, 20.0])?,
         runs: args.value("runs", if quick { 1 } else { 3 })?,
         warmup: Duration::from_secs_f64(args.value("warmup-secs", if quick { 0.3 } else { 2.0 })?),
@@ -75,21 +117,71 @@ fn sweep(mut args: Args) -> Result<(), String> {
         burst: args.flag("burst"),
         base_port: args.value("base-port", DEFAULT_BASE_PORT)?,
         cpus: (available_cpus() >= 2).then_some((0, 1)),
-        out_dir: match args.raw("out")? {
-            Some(dir) => PathBuf::from(dir),
-            None if quick => results.join("quick"),
-            None => results,
-        },
+        out_dir: output_dir(args.raw("out")?, quick, "udp"),
         prefix: "udp".into(),
-    };
-    args.finish()?;
+    })
+}
+
+fn check_limits(cfg: &SweepConfig) -> Result<(), String> {
     if cfg.cpus.is_none() {
         eprintln!("udp-sweep: only one CPU available: sender and receiver are not pinned apart");
     }
+    // The receivers raise their own limit; checking here first stops a
+    // sweep before its first run instead of failing its largest points.
+    let most = cfg.streams.iter().copied().max().unwrap_or(0);
+    ensure_open_files_for(most)?;
+    let last_port = u32::from(cfg.base_port) + most as u32;
+    if last_port > u32::from(u16::MAX) {
+        return Err(format!(
+            "--base-port {} + {most} streams runs past port 65535",
+            cfg.base_port
+        ));
+    }
+    Ok(())
+}
+
+fn sweep(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let quick = args.flag("quick");
+    let streams = if quick {
+        vec![50]
+    } else {
+        vec![1000, 2000, 4000, 8000]
+    };
+    let cfg = config(&mut args, quick, streams)?;
+    args.finish()?;
+    check_limits(&cfg)?;
+    eprintln!("udp-sweep: writing to {}", cfg.out_dir.display());
     let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
-    let written = run_sweep(&exe, &cfg)?;
-    for path in written {
+    let output = run_sweep(&exe, &cfg)?;
+    print!("{}", summary_table(&output.rows));
+    for path in output.written {
         eprintln!("udp-sweep: wrote {}", path.display());
     }
+    Ok(())
+}
+
+fn syscalls(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{USAGE}");
+        return Ok(());
+    }
+    let name = args
+        .raw("runtime")?
+        .ok_or("syscalls needs --runtime NAME (for instance tempo-throttled:20)")?;
+    let runtime = ReceiverRuntime::parse(&name).map_err(|e| e.to_string())?;
+    let mut cfg = config(&mut args, false, vec![200])?;
+    args.finish()?;
+    let [streams] = cfg.streams[..] else {
+        return Err("syscalls measures one point: give one --streams value".into());
+    };
+    cfg.runtimes = vec![runtime.name()];
+    check_limits(&cfg)?;
+    let exe = std::env::current_exe().map_err(|e| format!("current_exe: {e}"))?;
+    let report = run_syscalls(&exe, &cfg, &runtime, streams)?;
+    print!("{report}");
     Ok(())
 }

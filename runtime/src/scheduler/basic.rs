@@ -9,9 +9,11 @@
 //! budget (`event_interval`, 61 by default) is spent; a task woken while it
 //! runs goes to the back, so [`yield_now`](crate::task::yield_now) is fair.
 //! [`SchedulerCore::park_driver`] then parks the driver: for the caller's
-//! timeout if nothing is ready, with a zero timeout (a poll, never skipped)
-//! if work is left. [`block_on`] and [`turn`] are loops over these two
-//! calls; the handshake that makes parking safe against remote wakes is in
+//! timeout if nothing is ready, with a zero timeout (a poll) if
+//! work is left. [`block_on`] and [`turn`] are loops over these two
+//! calls ([`block_on`] skips the zero-timeout poll until `event_interval`
+//! polls have run since the last one, see there); the handshake that makes
+//! parking safe against remote wakes is in
 //! [`core`](super::core).
 //!
 //! Each park dispatches every I/O event pending when it starts, even more
@@ -50,20 +52,39 @@ pub(super) fn turn(core: &SchedulerCore, max_wait: Duration) -> Turn {
 }
 
 /// Runs `future` to completion, running tasks meanwhile.
+///
+/// The driver is polled when nothing is left to run (a park, blocking if
+/// the `block_on` future was not woken either) and otherwise once per
+/// `event_interval` polls, counting the `block_on` future's polls with the
+/// tasks': a `block_on` future and tasks that wake each other (a channel
+/// ping-pong) go on without a driver poll, a clock read and the metrics'
+/// bookkeeping between every two of their polls, and I/O and timers still
+/// get their turn within `event_interval` polls.
 pub(super) fn block_on<F: Future>(core: &SchedulerCore, future: F) -> F::Output {
     let mut future = pin!(future);
     let waker = core.main_waker();
     let mut cx = Context::from_waker(&waker);
     let mut start = Instant::now();
+    // Polls (tasks and the `block_on` future) since the driver's last poll.
+    let mut since_driver: u32 = 0;
     loop {
-        if let Some(Poll::Ready(output)) = core.poll_main(future.as_mut(), &mut cx) {
-            core.end_iteration(start, Duration::ZERO);
-            return output;
+        if let Some(poll) = core.poll_main(future.as_mut(), &mut cx) {
+            if let Poll::Ready(output) = poll {
+                core.end_iteration(start, Duration::ZERO);
+                return output;
+            }
+            since_driver = since_driver.saturating_add(1);
         }
-        core.run_ready(core.event_interval);
+        let budget = core.event_interval.saturating_sub(since_driver);
+        let polled = core.run_ready(budget);
+        since_driver = since_driver.saturating_add(u32::try_from(polled).unwrap_or(u32::MAX));
         let work = core.has_ready() || core.main_woken();
+        if work && since_driver < core.event_interval {
+            continue;
+        }
         let timeout = if work { Some(Duration::ZERO) } else { None };
         let parked = core.park_driver(timeout, true);
+        since_driver = 0;
         start = core.end_iteration(start, parked.parked_for);
     }
 }

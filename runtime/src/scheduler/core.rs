@@ -66,7 +66,7 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::Arc;
-use std::task::{Wake, Waker};
+use std::task::Wake;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
@@ -81,7 +81,7 @@ use crate::current;
 use crate::driver::{Driver, DriverHandles};
 use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
-use crate::task::{self, JoinHandle, Notified, OwnedTasks, Schedule};
+use crate::task::{self, ArcWakerRef, JoinHandle, Notified, OwnedTasks, Schedule};
 
 /// `park_state`: the scheduler is running tasks (or about to): remote wakes
 /// only queue.
@@ -463,9 +463,14 @@ impl SchedulerCore {
 
     /// The `block_on` future's waker, and the flag that says it was woken
     /// (set, so that the future is polled first).
-    pub(super) fn main_waker(&self) -> Waker {
-        self.shared.main_woken.store(true, SeqCst);
-        Waker::from(self.shared.clone())
+    ///
+    /// The waker borrows the shared state (no reference count touched
+    /// unless the future clones it), and the flag needs no ordering: only
+    /// this thread reads it, with a read-modify-write that sees this store
+    /// or a later one.
+    pub(super) fn main_waker(&self) -> ArcWakerRef<'_, SchedulerShared> {
+        self.shared.main_woken.store(true, Relaxed);
+        task::arc_waker_ref(&self.shared)
     }
 
     /// Polls the `block_on` future if it was woken, with a fresh

@@ -72,6 +72,7 @@ pub use join::JoinHandle;
 pub use join_set::JoinSet;
 pub(crate) use list::OwnedTasks;
 pub(crate) use unowned::{unowned, UnownedTask};
+pub(crate) use waker::{arc_waker_ref, ArcWakerRef};
 pub use yield_now::yield_now;
 
 use raw::RawTask;
