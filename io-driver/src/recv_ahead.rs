@@ -209,30 +209,38 @@ impl RecvAhead {
         }
         let mut first = RawAddr::empty();
         let two = attempt.ahead && attempt.may_skip && !buf.is_empty();
+        if !two {
+            let len = mmsg::recv_from(fd, buf, &mut first)?;
+            return Ok(Got {
+                len,
+                addr: first,
+                drained: false,
+            });
+        }
         let mut second = RawAddr::empty();
         let ahead_len = buf.len().min(MAX_AHEAD_BUF);
-        if two && state.buf.len() < ahead_len {
+        if state.buf.len() < ahead_len {
             state.buf.resize(ahead_len, 0);
         }
         let targets = [
-            Some(RecvTarget {
+            RecvTarget {
                 buf,
                 addr: &mut first,
                 control: None,
-            }),
-            two.then(|| RecvTarget {
+            },
+            RecvTarget {
                 buf: &mut state.buf[..ahead_len],
                 addr: &mut second,
                 control: None,
-            }),
+            },
         ];
-        let n = mmsg::recv_mmsg(fd, targets.into_iter().flatten(), &mut state.scratch)?;
+        let n = mmsg::recv_mmsg(fd, targets.into_iter(), &mut state.scratch)?;
         let received = &state.scratch.received;
         first.set_len(received[0].addr_len);
         let got = Got {
             len: received[0].len,
             addr: first,
-            drained: two && n == 1,
+            drained: n == 1,
         };
         if n == 2 {
             second.set_len(received[1].addr_len);

@@ -324,6 +324,32 @@ pub(crate) fn recv_mmsg<'a>(
     Ok(n)
 }
 
+/// One datagram with `recvfrom(MSG_DONTWAIT)` into `buf`, its source into
+/// `addr`; returns the length received (cut to `buf`). The receive when the
+/// receive-ahead rule is off (the basic scheduler, `try_*`): a one-slot
+/// `recvmmsg` does the same work with more set-up in the kernel.
+pub(crate) fn recv_from(fd: RawFd, buf: &mut [u8], addr: &mut RawAddr) -> io::Result<usize> {
+    let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    // SAFETY: `buf` and `addr.storage` are borrowed mutably for the whole
+    // call and the lengths given are theirs; the kernel writes at most
+    // `len` bytes of address and `buf.len()` bytes of payload.
+    let n = unsafe {
+        libc::recvfrom(
+            fd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            libc::MSG_DONTWAIT,
+            (&mut addr.storage as *mut libc::sockaddr_storage).cast(),
+            &mut len,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    addr.set_len(len);
+    Ok(n as usize)
+}
+
 /// The `SCM_TIMESTAMPNS` of a received message, if present.
 fn read_timestamp(msg: &libc::msghdr) -> Option<SystemTime> {
     // SAFETY: `msg` was filled by the kernel for a control buffer that is
