@@ -8,7 +8,13 @@
 //! it sleeps until T has passed since the iteration began (threadshare's
 //! `context-wait`). Datagrams that arrive during the sleep queue in the
 //! socket buffers and are read together by the next iteration: one
-//! `epoll_wait` per T instead of one per datagram.
+//! `epoll_wait` per T instead of one per datagram. Like Tempo's I/O driver,
+//! an iteration serves every socket that was ready when it began: a poll
+//! that fills the events buffer is followed by zero-timeout polls (at most
+//! `streams / capacity + 1`). With one 1,024-event poll per T, sockets past
+//! 1,024 would wait a tick and each socket would be served every other
+//! tick, paying its per-socket costs half as often at twice the latency:
+//! not the baseline a throttled runtime is judged against.
 
 use std::io;
 use std::net::UdpSocket;
@@ -51,14 +57,28 @@ pub fn run(
         if window.phase(started) == Phase::Done {
             return Ok(());
         }
-        match poll.poll(&mut events, Some(window.remaining())) {
-            Ok(()) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        }
-        for event in events.iter() {
-            let (sock, tracker) = &mut streams[event.token().0];
-            drain(sock, tracker, &mut buf);
+        let max_polls = if throttle_ns > 0 {
+            streams.len() / EVENTS_CAPACITY + 1
+        } else {
+            1
+        };
+        let mut timeout = Some(window.remaining());
+        for _ in 0..max_polls {
+            match poll.poll(&mut events, timeout) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => break,
+                Err(e) => return Err(e),
+            }
+            let mut returned = 0;
+            for event in events.iter() {
+                returned += 1;
+                let (sock, tracker) = &mut streams[event.token().0];
+                drain(sock, tracker, &mut buf);
+            }
+            if returned < EVENTS_CAPACITY {
+                break;
+            }
+            timeout = Some(Duration::ZERO);
         }
         if throttle_ns > 0 {
             sleep_until_ns((started + throttle_ns).min(window.end_ns));
