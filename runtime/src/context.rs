@@ -385,7 +385,12 @@ impl fmt::Debug for WeakContext {
 /// `max_throttling` or a driver error comes back from there).
 fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<ContextInner>> {
     let mut builder = Builder::new_current_thread();
-    builder.enable_all().max_throttling(max_throttling);
+    builder
+        .enable_all()
+        .max_throttling(max_throttling)
+        // The context's own thread is named `name`; its blocking pool's
+        // threads say whose they are.
+        .thread_name(format!("{name}-blocking"));
 
     let stop = Arc::new(StopSignal::default());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Handle>>();
@@ -519,6 +524,17 @@ mod tests {
         assert_eq!(on_a, a.thread_id());
         let name = b.block_on(async { thread::current().name().map(str::to_owned) });
         assert_eq!(name.as_deref(), Some("ctx-test-b"));
+    }
+
+    #[test]
+    fn blocking_threads_are_named_after_the_context() {
+        let c = Context::acquire("ctx-test-blocking", T).unwrap();
+        let name = c.block_on(async {
+            crate::task::spawn_blocking(|| thread::current().name().map(str::to_owned))
+                .await
+                .unwrap()
+        });
+        assert_eq!(name.as_deref(), Some("ctx-test-blocking-blocking"));
     }
 
     #[test]
