@@ -16,8 +16,12 @@
 
 use std::cell::RefCell;
 use std::io;
+use std::os::fd::RawFd;
 
 use bytes::BufMut;
+
+use crate::recv_ahead::{RecvAhead, RecvAttempt};
+use crate::sys::mmsg::RawAddr;
 
 /// The largest scratch buffer a thread keeps between calls.
 const KEEP: usize = 64 * 1024;
@@ -53,4 +57,20 @@ fn fill<B: BufMut + ?Sized, T>(
     let (n, extra) = op(scratch)?;
     buf.put_slice(&scratch[..n]);
     Ok((n, extra))
+}
+
+/// One datagram receive under the receive-ahead rule (a held datagram
+/// first) into `buf`'s current chunk: its length, its source, and whether
+/// the socket was left known drained.
+pub(crate) fn recv_ahead_into<B: BufMut + ?Sized>(
+    buf: &mut B,
+    ahead: &RecvAhead,
+    fd: RawFd,
+    attempt: RecvAttempt,
+) -> io::Result<(usize, RawAddr, bool)> {
+    read_into(buf, |dst| {
+        let got = ahead.recv(fd, attempt, dst)?;
+        Ok((got.len, (got.addr, got.drained)))
+    })
+    .map(|(len, (addr, drained))| (len, addr, drained))
 }

@@ -649,10 +649,8 @@ macro_rules! datagram_buf_methods {
                 .registration
                 .recv_io(|attempt, ahead| {
                     let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                    $crate::net::buf::read_into(buf, |dst| {
-                        let got = ahead.recv(fd, attempt, dst)?;
-                        Ok((got.len, got.drained))
-                    })
+                    $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)
+                        .map(|(len, _, drained)| (len, drained))
                 })
                 .await
         }
@@ -681,10 +679,8 @@ macro_rules! datagram_buf_methods {
             let io = &*self.io;
             self.io.registration.try_recv_io(|attempt, ahead| {
                 let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                $crate::net::buf::read_into(buf, |dst| {
-                    let got = ahead.recv(fd, attempt, dst)?;
-                    Ok((got.len, got.drained))
-                })
+                $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)
+                    .map(|(len, _, drained)| (len, drained))
             })
         }
 
@@ -712,11 +708,9 @@ macro_rules! datagram_buf_methods {
                 .registration
                 .recv_io(|attempt, ahead| {
                     let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                    $crate::net::buf::read_into(buf, |dst| {
-                        let got = ahead.recv(fd, attempt, dst)?;
-                        Ok((got.len, (got.addr.$decode()?, got.drained)))
-                    })
-                    .map(|(len, (addr, drained))| ((len, addr), drained))
+                    let (len, addr, drained) =
+                        $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)?;
+                    Ok(((len, addr.$decode()?), drained))
                 })
                 .await
         }
@@ -747,11 +741,9 @@ macro_rules! datagram_buf_methods {
             let io = &*self.io;
             self.io.registration.try_recv_io(|attempt, ahead| {
                 let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                $crate::net::buf::read_into(buf, |dst| {
-                    let got = ahead.recv(fd, attempt, dst)?;
-                    Ok((got.len, (got.addr.$decode()?, got.drained)))
-                })
-                .map(|(len, (addr, drained))| ((len, addr), drained))
+                let (len, addr, drained) =
+                    $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)?;
+                Ok(((len, addr.$decode()?), drained))
             })
         }
     };
