@@ -13,7 +13,11 @@
 #![deny(missing_docs)]
 
 #[cfg(loom)]
+mod block_on;
+#[cfg(loom)]
 mod signal;
 
+#[cfg(loom)]
+pub use block_on::block_on;
 #[cfg(loom)]
 pub use signal::Signal;
