@@ -235,22 +235,9 @@ impl Driver {
         self.shared.recv_ahead_mode.set_enabled(enabled);
     }
 
-    /// The former name of [`set_recv_ahead`](Self::set_recv_ahead) (its
-    /// rule replaced the deferred drain retry), kept so that existing
-    /// callers build.
-    pub fn set_defer_drain_retry(&mut self, enabled: bool) {
-        self.set_recv_ahead(enabled);
-    }
-
     /// Number of `park*` calls so far (dispatch rounds).
     pub fn dispatch_round(&self) -> u64 {
         self.dispatch_round
-    }
-
-    /// The former name of [`dispatch_round`](Self::dispatch_round), kept so
-    /// that existing callers build.
-    pub fn tick(&self) -> u64 {
-        self.dispatch_round()
     }
 
     /// Number of sockets currently registered.
@@ -258,8 +245,8 @@ impl Driver {
         self.shared.registrations.lock().len()
     }
 
-    /// One dispatch round (one `park*` call): wait for events for at most `timeout`, dispatch them, then, while
-    /// the buffer came back full, poll again with a zero timeout and
+    /// One dispatch round (one `park*` call): wait for events for at most
+    /// `timeout`, dispatch them, then, while the buffer came back full, poll again with a zero timeout and
     /// dispatch again (at most [`drain_polls`] polls in all). The wakers run
     /// once, after the last poll.
     fn turn(&mut self, timeout: Option<Duration>) -> io::Result<()> {

@@ -4,8 +4,8 @@
 //! user's own `Wake` impl. If one panics and the panic simply unwinds out
 //! of the loop, every waker after it in the batch is dropped unwoken and
 //! its task (on another socket, maybe another thread) waits forever. So
-//! the rule, on every path that wakes a batch (dispatch, the deferred
-//! drain retry, driver shutdown, a registration's drop): **every waker of
+//! the rule, on every path that wakes a batch (dispatch, driver
+//! shutdown, a registration's drop): **every waker of
 //! the batch is woken, then the first panic is re-raised**. Later panics
 //! of the same batch are dropped (their messages were already printed by
 //! the panic hook).

@@ -23,7 +23,7 @@ fn unpark_before_park_returns_at_once_and_is_not_an_io_event() {
     driver.park_timeout(Duration::ZERO).unwrap(); // never blocks
     assert_eq!(driver.stats(), before, "waker events are not I/O events");
     assert_eq!(driver.stats().timers_fired, 0);
-    assert_eq!(driver.tick(), 3);
+    assert_eq!(driver.dispatch_round(), 3);
 }
 
 #[test]

@@ -482,9 +482,10 @@ impl Builder {
     /// [`enable_time`](Self::enable_time) the timer driver wraps the host's.
     ///
     /// The runtime configures the I/O driver before handing it over (under
-    /// [`max_throttling`](Self::max_throttling), the deferred drain retry of
+    /// [`max_throttling`](Self::max_throttling), the receive-ahead rule of
     /// datagram receives is on; host names resolve on the blocking pool)
-    /// and enters its handle while it runs: the host's driver only has to forward `park*`, `unpark` and `stats`
+    /// and enters its handle while it runs: the host's driver only has to
+    /// forward `park*`, `unpark` and `stats`
     /// (adding its own counts), following the contract of [`tempo_park`].
     /// `make` runs on the thread that calls [`build`](Self::build), the
     /// first time only.
@@ -595,7 +596,7 @@ impl Builder {
             start_paused: self.start_paused,
             firing_window,
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
-            defer_drain_retry: !throttling.is_zero(),
+            recv_ahead: !throttling.is_zero(),
             io_events_capacity: self.io_events_capacity,
         };
         let driver = Driver::build(&config, self.custom_park.take())?;

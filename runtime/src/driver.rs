@@ -23,7 +23,7 @@
 //!
 //! The schedulers only see the type-erased [`Driver`]. The I/O driver is
 //! built in one place, [`IoBackend::build`], which also applies what the
-//! scheduler needs of it (the deferred drain retry under throttling) and
+//! scheduler needs of it (the receive-ahead rule of datagram sockets under throttling) and
 //! hands back the handle sockets register with. A second backend (a
 //! completion-based one, say) is a new [`IoBackend`] variant: nothing in
 //! the schedulers changes, and a host's `with_park_fn` driver wraps
@@ -98,7 +98,7 @@ impl IoBackend {
                     Some(capacity) => tempo_io::Driver::with_capacity(capacity)?,
                     None => tempo_io::Driver::new()?,
                 };
-                driver.set_defer_drain_retry(config.defer_drain_retry);
+                driver.set_recv_ahead(config.recv_ahead);
                 let handle = driver.handle();
                 Ok((driver, handle))
             }
@@ -172,7 +172,7 @@ pub(crate) struct DriverConfig {
     /// Every timer is never early (tokio's rule).
     pub(crate) never_early: bool,
     /// Defer the drain retry of datagram receives to the next tick.
-    pub(crate) defer_drain_retry: bool,
+    pub(crate) recv_ahead: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
 }

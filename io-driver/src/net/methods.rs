@@ -624,8 +624,8 @@ macro_rules! accept_methods {
 
 /// `recv_buf`, `recv_buf_from`, `try_recv_buf` and `try_recv_buf_from` of
 /// a datagram socket type `$ty` whose peer addresses are `$addr` (feature
-/// `bytes`; see `net/buf.rs`). The async forms follow the deferred-receive
-/// rule, as `recv` and `recv_from` do.
+/// `bytes`; see `net/buf.rs`). They follow the receive-ahead rule, as
+/// `recv` and `recv_from` do: a held datagram comes first.
 macro_rules! datagram_buf_methods {
     ($ty:ident, $addr:ty, $decode:ident) => {
         /// Receives a datagram from the connected peer into `buf`'s spare

@@ -8,7 +8,7 @@
 //! per *tick* instead:
 //!
 //! 1. `start = now`; poll the driver once with a zero timeout: dispatch I/O
-//!    readiness, wake the receives deferred from the last tick, fire every
+//!    readiness, fire every
 //!    timer due by `start + T/2` (the firing window, see below), and
 //!    collect the tasks other threads injected. That one park dispatches
 //!    *every* readiness event pending when it starts, however many sockets

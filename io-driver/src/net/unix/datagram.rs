@@ -1,6 +1,6 @@
 //! [`UnixDatagram`]: a Unix datagram socket. Receives follow the same
-//! rules as [`UdpSocket`](crate::net::UdpSocket)'s, deferred drain retry
-//! included.
+//! rules as [`UdpSocket`](crate::net::UdpSocket)'s, the receive-ahead
+//! rule included.
 
 use std::io;
 use std::net::Shutdown;
