@@ -240,6 +240,18 @@ impl Driver {
         self.dispatch_round
     }
 
+    /// The events one poll takes at most (see
+    /// [`with_capacity`](Self::with_capacity)).
+    ///
+    /// ```
+    /// assert_eq!(tempo_io::Driver::new()?.events_capacity(), 1024);
+    /// assert_eq!(tempo_io::Driver::with_capacity(64)?.events_capacity(), 64);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn events_capacity(&self) -> usize {
+        self.events.capacity()
+    }
+
     /// Number of sockets currently registered.
     pub fn registered(&self) -> usize {
         self.shared.registrations.lock().len()

@@ -41,28 +41,73 @@ use std::time::Duration;
 use tempo_park::{DriverStats, Park, ParkThread, Unpark};
 use tempo_time::Clock;
 
-/// [`Park`] without associated types.
+/// [`Park`] without associated types, plus the one extra operation the
+/// throttling scheduler needs of the stack: a *look*.
 trait DynPark {
     /// `None` blocks until an event or unpark; `Some(ZERO)` polls once.
     fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
+    /// Polls the base of the stack (the I/O driver, or the host's driver
+    /// around or in place of it) once, without blocking and without a
+    /// timer fire pass: a tick's second look at the reactor (see
+    /// `scheduler::throttle`), which must not fire timers a second time in
+    /// the tick.
+    fn look(&mut self) -> io::Result<()>;
     fn stats(&self) -> DriverStats;
 }
 
-impl<P> DynPark for P
+/// Parks any [`Park`] driver, its error made an `io::Error`.
+fn park_any<P>(park: &mut P, timeout: Option<Duration>) -> io::Result<()>
+where
+    P: Park,
+    P::Error: std::error::Error + Send + Sync + 'static,
+{
+    let result = match timeout {
+        None => Park::park(park),
+        Some(d) => Park::park_timeout(park, d),
+    };
+    result.map_err(to_io_error)
+}
+
+/// A stack without the timer driver: a look is a zero-timeout park.
+struct Untimed<P>(P);
+
+impl<P> DynPark for Untimed<P>
 where
     P: Park,
     P::Error: std::error::Error + Send + Sync + 'static,
 {
     fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        let result = match timeout {
-            None => Park::park(self),
-            Some(d) => Park::park_timeout(self, d),
-        };
-        result.map_err(to_io_error)
+        park_any(&mut self.0, timeout)
+    }
+
+    fn look(&mut self) -> io::Result<()> {
+        park_any(&mut self.0, Some(Duration::ZERO))
     }
 
     fn stats(&self) -> DriverStats {
-        Park::stats(self)
+        self.0.stats()
+    }
+}
+
+/// The timer driver over a base: a look polls the base only.
+struct Timed<P: Park>(tempo_time::Driver<P>);
+
+impl<P> DynPark for Timed<P>
+where
+    P: Park,
+    P::Error: std::error::Error + Send + Sync + 'static,
+{
+    fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
+        park_any(&mut self.0, timeout)
+    }
+
+    fn look(&mut self) -> io::Result<()> {
+        park_any(self.0.inner_mut(), Some(Duration::ZERO))
+    }
+
+    fn stats(&self) -> DriverStats {
+        // The inner driver's counters plus the timers fired.
+        self.0.stats()
     }
 }
 
@@ -212,6 +257,11 @@ pub(crate) struct Driver {
     park: Box<dyn DynPark>,
     unpark: Arc<dyn Unpark>,
     handles: DriverHandles,
+    /// I/O events one dispatch must reach for the throttling scheduler to
+    /// take a second look after running the tick's tasks: the I/O driver's
+    /// events capacity. `None` without an I/O driver in the stack (no
+    /// second looks).
+    look_threshold: Option<u64>,
 }
 
 impl Driver {
@@ -233,11 +283,13 @@ impl Driver {
             });
         };
         let (io, io_handle) = backend.build(config)?;
+        let events_capacity = io.events_capacity() as u64;
         let mut driver = match host {
             Some(HostPark::WrapIo(make)) => make(io, config),
             _ => Driver::with_base(io, config),
         };
         driver.handles.io = Some(io_handle);
+        driver.look_threshold = Some(events_capacity);
         Ok(driver)
     }
 
@@ -260,7 +312,7 @@ impl Driver {
         time.set_firing_window(config.firing_window);
         time.set_never_early(config.never_early);
         let time_handle = time.handle();
-        let mut driver = Driver::new(time);
+        let mut driver = Driver::timed(time);
         driver.handles.time = Some(time_handle);
         driver
     }
@@ -278,10 +330,27 @@ impl Driver {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         let unpark: Arc<dyn Unpark> = Arc::new(park.unpark());
+        Driver::from_parts(Box::new(Untimed(park)), unpark)
+    }
+
+    /// The timer driver `time` over its base.
+    fn timed<P>(time: tempo_time::Driver<P>) -> Driver
+    where
+        P: Park + 'static,
+        P::Error: std::error::Error + Send + Sync + 'static,
+    {
+        let unpark: Arc<dyn Unpark> = Arc::new(time.unpark());
+        Driver::from_parts(Box::new(Timed(time)), unpark)
+    }
+
+    /// No second looks until [`build`](Self::build) finds an I/O driver in
+    /// the stack.
+    fn from_parts(park: Box<dyn DynPark>, unpark: Arc<dyn Unpark>) -> Driver {
         Driver {
-            park: Box::new(park),
+            park,
             unpark,
             handles: DriverHandles::default(),
+            look_threshold: None,
         }
     }
 
@@ -299,6 +368,17 @@ impl Driver {
     /// (`Some(ZERO)` polls without blocking).
     pub(crate) fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.park.park_timeout(timeout)
+    }
+
+    /// A second look: polls the base of the stack once, without blocking
+    /// and without a timer fire pass.
+    pub(crate) fn look(&mut self) -> io::Result<()> {
+        self.park.look()
+    }
+
+    /// See the `look_threshold` field.
+    pub(crate) fn look_threshold(&self) -> Option<u64> {
+        self.look_threshold
     }
 
     /// The driver's cumulative counters.

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
+use tempo::runtime::Turn;
 use tempo_test_support::net::wait_until_queued;
 
 mod support;
@@ -135,4 +136,139 @@ fn the_tick_budget_is_the_only_limit_and_counts_an_overrun() {
     assert_eq!(next.io_events(), 0, "no event was left in the reactor");
     assert_eq!(completed(&flags), SOCKETS);
     assert!(!next.overrun());
+}
+
+/// `count` receiving tasks on `rt`, each on its own socket; the task of
+/// socket `i`, once it has its datagram, sends one to `forward[i]` (if
+/// any) and waits until the kernel has queued it. Returns the completion
+/// flags, a peeking clone and the address of each socket.
+fn spawn_receivers(
+    rt: &Runtime,
+    count: usize,
+    forward: &[(StdUdpSocket, std::net::SocketAddr)],
+) -> (
+    Vec<Arc<AtomicBool>>,
+    Vec<(StdUdpSocket, std::net::SocketAddr)>,
+) {
+    let mut flags = Vec::new();
+    let mut sockets = Vec::new();
+    for i in 0..count {
+        let socket = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+        sockets.push((socket.try_clone().unwrap(), socket.local_addr().unwrap()));
+        let done = Arc::new(AtomicBool::new(false));
+        flags.push(done.clone());
+        let forward = forward
+            .get(i)
+            .map(|(peeker, addr)| (peeker.try_clone().unwrap(), *addr));
+        rt.spawn(async move {
+            let socket = tempo::net::UdpSocket::from_std(socket).unwrap();
+            let mut buf = [0u8; 4];
+            let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+            assert_eq!(n, 1);
+            if let Some((peeker, addr)) = forward {
+                // A plain socket: a send on `socket` would add a writable
+                // event of its own.
+                let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+                sender.send_to(b"y", addr).unwrap();
+                wait_until_queued(&peeker);
+            }
+            done.store(true, SeqCst);
+        });
+    }
+    (flags, sockets)
+}
+
+/// Turns `rt` until `count` task polls were made (every spawned task has
+/// run once and waits).
+fn run_each_once(rt: &Runtime, count: usize) {
+    let mut polled = 0;
+    for _ in 0..count {
+        polled += rt.turn(Duration::ZERO).tasks_polled();
+        if polled >= count as u64 {
+            break;
+        }
+    }
+    assert_eq!(polled, count as u64);
+}
+
+/// `first` receivers whose tasks each make one of `CAPACITY` late
+/// receivers ready while the tick runs; one tick after their datagrams
+/// were queued. Returns the runtime, the tick and the completion flags of
+/// both groups.
+///
+/// The runtime has timers too, and the last of the `first` tasks, once it
+/// has its datagram, sleeps 1 ms before it completes. A second look must
+/// not fire that timer (timers fire at the start of a tick only): the
+/// task is still sleeping after the tick.
+fn tick_that_readies_more_sockets(
+    first: usize,
+) -> (Runtime, Turn, Vec<Arc<AtomicBool>>, Vec<Arc<AtomicBool>>) {
+    let rt = Flavor::Throttling
+        .builder()
+        .enable_all()
+        .io_events_capacity(CAPACITY)
+        .build()
+        .unwrap();
+    let (late, late_sockets) = spawn_receivers(&rt, CAPACITY, &[]);
+    let (mut early, mut early_sockets) = spawn_receivers(&rt, first - 1, &late_sockets);
+    let sleeper = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+    early_sockets.push((sleeper.try_clone().unwrap(), sleeper.local_addr().unwrap()));
+    let slept = Arc::new(AtomicBool::new(false));
+    early.push(slept.clone());
+    rt.spawn(async move {
+        let socket = tempo::net::UdpSocket::from_std(sleeper).unwrap();
+        socket.recv_from(&mut [0u8; 4]).await.unwrap();
+        tempo::time::sleep(Duration::from_millis(1)).await;
+        slept.store(true, SeqCst);
+    });
+    run_each_once(&rt, CAPACITY + first);
+    // Each socket's first event (writable, from its registration) is
+    // dispatched here, so that the tick below dispatches datagrams only.
+    let settle = rt.turn(Duration::ZERO);
+    assert_eq!(settle.tasks_polled(), 0);
+
+    let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+    for (peeker, addr) in &early_sockets {
+        sender.send_to(b"x", addr).unwrap();
+        wait_until_queued(peeker);
+    }
+    let tick = rt.turn(Duration::ZERO);
+    assert!(
+        !early.last().unwrap().load(SeqCst),
+        "a second look fired a timer"
+    );
+    (rt, tick, early, late)
+}
+
+/// A tick that dispatched more events than one reactor poll returns takes
+/// a second look after running its tasks: sockets that became ready while
+/// it worked are served in the same tick, not a period later.
+#[test]
+fn sockets_ready_during_a_large_tick_are_served_by_a_second_look() {
+    let (_rt, tick, early, late) = tick_that_readies_more_sockets(SOCKETS);
+    assert_eq!(completed(&early), SOCKETS - 1, "all but the sleeping one");
+    assert_eq!(
+        completed(&late),
+        CAPACITY,
+        "the sockets made ready during the tick were served in it"
+    );
+    assert_eq!(tick.io_events(), (SOCKETS + CAPACITY) as u64);
+    assert_eq!(tick.tasks_polled(), (SOCKETS + CAPACITY) as u64);
+    assert!(!tick.overrun());
+}
+
+/// A tick that dispatched fewer events than one reactor poll returns is
+/// short: it takes no second look, and what became ready while it ran
+/// waits for the next tick (one `epoll_wait` per tick, as before).
+#[test]
+fn a_small_tick_takes_no_second_look() {
+    let (rt, tick, early, late) = tick_that_readies_more_sockets(CAPACITY - 1);
+    assert_eq!(completed(&early), CAPACITY - 2, "all but the sleeping one");
+    assert_eq!(completed(&late), 0, "no second look in a small tick");
+    assert_eq!(tick.io_events(), (CAPACITY - 1) as u64);
+
+    // The first `CAPACITY - 2` made one late socket ready each.
+    let next = rt.turn(Duration::ZERO);
+    assert_eq!(next.io_events(), (CAPACITY - 2) as u64);
+    assert_eq!(completed(&late), CAPACITY - 2);
 }

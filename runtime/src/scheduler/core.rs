@@ -433,6 +433,31 @@ impl SchedulerCore {
         }
     }
 
+    /// A throttled tick's second look at the reactor (see
+    /// `scheduler::throttle`): polls the I/O side of the driver once,
+    /// without blocking and without firing timers. Returns what it
+    /// dispatched, as a [`Turn`] with no task polls.
+    pub(crate) fn look_driver(&self) -> Turn {
+        let mut driver = self.driver.borrow_mut();
+        let before = driver.stats();
+        if let Err(error) = driver.look() {
+            panic!("tempo: the runtime's driver failed to poll: {error}");
+        }
+        let stats = driver.stats() - before;
+        self.counters.work(0, stats.io_events, stats.timers_fired);
+        Turn {
+            io_events: stats.io_events,
+            timers_fired: stats.timers_fired,
+            ..Turn::default()
+        }
+    }
+
+    /// The I/O events a dispatch must reach for a throttled tick to take a
+    /// second look (`None`: no I/O driver, no second looks).
+    pub(crate) fn look_threshold(&self) -> Option<u64> {
+        self.driver.borrow().look_threshold()
+    }
+
     /// One iteration for a host loop: one pass of the basic loop, or one
     /// tick.
     pub(crate) fn turn(&self, max_wait: Duration) -> Turn {
