@@ -78,7 +78,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crate::net::RecvBatch;
-use crate::sys::mmsg::{self, MmsgScratch, RawAddr, RecvTarget};
+use crate::sys::mmsg::{self, RawAddr, RecvTarget};
 
 /// The largest receive-ahead buffer (the largest datagram).
 const MAX_AHEAD_BUF: usize = 65_536;
@@ -147,7 +147,6 @@ struct AheadState {
     drained_seq: Option<usize>,
     /// `SO_TIMESTAMPNS` was turned on for the socket.
     timestamps_on: bool,
-    scratch: MmsgScratch,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -163,14 +162,11 @@ fn would_block() -> io::Error {
 
 impl AheadState {
     fn new() -> Box<AheadState> {
-        let mut scratch = MmsgScratch::default();
-        scratch.reserve(2);
         Box::new(AheadState {
             buf: Vec::new(),
             held: None,
             drained_seq: None,
             timestamps_on: false,
-            scratch,
         })
     }
 
@@ -234,8 +230,7 @@ impl RecvAhead {
                 control: None,
             },
         ];
-        let n = mmsg::recv_mmsg(fd, targets.into_iter(), &mut state.scratch)?;
-        let received = &state.scratch.received;
+        let (n, received) = mmsg::recv_mmsg_array(fd, targets)?;
         first.set_len(received[0].addr_len);
         let got = Got {
             len: received[0].len,

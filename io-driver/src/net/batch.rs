@@ -229,10 +229,12 @@ impl RecvBatch {
                     controls.next()
                 },
             });
-        let n = mmsg::recv_mmsg(fd, targets, &mut self.scratch)?;
-        for (i, received) in self.scratch.received.iter().enumerate() {
-            self.addrs[start + i].set_len(received.addr_len);
-            self.results[start + i] = *received;
+        let results = &mut self.results[start..];
+        let n = mmsg::recv_mmsg(fd, targets, &mut self.scratch, |i, received| {
+            results[i] = received;
+        })?;
+        for (addr, received) in self.addrs[start..start + n].iter_mut().zip(&results[..n]) {
+            addr.set_len(received.addr_len);
         }
         self.len += n;
         Ok((n, asked))
