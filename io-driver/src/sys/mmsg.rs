@@ -55,11 +55,13 @@ pub const MAX_BATCH: usize = libc::UIO_MAXIOV as usize;
 /// Only the first `len` bytes of `storage` are ever read: they are the
 /// ones the kernel (or a constructor here) wrote. The rest stays
 /// uninitialized, so that a receive target costs no 128-byte zeroing per
-/// call.
+/// call. `repr(C)` with the length first: an IP address and its length
+/// lie together in the first 36 bytes, not 128 bytes apart.
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub(crate) struct RawAddr {
-    storage: MaybeUninit<libc::sockaddr_storage>,
     len: libc::socklen_t,
+    storage: MaybeUninit<libc::sockaddr_storage>,
 }
 
 impl std::fmt::Debug for RawAddr {
