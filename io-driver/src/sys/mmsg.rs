@@ -282,7 +282,8 @@ pub(crate) fn timestamp_control_len() -> usize {
 
 /// The scratch arrays of a large call (`mmsghdr` and `iovec` per
 /// message), kept by the caller so that a call allocates nothing once they
-/// have grown to the batch size.
+/// have grown to the batch size. Receives of up to [`STACK_BATCH`]
+/// messages need none: their arrays are on the stack.
 #[derive(Debug, Default)]
 pub(crate) struct MmsgScratch {
     headers: Vec<libc::mmsghdr>,
@@ -304,6 +305,12 @@ impl MmsgScratch {
         self.iovecs.reserve(n.saturating_sub(self.iovecs.len()));
     }
 }
+
+/// The most messages a receive builds its `mmsghdr` / `iovec` arrays for
+/// on the stack (1.25 KiB, left uninitialized beyond the entries used)
+/// rather than in a [`MmsgScratch`], whose heap lines would be cold on
+/// every call of a batch reused across many sockets.
+pub(crate) const STACK_BATCH: usize = 16;
 
 /// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
 /// a fixed number of targets, with the kernel's arrays on the stack: the
@@ -330,7 +337,9 @@ pub(crate) fn recv_mmsg_array<const N: usize>(
 /// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
 /// `targets` (1 to [`MAX_BATCH`]): `each(i, result)` is called for each
 /// message received, in order, and the count is returned. The kernel's
-/// arrays are in `scratch`. `WouldBlock` if nothing was queued.
+/// arrays are on the stack for up to [`STACK_BATCH`] targets (only the
+/// entries used are written), in `scratch` beyond. `WouldBlock` if nothing
+/// was queued.
 pub(crate) fn recv_mmsg<'a>(
     fd: RawFd,
     targets: impl ExactSizeIterator<Item = RecvTarget<'a>>,
@@ -338,6 +347,11 @@ pub(crate) fn recv_mmsg<'a>(
     each: impl FnMut(usize, Received),
 ) -> io::Result<usize> {
     let count = targets.len();
+    if count <= STACK_BATCH {
+        let mut headers = [MaybeUninit::<libc::mmsghdr>::uninit(); STACK_BATCH];
+        let mut iovecs = [MaybeUninit::<libc::iovec>::uninit(); STACK_BATCH];
+        return recv_mmsg_into(fd, targets, &mut headers, &mut iovecs, each);
+    }
     scratch.headers.clear();
     scratch.iovecs.clear();
     scratch.reserve(count);
