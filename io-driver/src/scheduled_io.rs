@@ -150,7 +150,10 @@ impl WaiterList {
     }
 }
 
+/// The two directions' lists, readers first (`repr(C)`: next to the
+/// receive-ahead state in [`ScheduledIo`]).
 #[derive(Debug, Default)]
+#[repr(C)]
 struct Waiters {
     reader: WaiterList,
     writer: WaiterList,
@@ -216,12 +219,18 @@ enum WakerSlot<'a> {
 }
 
 /// Readiness and wakers of one registered source.
+///
+/// `repr(C)` keeps the fields in the order a datagram receive touches
+/// them: the readiness word, the receive-ahead state (its hot fields
+/// first, see `recv_ahead`), then the waiters (readers first), so that
+/// they lie in adjacent cache lines of the one `Arc` allocation.
 #[derive(Debug)]
+#[repr(C)]
 pub struct ScheduledIo {
     readiness: AtomicUsize,
-    waiters: Mutex<Waiters>,
     /// This socket's state under the receive-ahead rule (`recv_ahead`).
     pub(crate) recv_ahead: RecvAhead,
+    waiters: Mutex<Waiters>,
 }
 
 impl Default for ScheduledIo {
@@ -235,8 +244,8 @@ impl ScheduledIo {
     pub fn new() -> ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
-            waiters: Mutex::new(Waiters::default()),
             recv_ahead: RecvAhead::default(),
+            waiters: Mutex::new(Waiters::default()),
         }
     }
 

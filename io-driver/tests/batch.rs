@@ -52,6 +52,37 @@ fn send_many_then_recv_many_round_trip_in_order_with_sources() {
 }
 
 #[test]
+fn batches_larger_than_the_stack_arrays_receive_with_truncation_and_timestamps() {
+    // More than 16 slots: the kernel's arrays are heap scratch, not stack.
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = udp_pair();
+        let to = b.local_addr().unwrap();
+        let mut out = SendBatch::new();
+        for i in 0..20u8 {
+            out.push(&vec![i; usize::from(i) + 1], to).unwrap();
+        }
+        assert_eq!(a.send_many(&mut out).await.unwrap(), 20);
+
+        let mut batch = RecvBatch::new(40, 8).unwrap().with_timestamps();
+        let mut received = 0;
+        while received < 20 {
+            let n = b.recv_many(&mut batch).await.unwrap();
+            for i in 0..n {
+                let sent = received + i;
+                let len = (sent + 1).min(8);
+                assert_eq!(batch.payload(i), &vec![sent as u8; len][..]);
+                assert_eq!(batch.truncated(i), sent + 1 > 8);
+                assert_eq!(batch.source(i), Some(a.local_addr().unwrap()));
+                assert!(batch.timestamp(i).is_some());
+            }
+            received += n;
+        }
+        assert_eq!(received, 20);
+    });
+}
+
+#[test]
 fn send_many_to_several_destinations_and_to_the_connected_peer() {
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {

@@ -11,6 +11,20 @@
 //!
 //! `libc` is a normal dependency of tempo-io for this (it was already in
 //! the tree through mio).
+//!
+//! # Raw syscalls
+//!
+//! The receive and send calls go through `libc::syscall` (`SYS_recvmmsg`,
+//! `SYS_recvfrom`, `SYS_sendmmsg`), not glibc's `recvmmsg` / `recvfrom` /
+//! `sendmmsg` wrappers. Those wrappers are pthread cancellation points:
+//! around every call they enable and then disable asynchronous
+//! cancellation, bookkeeping that cost more user-space time than the
+//! receive itself on a receiver making one call per datagram (about 6% of
+//! its samples). Tempo never uses pthread cancellation, and the calls are
+//! non-blocking (`MSG_DONTWAIT`), so there is nothing to cancel: the raw
+//! syscall does the same kernel work and reports errors the same way
+//! (`-1` and `errno`). tempo-io is Linux-only, so the syscall numbers are
+//! always there.
 
 use std::ffi::OsStr;
 use std::io;
@@ -37,16 +51,23 @@ use std::time::{Duration, SystemTime};
 pub const MAX_BATCH: usize = libc::UIO_MAXIOV as usize;
 
 /// A socket address as the kernel writes and reads it.
+///
+/// Only the first `len` bytes of `storage` are ever read: they are the
+/// ones the kernel (or a constructor here) wrote. The rest stays
+/// uninitialized, so that a receive target costs no 128-byte zeroing per
+/// call. `repr(C)` with the length first: an IP address and its length
+/// lie together in the first 36 bytes, not 128 bytes apart.
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub(crate) struct RawAddr {
-    storage: libc::sockaddr_storage,
     len: libc::socklen_t,
+    storage: MaybeUninit<libc::sockaddr_storage>,
 }
 
 impl std::fmt::Debug for RawAddr {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RawAddr")
-            .field("family", &self.storage.ss_family)
+            .field("family", &self.family())
             .field("len", &self.len)
             .finish()
     }
@@ -56,34 +77,40 @@ impl RawAddr {
     /// No address (length 0), room for any.
     pub(crate) fn empty() -> RawAddr {
         RawAddr {
-            // SAFETY: `sockaddr_storage` is a C struct of integers and byte
-            // arrays, for which all-zero bytes are a valid value.
-            storage: unsafe { MaybeUninit::zeroed().assume_init() },
+            storage: MaybeUninit::uninit(),
             len: 0,
         }
     }
 
+    /// An address made of `sockaddr` (a `sockaddr_in`, `sockaddr_in6` or
+    /// `sockaddr_un`, whole).
+    fn from_sockaddr<T: Copy>(sockaddr: T, len: usize) -> RawAddr {
+        debug_assert!(len <= size_of::<T>());
+        let mut raw = RawAddr::empty();
+        // SAFETY: `sockaddr_storage` is larger than and as aligned as every
+        // sockaddr type (its definition's purpose), so the write stays in
+        // `raw.storage`.
+        unsafe { raw.storage.as_mut_ptr().cast::<T>().write(sockaddr) };
+        raw.len = len as libc::socklen_t;
+        raw
+    }
+
     /// An IPv4 or IPv6 address.
     pub(crate) fn from_inet(addr: SocketAddr) -> RawAddr {
-        let mut raw = RawAddr::empty();
-        let storage = &mut raw.storage as *mut libc::sockaddr_storage;
         match addr {
-            SocketAddr::V4(a) => {
-                let sin = libc::sockaddr_in {
+            SocketAddr::V4(a) => RawAddr::from_sockaddr(
+                libc::sockaddr_in {
                     sin_family: libc::AF_INET as libc::sa_family_t,
                     sin_port: a.port().to_be(),
                     sin_addr: libc::in_addr {
                         s_addr: u32::from_ne_bytes(a.ip().octets()),
                     },
                     sin_zero: [0; 8],
-                };
-                // SAFETY: `sockaddr_storage` is larger than and as aligned
-                // as every sockaddr type (its definition's purpose).
-                unsafe { storage.cast::<libc::sockaddr_in>().write(sin) };
-                raw.len = size_of::<libc::sockaddr_in>() as libc::socklen_t;
-            }
-            SocketAddr::V6(a) => {
-                let sin6 = libc::sockaddr_in6 {
+                },
+                size_of::<libc::sockaddr_in>(),
+            ),
+            SocketAddr::V6(a) => RawAddr::from_sockaddr(
+                libc::sockaddr_in6 {
                     sin6_family: libc::AF_INET6 as libc::sa_family_t,
                     sin6_port: a.port().to_be(),
                     sin6_flowinfo: a.flowinfo().to_be(),
@@ -91,23 +118,18 @@ impl RawAddr {
                         s6_addr: a.ip().octets(),
                     },
                     sin6_scope_id: a.scope_id(),
-                };
-                // SAFETY: as above, `sockaddr_storage` fits `sockaddr_in6`.
-                unsafe { storage.cast::<libc::sockaddr_in6>().write(sin6) };
-                raw.len = size_of::<libc::sockaddr_in6>() as libc::socklen_t;
-            }
+                },
+                size_of::<libc::sockaddr_in6>(),
+            ),
         }
-        raw
     }
 
     /// A Unix socket path (fails if longer than `sun_path` allows).
     pub(crate) fn from_path(path: &Path) -> io::Result<RawAddr> {
         let bytes = path.as_os_str().as_bytes();
-        let mut raw = RawAddr::empty();
-        // SAFETY: `sockaddr_storage` fits and aligns `sockaddr_un`, and the
-        // reference lives no longer than `raw`, which is not otherwise used
-        // until it ends.
-        let sun = unsafe { &mut *(&mut raw.storage as *mut _ as *mut libc::sockaddr_un) };
+        // SAFETY: `sockaddr_un` is a C struct of an integer and a byte
+        // array, for which all-zero bytes are a valid value.
+        let mut sun: libc::sockaddr_un = unsafe { MaybeUninit::zeroed().assume_init() };
         if bytes.len() >= sun.sun_path.len() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -118,24 +140,59 @@ impl RawAddr {
         for (dst, src) in sun.sun_path.iter_mut().zip(bytes) {
             *dst = *src as libc::c_char;
         }
-        raw.len = (sun_path_offset() + bytes.len() + 1) as libc::socklen_t;
-        Ok(raw)
+        Ok(RawAddr::from_sockaddr(
+            sun,
+            sun_path_offset() + bytes.len() + 1,
+        ))
+    }
+
+    /// The bytes of the address that were written: the first `len`
+    /// (never more than the storage, whatever length the kernel reported).
+    fn bytes(&self) -> &[u8] {
+        let len = (self.len as usize).min(size_of::<libc::sockaddr_storage>());
+        // SAFETY: the first `len` bytes of `storage` were written, by the
+        // kernel (which writes as many as the length it reports, cut to the
+        // storage) or by `from_sockaddr`; they lie within `storage`, which
+        // this borrow keeps alive.
+        unsafe { std::slice::from_raw_parts(self.storage.as_ptr().cast::<u8>(), len) }
+    }
+
+    /// The address family, if the address is long enough to have one.
+    fn family(&self) -> Option<libc::c_int> {
+        let bytes = self.bytes();
+        let family = bytes.get(..size_of::<libc::sa_family_t>())?;
+        Some(libc::sa_family_t::from_ne_bytes(family.try_into().ok()?) as libc::c_int)
+    }
+
+    /// The first `size_of::<T>()` bytes of the address as a `T`, if that
+    /// many were written.
+    fn read_as<T: Copy>(&self) -> Option<T> {
+        if self.bytes().len() < size_of::<T>() {
+            return None;
+        }
+        // SAFETY: the first `size_of::<T>()` bytes of `storage` were
+        // written (checked just above), and `storage` fits and aligns
+        // every sockaddr type `T` this is called with; `T` is a C struct
+        // of integers, valid for any bytes.
+        Some(unsafe { self.storage.as_ptr().cast::<T>().read() })
     }
 
     /// The address as an IP socket address.
     pub(crate) fn inet_addr(&self) -> io::Result<SocketAddr> {
-        let storage = &self.storage as *const libc::sockaddr_storage;
-        match self.storage.ss_family as libc::c_int {
-            libc::AF_INET => {
-                // SAFETY: the family says the kernel wrote a `sockaddr_in`,
-                // which `sockaddr_storage` fits and aligns.
-                let sin = unsafe { &*storage.cast::<libc::sockaddr_in>() };
+        let not_ip = || {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the kernel returned a non-IP source address",
+            )
+        };
+        match self.family() {
+            Some(libc::AF_INET) => {
+                let sin: libc::sockaddr_in = self.read_as().ok_or_else(not_ip)?;
                 let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
                 Ok(SocketAddrV4::new(ip, u16::from_be(sin.sin_port)).into())
             }
-            libc::AF_INET6 => {
-                // SAFETY: as above, for `sockaddr_in6`.
-                let sin6 = unsafe { &*storage.cast::<libc::sockaddr_in6>() };
+            Some(libc::AF_INET6) => {
+                let sin6: libc::sockaddr_in6 = self.read_as().ok_or_else(not_ip)?;
                 let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
                 Ok(SocketAddrV6::new(
                     ip,
@@ -145,33 +202,25 @@ impl RawAddr {
                 )
                 .into())
             }
-            _ => Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the kernel returned a non-IP source address",
-            )),
+            _ => Err(not_ip()),
         }
     }
 
     /// The address as a Unix socket address (path, abstract name, or
     /// unnamed).
     pub(crate) fn unix_addr(&self) -> io::Result<std::os::unix::net::SocketAddr> {
-        let offset = sun_path_offset();
-        let len = self.len as usize;
-        if len <= offset {
+        let bytes = self.bytes();
+        let bytes = &bytes[..bytes.len().min(size_of::<libc::sockaddr_un>())];
+        let Some(name) = bytes
+            .get(sun_path_offset()..)
+            .filter(|name| !name.is_empty())
+        else {
             return unnamed_unix_addr();
-        }
-        // SAFETY: `sockaddr_storage` fits and aligns `sockaddr_un`; the
-        // kernel wrote `len` bytes of one.
-        let sun = unsafe { &*(&self.storage as *const _ as *const libc::sockaddr_un) };
-        let n = (len - offset).min(sun.sun_path.len());
-        let mut name = [0u8; 108];
-        for (dst, src) in name.iter_mut().zip(&sun.sun_path[..n]) {
-            *dst = *src as u8;
-        }
+        };
         if name[0] == 0 {
-            std::os::unix::net::SocketAddr::from_abstract_name(&name[1..n])
+            std::os::unix::net::SocketAddr::from_abstract_name(&name[1..])
         } else {
-            let end = name[..n].iter().position(|&b| b == 0).unwrap_or(n);
+            let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
             std::os::unix::net::SocketAddr::from_pathname(Path::new(OsStr::from_bytes(
                 &name[..end],
             )))
@@ -231,15 +280,14 @@ pub(crate) fn timestamp_control_len() -> usize {
     unsafe { libc::CMSG_SPACE(size_of::<libc::timespec>() as libc::c_uint) as usize }
 }
 
-/// The scratch arrays of one call (`mmsghdr`, `iovec` and result per
+/// The scratch arrays of a large call (`mmsghdr` and `iovec` per
 /// message), kept by the caller so that a call allocates nothing once they
-/// have grown to the batch size.
+/// have grown to the batch size. Receives of up to [`STACK_BATCH`]
+/// messages need none: their arrays are on the stack.
 #[derive(Debug, Default)]
 pub(crate) struct MmsgScratch {
     headers: Vec<libc::mmsghdr>,
     iovecs: Vec<libc::iovec>,
-    /// The last `recv_mmsg`'s results, one per message received.
-    pub(crate) received: Vec<Received>,
 }
 
 // SAFETY: the raw pointers in the scratch arrays are written afresh before
@@ -255,99 +303,186 @@ impl MmsgScratch {
     pub(crate) fn reserve(&mut self, n: usize) {
         self.headers.reserve(n.saturating_sub(self.headers.len()));
         self.iovecs.reserve(n.saturating_sub(self.iovecs.len()));
-        self.received.reserve(n.saturating_sub(self.received.len()));
     }
 }
 
-/// One non-blocking `recvmmsg` into `targets` (1 to [`MAX_BATCH`]).
-/// Returns how many were filled; their results are in
-/// `scratch.received`. `WouldBlock` if nothing was queued.
+/// The most messages a receive builds its `mmsghdr` / `iovec` arrays for
+/// on the stack (1.25 KiB, left uninitialized beyond the entries used)
+/// rather than in a [`MmsgScratch`], whose heap lines would be cold on
+/// every call of a batch reused across many sockets.
+pub(crate) const STACK_BATCH: usize = 16;
+
+/// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
+/// a fixed number of targets, with the kernel's arrays on the stack: the
+/// receive-ahead rule's two-datagram call. Returns how many were filled
+/// and, for those, what the kernel reported (the rest are default).
+/// `WouldBlock` if nothing was queued.
+pub(crate) fn recv_mmsg_array<const N: usize>(
+    fd: RawFd,
+    targets: [RecvTarget<'_>; N],
+) -> io::Result<(usize, [Received; N])> {
+    let mut headers = [MaybeUninit::<libc::mmsghdr>::uninit(); N];
+    let mut iovecs = [MaybeUninit::<libc::iovec>::uninit(); N];
+    let mut received = [Received::default(); N];
+    let n = recv_mmsg_into(
+        fd,
+        targets.into_iter(),
+        &mut headers,
+        &mut iovecs,
+        |i, got| received[i] = got,
+    )?;
+    Ok((n, received))
+}
+
+/// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
+/// `targets` (1 to [`MAX_BATCH`]): `each(i, result)` is called for each
+/// message received, in order, and the count is returned. The kernel's
+/// arrays are on the stack for up to [`STACK_BATCH`] targets (only the
+/// entries used are written), in `scratch` beyond. `WouldBlock` if nothing
+/// was queued.
 pub(crate) fn recv_mmsg<'a>(
     fd: RawFd,
-    targets: impl Iterator<Item = RecvTarget<'a>>,
+    targets: impl ExactSizeIterator<Item = RecvTarget<'a>>,
     scratch: &mut MmsgScratch,
+    each: impl FnMut(usize, Received),
 ) -> io::Result<usize> {
+    let count = targets.len();
+    if count <= STACK_BATCH {
+        let mut headers = [MaybeUninit::<libc::mmsghdr>::uninit(); STACK_BATCH];
+        let mut iovecs = [MaybeUninit::<libc::iovec>::uninit(); STACK_BATCH];
+        return recv_mmsg_into(fd, targets, &mut headers, &mut iovecs, each);
+    }
     scratch.headers.clear();
     scratch.iovecs.clear();
-    scratch.received.clear();
-    for target in targets {
-        scratch.iovecs.push(libc::iovec {
-            iov_base: target.buf.as_mut_ptr().cast(),
-            iov_len: target.buf.len(),
-        });
-        // SAFETY: all-zero is a valid `mmsghdr` (null pointers, zero lengths).
-        let mut header: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
-        header.msg_hdr.msg_name = (&mut target.addr.storage as *mut libc::sockaddr_storage).cast();
-        header.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        header.msg_hdr.msg_iovlen = 1;
-        if let Some(control) = target.control {
-            header.msg_hdr.msg_control = control.as_mut_ptr().cast();
-            header.msg_hdr.msg_controllen = control.len() as _;
+    scratch.reserve(count);
+    recv_mmsg_into(
+        fd,
+        targets,
+        &mut scratch.headers.spare_capacity_mut()[..count],
+        &mut scratch.iovecs.spare_capacity_mut()[..count],
+        each,
+    )
+}
+
+/// The one `recvmmsg` call: builds a header and an iovec in `headers[i]`
+/// and `iovecs[i]` for each target (the targets' own memory is not
+/// touched, only pointed at), makes the call, and reports each message
+/// received to `each`. At most `headers.len()` targets are used.
+fn recv_mmsg_into<'a>(
+    fd: RawFd,
+    targets: impl Iterator<Item = RecvTarget<'a>>,
+    headers: &mut [MaybeUninit<libc::mmsghdr>],
+    iovecs: &mut [MaybeUninit<libc::iovec>],
+    mut each: impl FnMut(usize, Received),
+) -> io::Result<usize> {
+    let room = headers.len().min(iovecs.len());
+    // Every access below goes through these two pointers, so that the
+    // `msg_iov` pointers stored in the headers stay valid (no reborrow of
+    // the slices in between).
+    let header_base = headers.as_mut_ptr().cast::<libc::mmsghdr>();
+    let iovec_base = iovecs.as_mut_ptr().cast::<libc::iovec>();
+    let mut count = 0;
+    for target in targets.take(room) {
+        // SAFETY: `count < room`, so both writes stay in their slices
+        // (`MaybeUninit<T>` has `T`'s layout); the header's pointers are
+        // made from the target's borrows, which outlive this function.
+        unsafe {
+            let iov = iovec_base.add(count);
+            iov.write(libc::iovec {
+                iov_base: target.buf.as_mut_ptr().cast(),
+                iov_len: target.buf.len(),
+            });
+            // All-zero is a valid `mmsghdr` (null pointers, zero lengths);
+            // the fields the call uses are set below.
+            let mut header: libc::mmsghdr = MaybeUninit::zeroed().assume_init();
+            header.msg_hdr.msg_name = target.addr.storage.as_mut_ptr().cast();
+            header.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            header.msg_hdr.msg_iov = iov;
+            header.msg_hdr.msg_iovlen = 1;
+            if let Some(control) = target.control {
+                header.msg_hdr.msg_control = control.as_mut_ptr().cast();
+                header.msg_hdr.msg_controllen = control.len() as _;
+            }
+            header_base.add(count).write(header);
         }
-        scratch.headers.push(header);
+        count += 1;
     }
-    debug_assert!(!scratch.headers.is_empty() && scratch.headers.len() <= MAX_BATCH);
-    // The iovec array is complete: it no longer moves, so point at it now.
-    for (header, iov) in scratch.headers.iter_mut().zip(scratch.iovecs.iter_mut()) {
-        header.msg_hdr.msg_iov = iov;
-    }
-    // SAFETY: every header points into the targets (buffers, addresses,
-    // control buffers, all borrowed mutably for 'a, which outlives this
-    // call) and into `scratch.iovecs`, which is not touched during the
-    // call; each length given is that of its borrow.
-    let n = unsafe {
-        libc::recvmmsg(
-            fd,
-            scratch.headers.as_mut_ptr(),
-            scratch.headers.len() as libc::c_uint,
-            libc::MSG_DONTWAIT,
-            std::ptr::null_mut(),
+    debug_assert!(count > 0 && count <= MAX_BATCH);
+    // SAFETY: the first `count` headers were written above and point into
+    // the targets (buffers, addresses, control buffers, all borrowed
+    // mutably for 'a, which outlives this call) and into `iovecs`, which is
+    // borrowed for this function and not touched during the call; each
+    // length given is that of its borrow. The arguments are those of
+    // `recvmmsg(2)`, in its order, widened to `c_long` (the null timeout:
+    // none).
+    let n = cvt(unsafe {
+        libc::syscall(
+            libc::SYS_recvmmsg,
+            fd as libc::c_long,
+            header_base,
+            count as libc::c_long,
+            libc::MSG_DONTWAIT as libc::c_long,
+            std::ptr::null_mut::<libc::timespec>(),
         )
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let n = n as usize;
-    for (header, iov) in scratch.headers.iter().zip(&scratch.iovecs).take(n) {
+    })?;
+    for i in 0..n.min(count) {
+        // SAFETY: `i < count`: header and iovec `i` were written above (the
+        // kernel has since updated the header's lengths and flags), and no
+        // other reference to them exists.
+        let (header, iov_len) = unsafe { (&*header_base.add(i), (*iovec_base.add(i)).iov_len) };
         let msg = &header.msg_hdr;
-        scratch.received.push(Received {
-            len: (header.msg_len as usize).min(iov.iov_len),
-            truncated: msg.msg_flags & libc::MSG_TRUNC != 0,
-            addr_len: msg.msg_namelen,
-            timestamp: if msg.msg_control.is_null() {
-                None
-            } else {
-                read_timestamp(msg)
+        each(
+            i,
+            Received {
+                len: (header.msg_len as usize).min(iov_len),
+                truncated: msg.msg_flags & libc::MSG_TRUNC != 0,
+                addr_len: msg.msg_namelen,
+                timestamp: if msg.msg_control.is_null() {
+                    None
+                } else {
+                    read_timestamp(msg)
+                },
             },
-        });
+        );
     }
     Ok(n)
 }
 
-/// One datagram with `recvfrom(MSG_DONTWAIT)` into `buf`, its source into
+/// One datagram with `recvfrom(MSG_DONTWAIT)` (the raw syscall, see the
+/// module docs) into `buf`, its source into
 /// `addr`; returns the length received (cut to `buf`). The receive when the
 /// receive-ahead rule is off (the basic scheduler, `try_*`): a one-slot
 /// `recvmmsg` does the same work with more set-up in the kernel.
 pub(crate) fn recv_from(fd: RawFd, buf: &mut [u8], addr: &mut RawAddr) -> io::Result<usize> {
     let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-    // SAFETY: `buf` and `addr.storage` are borrowed mutably for the whole
-    // call and the lengths given are theirs; the kernel writes at most
-    // `len` bytes of address and `buf.len()` bytes of payload.
-    let n = unsafe {
-        libc::recvfrom(
-            fd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            libc::MSG_DONTWAIT,
-            (&mut addr.storage as *mut libc::sockaddr_storage).cast(),
-            &mut len,
+    // SAFETY: `buf`, `addr.storage` and `len` are borrowed mutably for the
+    // whole call and the lengths given are theirs; the kernel writes at
+    // most `len` bytes of address and `buf.len()` bytes of payload. The
+    // arguments are those of `recvfrom(2)`, in its order, widened to
+    // `c_long`.
+    let n = cvt(unsafe {
+        libc::syscall(
+            libc::SYS_recvfrom,
+            fd as libc::c_long,
+            buf.as_mut_ptr(),
+            buf.len() as libc::c_long,
+            libc::MSG_DONTWAIT as libc::c_long,
+            addr.storage.as_mut_ptr(),
+            &mut len as *mut libc::socklen_t,
         )
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
+    })?;
     addr.set_len(len);
-    Ok(n as usize)
+    Ok(n)
+}
+
+/// A raw syscall's return value: the count it returned, or the `errno` it
+/// set (`syscall()` returns `-1` and sets `errno` as the wrappers do).
+fn cvt(rc: libc::c_long) -> io::Result<usize> {
+    if rc < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(rc as usize)
+    }
 }
 
 /// The `SCM_TIMESTAMPNS` of a received message, if present.
@@ -379,7 +514,7 @@ pub(crate) struct SendSlot<'a> {
     pub(crate) target: Option<&'a RawAddr>,
 }
 
-/// One non-blocking `sendmmsg` of `slots` (at most [`MAX_BATCH`]): how
+/// One non-blocking `sendmmsg` (the raw syscall) of `slots` (at most [`MAX_BATCH`]): how
 /// many were sent. `WouldBlock` if none could be.
 pub(crate) fn send_mmsg<'a>(
     fd: RawFd,
@@ -399,9 +534,7 @@ pub(crate) fn send_mmsg<'a>(
         // SAFETY: all-zero is a valid `mmsghdr`.
         let mut header: libc::mmsghdr = unsafe { MaybeUninit::zeroed().assume_init() };
         if let Some(target) = slot.target {
-            header.msg_hdr.msg_name = (&target.storage as *const libc::sockaddr_storage
-                as *mut libc::sockaddr_storage)
-                .cast();
+            header.msg_hdr.msg_name = target.storage.as_ptr().cast_mut().cast();
             header.msg_hdr.msg_namelen = target.len;
         }
         header.msg_hdr.msg_iov = iov;
@@ -411,19 +544,17 @@ pub(crate) fn send_mmsg<'a>(
     debug_assert!(scratch.headers.len() <= MAX_BATCH);
     // SAFETY: every header points into payloads and addresses borrowed for
     // this call (the kernel only reads them despite the `*mut` types) and
-    // into `scratch.iovecs`, not moved during the call.
-    let n = unsafe {
-        libc::sendmmsg(
-            fd,
+    // into `scratch.iovecs`, not moved during the call. The arguments are
+    // those of `sendmmsg(2)`, in its order, widened to `c_long`.
+    cvt(unsafe {
+        libc::syscall(
+            libc::SYS_sendmmsg,
+            fd as libc::c_long,
             scratch.headers.as_mut_ptr(),
-            scratch.headers.len() as libc::c_uint,
-            libc::MSG_DONTWAIT,
+            scratch.headers.len() as libc::c_long,
+            libc::MSG_DONTWAIT as libc::c_long,
         )
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(n as usize)
+    })
 }
 
 /// Turns on `SO_TIMESTAMPNS` (kernel receive timestamps) for `fd`.
@@ -443,4 +574,24 @@ pub(crate) fn enable_timestamps(fd: RawFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_read_back_only_their_written_bytes() {
+        for addr in ["127.0.0.1:9", "[::1]:9"] {
+            let addr: SocketAddr = addr.parse().unwrap();
+            assert_eq!(RawAddr::from_inet(addr).inet_addr().unwrap(), addr);
+        }
+        let path = RawAddr::from_path(Path::new("/tmp/x.sock")).unwrap();
+        let unix = path.unix_addr().unwrap();
+        assert_eq!(unix.as_pathname(), Some(Path::new("/tmp/x.sock")));
+        assert!(path.inet_addr().is_err());
+        // Nothing written: no family, an unnamed Unix address.
+        assert!(RawAddr::empty().inet_addr().is_err());
+        assert!(RawAddr::empty().unix_addr().unwrap().is_unnamed());
+    }
 }
