@@ -68,46 +68,29 @@ where
     result.map_err(to_io_error)
 }
 
-/// A stack without the timer driver: a look is a zero-timeout park.
-struct Untimed<P>(P);
-
-impl<P> DynPark for Untimed<P>
-where
-    P: Park,
-    P::Error: std::error::Error + Send + Sync + 'static,
-{
-    fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        park_any(&mut self.0, timeout)
-    }
-
-    fn look(&mut self) -> io::Result<()> {
-        park_any(&mut self.0, Some(Duration::ZERO))
-    }
-
-    fn stats(&self) -> DriverStats {
-        self.0.stats()
-    }
+/// A driver stack behind [`DynPark`]: the stack's top `park`, and how a
+/// look polls its base (the top itself without the timer driver; the timer
+/// driver's inner driver with it).
+struct Erased<P> {
+    park: P,
+    look: fn(&mut P) -> io::Result<()>,
 }
 
-/// The timer driver over a base: a look polls the base only.
-struct Timed<P: Park>(tempo_time::Driver<P>);
-
-impl<P> DynPark for Timed<P>
+impl<P> DynPark for Erased<P>
 where
     P: Park,
     P::Error: std::error::Error + Send + Sync + 'static,
 {
     fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
-        park_any(&mut self.0, timeout)
+        park_any(&mut self.park, timeout)
     }
 
     fn look(&mut self) -> io::Result<()> {
-        park_any(self.0.inner_mut(), Some(Duration::ZERO))
+        (self.look)(&mut self.park)
     }
 
     fn stats(&self) -> DriverStats {
-        // The inner driver's counters plus the timers fired.
-        self.0.stats()
+        self.park.stats()
     }
 }
 
@@ -330,7 +313,8 @@ impl Driver {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         let unpark: Arc<dyn Unpark> = Arc::new(park.unpark());
-        Driver::from_parts(Box::new(Untimed(park)), unpark)
+        let look = |park: &mut P| park_any(park, Some(Duration::ZERO));
+        Driver::from_parts(Box::new(Erased { park, look }), unpark)
     }
 
     /// The timer driver `time` over its base.
@@ -340,7 +324,10 @@ impl Driver {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         let unpark: Arc<dyn Unpark> = Arc::new(time.unpark());
-        Driver::from_parts(Box::new(Timed(time)), unpark)
+        // The inner driver only: a look must not fire timers.
+        let look =
+            |time: &mut tempo_time::Driver<P>| park_any(time.inner_mut(), Some(Duration::ZERO));
+        Driver::from_parts(Box::new(Erased { park: time, look }), unpark)
     }
 
     /// No second looks until [`build`](Self::build) finds an I/O driver in

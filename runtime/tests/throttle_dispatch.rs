@@ -28,43 +28,20 @@ const SOCKETS: usize = 3 * CAPACITY;
 /// turn, then one datagram queued on each socket. Returns each task's
 /// completion flag.
 fn pending_receivers_then_datagrams(rt: &Runtime) -> Vec<Arc<AtomicBool>> {
-    let mut flags = Vec::new();
-    let mut peekers = Vec::new();
-    let mut addrs = Vec::new();
-    for _ in 0..SOCKETS {
-        let socket = StdUdpSocket::bind("127.0.0.1:0").unwrap();
-        peekers.push(socket.try_clone().unwrap());
-        addrs.push(socket.local_addr().unwrap());
-        let done = Arc::new(AtomicBool::new(false));
-        flags.push(done.clone());
-        rt.spawn(async move {
-            let socket = tempo::net::UdpSocket::from_std(socket).unwrap();
-            let mut buf = [0u8; 4];
-            let (n, _) = socket.recv_from(&mut buf).await.unwrap();
-            assert_eq!(n, 1);
-            done.store(true, SeqCst);
-        });
-    }
-    // Every task runs once: it registers its socket and waits (several
-    // turns if the tick budget is smaller than the number of tasks).
-    let mut polled = 0;
-    for _ in 0..SOCKETS {
-        polled += rt.turn(Duration::ZERO).tasks_polled();
-        if polled >= SOCKETS as u64 {
-            break;
-        }
-    }
-    assert_eq!(polled, SOCKETS as u64);
+    let (flags, sockets) = spawn_receivers(rt, SOCKETS, &[]);
+    run_each_once(rt, SOCKETS);
     assert!(flags.iter().all(|done| !done.load(SeqCst)));
+    send_one_to_each(&sockets);
+    flags
+}
 
+/// One datagram to each socket, queued by the kernel when this returns.
+fn send_one_to_each(sockets: &[(StdUdpSocket, std::net::SocketAddr)]) {
     let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
-    for addr in &addrs {
+    for (peeker, addr) in sockets {
         sender.send_to(b"x", addr).unwrap();
-    }
-    for peeker in &peekers {
         wait_until_queued(peeker);
     }
-    flags
 }
 
 fn completed(flags: &[Arc<AtomicBool>]) -> usize {
@@ -179,7 +156,7 @@ fn spawn_receivers(
 }
 
 /// Turns `rt` until `count` task polls were made (every spawned task has
-/// run once and waits).
+/// run once and waits; several turns if the tick budget is smaller).
 fn run_each_once(rt: &Runtime, count: usize) {
     let mut polled = 0;
     for _ in 0..count {
@@ -227,11 +204,7 @@ fn tick_that_readies_more_sockets(
     let settle = rt.turn(Duration::ZERO);
     assert_eq!(settle.tasks_polled(), 0);
 
-    let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
-    for (peeker, addr) in &early_sockets {
-        sender.send_to(b"x", addr).unwrap();
-        wait_until_queued(peeker);
-    }
+    send_one_to_each(&early_sockets);
     let tick = rt.turn(Duration::ZERO);
     assert!(
         !early.last().unwrap().load(SeqCst),
