@@ -24,12 +24,26 @@ pub fn run(
     window: MeasureWindow,
     throttle: Option<Duration>,
 ) -> io::Result<()> {
+    run_tasks(sockets, window, throttle, |sock, tracker| {
+        tempo::spawn(receive_loop(sock, tracker));
+        Ok(())
+    })
+}
+
+/// The set-up both receivers share: registers every socket with the
+/// runtime, starts its task with `spawn_one`, and runs until `window` ends.
+fn run_tasks(
+    sockets: Vec<UdpSocket>,
+    window: MeasureWindow,
+    throttle: Option<Duration>,
+    spawn_one: impl Fn(tempo::net::UdpSocket, StreamTracker) -> io::Result<()>,
+) -> io::Result<()> {
     let rt = crate::tempo_runtime::build(throttle)?;
     rt.block_on(async move {
         for (i, sock) in sockets.into_iter().enumerate() {
             sock.set_nonblocking(true)?;
             let sock = tempo::net::UdpSocket::from_std(sock)?;
-            tempo::spawn(receive_loop(sock, StreamTracker::new(i as u32, window)));
+            spawn_one(sock, StreamTracker::new(i as u32, window))?;
         }
         tempo::time::sleep_until(window.end_instant().into()).await;
         Ok::<(), io::Error>(())
@@ -51,23 +65,11 @@ pub fn run_batch(
     window: MeasureWindow,
     throttle: Duration,
 ) -> io::Result<()> {
-    let rt = crate::tempo_runtime::build(Some(throttle))?;
-    rt.block_on(async move {
-        for (i, sock) in sockets.into_iter().enumerate() {
-            sock.set_nonblocking(true)?;
-            let sock = tempo::net::UdpSocket::from_std(sock)?;
-            let batch = tempo::net::RecvBatch::new(BATCH, RECV_BUF_LEN)?;
-            tempo::spawn(batch_loop(
-                sock,
-                batch,
-                StreamTracker::new(i as u32, window),
-            ));
-        }
-        tempo::time::sleep_until(window.end_instant().into()).await;
-        Ok::<(), io::Error>(())
-    })?;
-    drop(rt);
-    Ok(())
+    run_tasks(sockets, window, Some(throttle), |sock, tracker| {
+        let batch = tempo::net::RecvBatch::new(BATCH, RECV_BUF_LEN)?;
+        tempo::spawn(batch_loop(sock, batch, tracker));
+        Ok(())
+    })
 }
 
 async fn batch_loop(
