@@ -269,7 +269,8 @@ pub fn summarize(
     rows
 }
 
-/// Draws the two figures from the summary rows; returns the paths written.
+/// Draws the three figures (CPU, throughput, latency) from the summary
+/// rows; returns the paths written.
 pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, String> {
     let mut names: Vec<String> = Vec::new();
     for r in rows {
@@ -278,16 +279,19 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
             names.push(n);
         }
     }
+    // One runtime's (streams, column / div) points.
+    let points = |n: &str, col: &str, div: f64| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter(|r| r.get("runtime") == Some(n))
+            .filter_map(|r| Some((r.get_f64("streams")?, r.get_f64(col)? / div)))
+            .collect()
+    };
     let series_of = |col: &str| -> Vec<Series> {
         names
             .iter()
             .map(|n| Series {
                 label: n.clone(),
-                points: rows
-                    .iter()
-                    .filter(|r| r.get("runtime") == Some(n.as_str()))
-                    .filter_map(|r| Some((r.get_f64("streams")?, r.get_f64(col)?)))
-                    .collect(),
+                points: points(n, col, 1.0),
                 reference: false,
             })
             .collect()
@@ -324,11 +328,7 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
         for (col, what) in [("lat_p50_us", "p50"), ("lat_p99_us", "p99")] {
             lat.push(Series {
                 label: format!("{n} {what}"),
-                points: rows
-                    .iter()
-                    .filter(|r| r.get("runtime") == Some(n.as_str()))
-                    .filter_map(|r| Some((r.get_f64("streams")?, r.get_f64(col)? / 1e3)))
-                    .collect(),
+                points: points(n, col, 1e3),
                 reference: false,
             });
         }
