@@ -10,7 +10,7 @@ use crate::affinity::pin_current_thread_to;
 use crate::args::Args;
 use crate::fd_limit::ensure_open_files_for;
 use crate::packet::DEFAULT_SIZE;
-use crate::receivers::ReceiverRuntime;
+use crate::receivers::{ReceiverRuntime, RUNTIME_NAMES};
 use crate::udp_receiver::{run_receiver, ReceiverConfig};
 use crate::udp_sender::{run_sender, SenderConfig};
 use crate::udp_socket::DEFAULT_RCVBUF;
@@ -25,7 +25,8 @@ latency over a window. Start it before udp-sender. Prints one CSV row on
 stdout (the header first with --header) and a summary on stderr.
 
   --runtime NAME       tokio, threads, mio-loop, mio-throttled:T, tempo,
-                       tempo-throttled:T (T in ms); required
+                       tempo-throttled:T, tempo-throttled-batch:T (T in ms);
+                       required
   --streams N          sockets / streams (default 1000); raises the open-files
                        limit to N + 64, or says how to
   --base-port P        port of stream 0 (default 20000)
@@ -101,7 +102,7 @@ fn receiver(mut args: Args) -> Result<(), String> {
     }
     let name: String = args
         .raw("runtime")?
-        .ok_or("--runtime is required (tokio, threads, mio-loop, mio-throttled:T, tempo, tempo-throttled:T)")?;
+        .ok_or_else(|| format!("--runtime is required ({})", RUNTIME_NAMES.join(", ")))?;
     let runtime = ReceiverRuntime::parse(&name).map_err(|e| e.to_string())?;
     let cfg = ReceiverConfig {
         runtime,

@@ -79,7 +79,9 @@ pub struct RunResult {
 pub fn expand_runtimes(cfg: &SweepConfig) -> Result<Vec<ReceiverRuntime>, String> {
     let mut out = Vec::new();
     for name in &cfg.runtimes {
-        let names: Vec<String> = if name.ends_with("-throttled") {
+        // `tempo-throttled`, `tempo-throttled-batch`, `mio-throttled`: no `:T`
+        // means every throttling period of the sweep.
+        let names: Vec<String> = if name.contains("-throttled") && !name.contains(':') {
             cfg.throttles_ms
                 .iter()
                 .map(|t| format!("{name}:{t}"))
@@ -616,7 +618,13 @@ mod tests {
 
     #[test]
     fn throttled_names_expand_to_every_throttle() {
-        let rts = expand_runtimes(&cfg(&["tempo", "tempo-throttled", "mio-throttled:10"])).unwrap();
+        let rts = expand_runtimes(&cfg(&[
+            "tempo",
+            "tempo-throttled",
+            "mio-throttled:10",
+            "tempo-throttled-batch",
+        ]))
+        .unwrap();
         let names: Vec<String> = rts.iter().map(|r| r.name()).collect();
         assert_eq!(
             names,
@@ -624,7 +632,9 @@ mod tests {
                 "tempo",
                 "tempo-throttled:5",
                 "tempo-throttled:20",
-                "mio-throttled:10"
+                "mio-throttled:10",
+                "tempo-throttled-batch:5",
+                "tempo-throttled-batch:20"
             ]
         );
         assert!(expand_runtimes(&cfg(&["nope"])).is_err());

@@ -1,7 +1,7 @@
 //! `udp-receiver --runtime R`: receive N streams with runtime R and measure.
 //!
 //! ```text
-//! udp-receiver --runtime tokio|threads|mio-loop|mio-throttled:T|tempo|tempo-throttled:T
+//! udp-receiver --runtime tokio|threads|mio-loop|mio-throttled:T|tempo|tempo-throttled:T|tempo-throttled-batch:T
 //!              --streams 2000 [--base-port 20000] [--rcvbuf 32768] [--interval-ms 20]
 //!              [--warmup-secs 2] [--window-secs 5] [--cpu 1] [--header] [--help]
 //! ```
