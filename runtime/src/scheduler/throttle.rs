@@ -401,10 +401,8 @@ impl Throttle {
             return core.park_driver(max_wait, main);
         }
         let work_remains = budget_spent && (core.has_local_ready() || (main && core.main_woken()));
-        let end = self
-            .pacer
-            .borrow_mut()
-            .end_tick(core.clock_now(), work_remains);
+        let now = core.clock_now();
+        let end = self.pacer.borrow_mut().end_tick(now, work_remains);
         match end {
             TickEnd::Overrun => {
                 self.set_overran(true);
@@ -418,15 +416,15 @@ impl Throttle {
                 self.set_overran(false);
                 Turn {
                     parked: true,
-                    parked_for: self.sleep_until(core, next, max_wait),
+                    parked_for: self.sleep_until(core, now, next, max_wait),
                     ..Turn::default()
                 }
             }
         }
     }
 
-    /// Sleeps until `deadline` (at most `max_wait`) without polling the
-    /// driver, in state `SLEEPING`: remote wakes only queue. A paused clock
+    /// Sleeps from `now` (the runtime's clock, as read to end the tick)
+    /// until `deadline` (at most `max_wait`) without polling the driver, in state `SLEEPING`: remote wakes only queue. A paused clock
     /// is advanced instead of sleeping. Returns the time slept.
     ///
     /// A [`Handle::unpark`](crate::runtime::Handle::unpark) made since the
@@ -437,10 +435,11 @@ impl Throttle {
     fn sleep_until(
         &self,
         core: &SchedulerCore,
+        now: Instant,
         deadline: Instant,
         max_wait: Option<Duration>,
     ) -> Duration {
-        let mut duration = deadline.saturating_duration_since(core.clock_now());
+        let mut duration = deadline.saturating_duration_since(now);
         if let Some(max_wait) = max_wait {
             duration = duration.min(max_wait);
         }
