@@ -89,7 +89,7 @@ struct ContextInner {
     handle: Handle,
     thread_id: ThreadId,
     stop: Arc<StopSignal>,
-    thread: Mutex<Option<ThreadJoinHandle<()>>>,
+    thread: Option<ThreadJoinHandle<()>>,
 }
 
 /// Tells the context thread's `block_on` to return.
@@ -436,7 +436,7 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<ContextInner>> 
         handle,
         thread_id,
         stop,
-        thread: Mutex::new(Some(thread)),
+        thread: Some(thread),
     });
     let _ = inner_tx.send(Arc::downgrade(&inner));
     Ok(inner)
@@ -461,8 +461,7 @@ impl Drop for ContextInner {
         }
         // Stopping must not wait for the next tick.
         self.handle.unpark();
-        let thread = self.thread.lock().take();
-        if let Some(thread) = thread {
+        if let Some(thread) = self.thread.take() {
             if thread::current().id() == self.thread_id {
                 // The last reference was dropped by a task on the context
                 // itself: the thread cannot join itself; it exits on its own

@@ -78,7 +78,7 @@ impl EnterLevel {
     pub(crate) fn handle(shared: &Arc<SchedulerShared>) -> EnterLevel {
         let depth = EnterDepth::enter();
         let drivers = Some(shared.handles.enter());
-        let core = current_core().filter(|core| Arc::ptr_eq(&core.shared, shared));
+        let core = core_of(shared);
         let runtime = Some(ENTERED.enter(Entered {
             core,
             remote: Some(shared.clone()),
@@ -165,13 +165,14 @@ pub(crate) fn is_running() -> bool {
     ENTERED.with(|entered| entered.is_some_and(|e| e.running))
 }
 
-/// Calls `f` with the runtime entered on this thread, if any.
+/// The core of `shared`'s runtime if it is the one entered on this thread
+/// (this thread owns it and runs or entered it), else `None`.
 ///
 /// A runtime that was dropped is not current, whatever the context says
 /// (a leaked or out-of-order enter guard can leave it there): it is
 /// removed instead, so that no spawn or wake lands in its dead run queue.
-pub(crate) fn with_core<R>(f: impl FnOnce(&SchedulerCore) -> R) -> Option<R> {
-    current_core().map(|core| f(&core))
+pub(crate) fn core_of(shared: &Arc<SchedulerShared>) -> Option<Rc<SchedulerCore>> {
+    current_core().filter(|core| Arc::ptr_eq(&core.shared, shared))
 }
 
 /// The shared half of the runtime entered on this thread (its core's, or

@@ -161,7 +161,7 @@ impl SchedulerShared {
 
     /// `true` if this thread runs this scheduler right now.
     fn is_current(self: &Arc<Self>) -> bool {
-        current::with_core(|core| Arc::ptr_eq(&core.shared, self)).unwrap_or(false)
+        current::core_of(self).is_some()
     }
 
     /// Queues a task: on the local run queue when called on the owning
@@ -171,22 +171,10 @@ impl SchedulerShared {
         self: &Arc<Self>,
         task: Notified<Arc<SchedulerShared>>,
     ) -> Result<(), Notified<Arc<SchedulerShared>>> {
-        let mut slot = Some(task);
-        let pushed_locally = current::with_core(|core| {
-            if Arc::ptr_eq(&core.shared, self) {
-                if let Some(task) = slot.take() {
-                    core.run_queue.borrow_mut().push_back(task);
-                }
-                true
-            } else {
-                false
-            }
-        })
-        .unwrap_or(false);
-        if pushed_locally {
+        if let Some(core) = current::core_of(self) {
+            core.run_queue.borrow_mut().push_back(task);
             return Ok(());
         }
-        let task = slot.take().expect("task not consumed");
         self.inject.push(task)?;
         self.notify_parked();
         Ok(())

@@ -74,6 +74,7 @@
 //! [`ThrottlePacer`]: super::pacer::ThrottlePacer
 
 use std::cell::{Cell, RefCell};
+use std::convert::Infallible;
 use std::future::Future;
 use std::pin::pin;
 use std::task::{Context, Poll};
@@ -252,68 +253,85 @@ impl Throttle {
         self.sleeper.borrow().unpark()
     }
 
-    /// The throttling scheduler's `block_on`.
+    /// The throttling scheduler's `block_on`: ticks until the future is
+    /// ready.
     pub(super) fn block_on<F: Future>(&self, core: &SchedulerCore, future: F) -> F::Output {
         let mut future = pin!(future);
         let waker = core.main_waker();
         let mut cx = Context::from_waker(&waker);
         let mut start = Instant::now();
         loop {
-            let polled = self.begin_tick(core);
-
-            let mut tick = TickWork::new(self, start);
-            let mut looks = SecondLooks::new(core, polled.io_events);
-            loop {
-                loop {
-                    // Counts against the tick budget and as work found, but
-                    // not as a task poll in the metrics: the block_on
-                    // future is not a task (as in the basic scheduler).
-                    match core.poll_main(future.as_mut(), &mut cx) {
-                        Some(Poll::Ready(output)) => {
-                            core.end_iteration(start, Duration::ZERO);
-                            return output;
-                        }
-                        Some(Poll::Pending) => tick.polled += 1,
-                        None => {}
-                    }
-                    // A chunk of `event_interval` task polls at most, so
-                    // that a woken block_on future waits for no more than
-                    // that.
-                    if !tick.run_chunk(core, true) {
-                        break;
-                    }
-                }
-                if !looks.look_again(core, &tick) {
-                    break;
+            let main = || core.poll_main(future.as_mut(), &mut cx);
+            match self.tick(core, start, None, Some(main)) {
+                Ok(turn) => start = core.end_iteration(start, turn.parked_for),
+                Err(output) => {
+                    core.end_iteration(start, Duration::ZERO);
+                    return output;
                 }
             }
-
-            let found_nothing = tick.polled == 0 && polled.found_nothing();
-            let between = self.between_ticks(core, found_nothing, tick.cut, None, true);
-            start = core.end_iteration(start, between.parked_for);
         }
     }
 
     /// The throttling scheduler's `turn`: exactly one tick.
     pub(super) fn turn(&self, core: &SchedulerCore, max_wait: Duration) -> Turn {
         let start = Instant::now();
+        let no_main = None::<fn() -> Option<Poll<Infallible>>>;
+        let turn = match self.tick(core, start, Some(max_wait), no_main) {
+            Ok(turn) => turn,
+            Err(never) => match never {},
+        };
+        core.end_iteration(start, turn.parked_for);
+        Turn {
+            tasks_remaining: core.has_ready(),
+            ..turn
+        }
+    }
+
+    /// One tick, begun at `start` (real clock): the driver poll, the task
+    /// polls in chunks with their second looks, then what comes between
+    /// it and the next tick (at most `max_wait`; `None`: unbounded).
+    /// Returns what it did, its `tasks_polled` counting the polls of
+    /// `main`, or `main`'s output once it is ready.
+    ///
+    /// `main` polls the `block_on` future if it was woken (`None`: no such
+    /// future, as in `turn`); it runs before each chunk of at most
+    /// `event_interval` task polls, so that a woken `block_on` future waits
+    /// for no more than that. Its polls count against the tick budget and
+    /// as work found, but not as task polls in the metrics: the `block_on`
+    /// future is not a task (as in the basic scheduler).
+    fn tick<R>(
+        &self,
+        core: &SchedulerCore,
+        start: Instant,
+        max_wait: Option<Duration>,
+        mut main: Option<impl FnMut() -> Option<Poll<R>>>,
+    ) -> Result<Turn, R> {
         let polled = self.begin_tick(core);
         let mut tick = TickWork::new(self, start);
         let mut looks = SecondLooks::new(core, polled.io_events);
         loop {
-            while tick.run_chunk(core, false) {}
+            loop {
+                if let Some(main) = main.as_mut() {
+                    match main() {
+                        Some(Poll::Ready(output)) => return Err(output),
+                        Some(Poll::Pending) => tick.polled += 1,
+                        None => {}
+                    }
+                }
+                if !tick.run_chunk(core, main.is_some()) {
+                    break;
+                }
+            }
             if !looks.look_again(core, &tick) {
                 break;
             }
         }
         let found_nothing = tick.polled == 0 && polled.found_nothing();
-        let between = self.between_ticks(core, found_nothing, tick.cut, Some(max_wait), false);
-        core.end_iteration(start, between.parked_for);
-        Turn {
+        let between = self.between_ticks(core, found_nothing, tick.cut, max_wait, main.is_some());
+        Ok(Turn {
             tasks_polled: tick.polled,
-            tasks_remaining: core.has_ready(),
             ..polled.then(looks.found).then(between)
-        }
+        })
     }
 
     /// Starts a tick on the pacer's grid, with the firing window that suits
@@ -383,10 +401,8 @@ impl Throttle {
             return core.park_driver(max_wait, main);
         }
         let work_remains = budget_spent && (core.has_local_ready() || (main && core.main_woken()));
-        let end = self
-            .pacer
-            .borrow_mut()
-            .end_tick(core.clock_now(), work_remains);
+        let now = core.clock_now();
+        let end = self.pacer.borrow_mut().end_tick(now, work_remains);
         match end {
             TickEnd::Overrun => {
                 self.set_overran(true);
@@ -400,15 +416,15 @@ impl Throttle {
                 self.set_overran(false);
                 Turn {
                     parked: true,
-                    parked_for: self.sleep_until(core, next, max_wait),
+                    parked_for: self.sleep_until(core, now, next, max_wait),
                     ..Turn::default()
                 }
             }
         }
     }
 
-    /// Sleeps until `deadline` (at most `max_wait`) without polling the
-    /// driver, in state `SLEEPING`: remote wakes only queue. A paused clock
+    /// Sleeps from `now` (the runtime's clock, as read to end the tick)
+    /// until `deadline` (at most `max_wait`) without polling the driver, in state `SLEEPING`: remote wakes only queue. A paused clock
     /// is advanced instead of sleeping. Returns the time slept.
     ///
     /// A [`Handle::unpark`](crate::runtime::Handle::unpark) made since the
@@ -419,10 +435,11 @@ impl Throttle {
     fn sleep_until(
         &self,
         core: &SchedulerCore,
+        now: Instant,
         deadline: Instant,
         max_wait: Option<Duration>,
     ) -> Duration {
-        let mut duration = deadline.saturating_duration_since(core.clock_now());
+        let mut duration = deadline.saturating_duration_since(now);
         if let Some(max_wait) = max_wait {
             duration = duration.min(max_wait);
         }
