@@ -7,10 +7,10 @@ use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::Arc;
-use std::task::{Context, Wake, Waker};
+use std::task::Context;
 use std::time::Duration;
 
+use futures::task::noop_waker;
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket};
 use tempo_io::Driver;
 use tempo_park::Park;
@@ -18,11 +18,6 @@ use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadC
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
-
-struct NoopWaker;
-impl Wake for NoopWaker {
-    fn wake(self: Arc<Self>) {}
-}
 
 /// Receives `rounds` datagrams on each of `sockets` sockets, one per socket
 /// per round; returns the allocations counted after `warmup` rounds.
@@ -61,7 +56,7 @@ fn allocations_after_warmup(
         .collect();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let payload = [7u8; 160];
-    let waker = Waker::from(Arc::new(NoopWaker));
+    let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut expected = 0;
     let mut counted_datagrams = 0;
@@ -144,7 +139,7 @@ fn zero_allocations_per_batch_call_after_warmup() {
     let sender = bind();
     let mut out = SendBatch::with_capacity(sockets, sockets * 160);
     let payload = [7u8; 160];
-    let waker = Waker::from(Arc::new(NoopWaker));
+    let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut expected = 0;
     let mut counter = None;

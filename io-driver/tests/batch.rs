@@ -6,19 +6,14 @@ mod support;
 
 use std::io;
 use std::net::SocketAddr;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
+use futures::task::noop_waker;
 use support::{block_on, block_on_bounded};
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
 use tempo_io::Driver;
 use tempo_park::Park;
-
-struct NoopWaker;
-impl Wake for NoopWaker {
-    fn wake(self: Arc<Self>) {}
-}
 
 fn udp_pair() -> (UdpSocket, UdpSocket) {
     let bind = || UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
@@ -196,7 +191,7 @@ fn recv_many_returns_the_held_datagram_first() {
     for payload in [b"1", b"2", b"3"] {
         a.try_send_to(payload, to).unwrap();
     }
-    let waker = Waker::from(Arc::new(NoopWaker));
+    let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut buf = [0u8; 8];
     // Takes "1" and holds "2".
@@ -219,7 +214,7 @@ fn a_short_batch_waits_for_the_next_event() {
     let (a, b) = udp_pair();
     let to = b.local_addr().unwrap();
     a.try_send_to(b"x", to).unwrap();
-    let waker = Waker::from(Arc::new(NoopWaker));
+    let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut batch = RecvBatch::new(4, 8).unwrap();
     assert!(matches!(
@@ -332,7 +327,7 @@ fn recv_many_spends_one_budget_unit_per_call() {
     for _ in 0..queued {
         a.try_send_to(b"d", to).unwrap();
     }
-    let waker = Waker::from(Arc::new(NoopWaker));
+    let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut batch = RecvBatch::new(2, 8).unwrap();
     let (calls, datagrams) = coop::budget(|| {

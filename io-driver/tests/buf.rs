@@ -6,8 +6,8 @@ mod support;
 use std::io;
 
 use bytes::{BufMut, BytesMut};
-use support::block_on;
-use tempo_io::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixStream};
+use support::{block_on, tcp_pair};
+use tempo_io::net::{UdpSocket, UnixDatagram, UnixStream};
 use tempo_io::Driver;
 
 #[test]
@@ -113,12 +113,7 @@ macro_rules! read_to_end_with_try_read_buf {
 fn tcp_and_unix_streams_try_read_buf() {
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let (client, accepted) = futures::join!(
-            TcpStream::connect(listener.local_addr().unwrap()),
-            listener.accept()
-        );
-        let (client, (server, _)) = (client.unwrap(), accepted.unwrap());
+        let (client, server) = tcp_pair().await;
         client.write_all(b"over tcp, in pieces").await.unwrap();
         client.shutdown().await.unwrap();
         let got = read_to_end_with_try_read_buf!(server);

@@ -6,8 +6,8 @@ mod support;
 use std::io;
 use std::net::SocketAddr;
 
-use support::block_on;
-use tempo_io::net::{TcpListener, TcpStream, UdpSocket, UnixDatagram, UnixStream};
+use support::{block_on, tcp_pair};
+use tempo_io::net::{UdpSocket, UnixDatagram, UnixStream};
 use tempo_io::{Driver, Interest, Ready};
 
 /// Returns `Pending` once, waking itself: the other futures of a `join!`
@@ -88,12 +88,7 @@ fn ready_waits_for_the_event_and_any_number_of_tasks_wait() {
 fn tcp_stream_ready_and_read_closed() {
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let (client, accepted) = futures::join!(
-            TcpStream::connect(listener.local_addr().unwrap()),
-            listener.accept()
-        );
-        let (client, (server, _)) = (client.unwrap(), accepted.unwrap());
+        let (client, server) = tcp_pair().await;
         assert!(client
             .ready(Interest::WRITABLE)
             .await

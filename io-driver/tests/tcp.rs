@@ -9,7 +9,7 @@ use std::os::fd::AsRawFd;
 
 use futures::future::join_all;
 use futures::{SinkExt, StreamExt};
-use support::{block_on, raise_fd_limit};
+use support::{block_on, raise_fd_limit, tcp_pair};
 use tempo_io::net::{TcpListener, TcpStream};
 use tempo_io::Driver;
 use tokio_util::codec::{Framed, LinesCodec};
@@ -230,12 +230,7 @@ fn owned_halves_reunite_and_options() {
 fn moved_between_two_drivers_with_into_std_from_std() {
     let mut first = Driver::new().unwrap();
     let mut second = Driver::new().unwrap();
-    let (stream, peer) = block_on(&mut first, async {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (c, a) = futures::join!(TcpStream::connect(addr), listener.accept());
-        (c.unwrap(), a.unwrap().0)
-    });
+    let (stream, peer) = block_on(&mut first, async { tcp_pair().await });
     let std_stream = stream.into_std().unwrap();
     assert_eq!(first.registered(), 1); // the peer only
     block_on(&mut second, async {

@@ -11,19 +11,11 @@ use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
 use futures::future::join_all;
+use futures::task::noop_waker;
 use support::{block_on, block_on_bounded, raise_fd_limit};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::Park;
-
-struct NoopWaker;
-impl Wake for NoopWaker {
-    fn wake(self: Arc<Self>) {}
-}
-
-fn noop_waker() -> Waker {
-    Waker::from(Arc::new(NoopWaker))
-}
 
 #[test]
 fn echo_over_loopback() {

@@ -8,10 +8,11 @@ use std::pin::pin;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll};
 use std::thread;
 use std::time::Duration;
 
+use futures::task::noop_waker;
 use tempo::runtime::{Builder, Handle};
 use tempo::task::{JoinError, JoinHandle};
 
@@ -22,15 +23,9 @@ use support::*;
 /// gives up (a bound against hangs, never a timing assertion).
 const PATIENCE: Duration = Duration::from_secs(20);
 
-struct NoopWaker;
-
-impl Wake for NoopWaker {
-    fn wake(self: Arc<Self>) {}
-}
-
 /// Polls a JoinHandle once, outside any runtime.
 fn poll_once<T>(join: &mut JoinHandle<T>) -> Poll<Result<T, JoinError>> {
-    let waker = Waker::from(Arc::new(NoopWaker));
+    let waker = noop_waker();
     pin!(join).poll(&mut Context::from_waker(&waker))
 }
 

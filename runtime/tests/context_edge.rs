@@ -17,6 +17,7 @@ use std::time::Duration;
 use tempo::runtime::{Builder, Handle, Runtime};
 
 mod support;
+use support::DropCounter;
 
 /// Both flavors, with I/O and time: basic, then throttling.
 fn flavors() -> [(&'static str, Runtime); 2] {
@@ -116,14 +117,6 @@ fn a_runtime_in_a_thread_local_drops_cleanly_at_thread_exit() {
         output.status
     );
     assert!(stdout.contains("1 passed"), "child ran nothing:\n{stdout}");
-}
-
-struct DropCounter(Arc<AtomicUsize>);
-
-impl Drop for DropCounter {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
-    }
 }
 
 // ---- 2. Enter guards dropped out of order; no stale current runtime ----

@@ -10,6 +10,7 @@ use tempo::task::{yield_now, JoinSet};
 use tempo::time::sleep;
 
 mod support;
+use support::DropCounter;
 
 /// Runs the test body on each flavor, with I/O, timers and the paused
 /// clock.
@@ -23,15 +24,6 @@ where
     });
     for (name, rt) in flavors {
         rt.block_on(body(name));
-    }
-}
-
-/// Counts its drops.
-struct DropCounter(Arc<AtomicUsize>);
-
-impl Drop for DropCounter {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
     }
 }
 

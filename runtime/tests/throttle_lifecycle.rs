@@ -15,6 +15,7 @@ use tempo::time::{self, Instant};
 
 mod support;
 use support::throttle::*;
+use support::DropCounter;
 
 #[test]
 fn host_loop_drives_a_throttled_runtime_on_a_custom_park() {
@@ -98,15 +99,6 @@ fn with_park_and_enable_io_are_exclusive() {
         .unwrap_err();
     assert_eq!(error.kind(), std::io::ErrorKind::InvalidInput);
     assert!(error.to_string().contains("enable_time"), "{error}");
-}
-
-/// Counts its drops.
-struct DropCounter(Arc<AtomicUsize>);
-
-impl Drop for DropCounter {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
-    }
 }
 
 #[test]

@@ -11,6 +11,9 @@ use std::time::Duration;
 use tempo::runtime::{Builder, Runtime};
 use tempo::time::{self, Instant, MissedTickBehavior};
 
+mod support;
+use support::DropCounter;
+
 fn paused() -> Runtime {
     Builder::new_current_thread()
         .enable_time()
@@ -167,15 +170,6 @@ fn sleep_at_least_is_never_early_under_throttling_on_the_real_clock() {
 fn sleep_without_enable_time_panics_with_a_clear_message() {
     let rt = Builder::new_current_thread().build().unwrap();
     rt.block_on(async { time::sleep(ms(1)).await });
-}
-
-/// Counts its drops.
-struct DropCounter(Arc<AtomicUsize>);
-
-impl Drop for DropCounter {
-    fn drop(&mut self) {
-        self.0.fetch_add(1, SeqCst);
-    }
 }
 
 #[test]

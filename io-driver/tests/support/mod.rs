@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, ThreadId};
 
+use tempo_io::net::{TcpListener, TcpStream};
 use tempo_io::{Driver, Handle};
 use tempo_park::Park;
 
@@ -82,6 +83,17 @@ pub fn block_on_bounded<F: Future>(
 /// [`block_on_bounded`] with a generous bound.
 pub fn block_on<F: Future>(driver: &mut Driver, future: F) -> F::Output {
     block_on_bounded(driver, 10_000_000, future).output
+}
+
+/// A connected TCP pair over loopback, `(client, accepted)`, on the current
+/// driver (run it inside [`block_on`]).
+pub async fn tcp_pair() -> (TcpStream, TcpStream) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let (client, accepted) = futures::join!(
+        TcpStream::connect(listener.local_addr().unwrap()),
+        listener.accept()
+    );
+    (client.unwrap(), accepted.unwrap().0)
 }
 
 /// Raises the soft RLIMIT_NOFILE to `want` (capped at the hard limit);

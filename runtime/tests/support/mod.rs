@@ -26,6 +26,8 @@
 
 pub mod throttle;
 
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::Duration;
 
 pub use tempo::runtime::{Builder, Runtime};
@@ -80,6 +82,16 @@ pub fn runtimes_with_all() -> [(&'static str, Runtime); 2] {
     runtimes(|builder| {
         builder.enable_all();
     })
+}
+
+/// Adds one to its counter when dropped: shows that a task's future (or
+/// anything it owns) was dropped.
+pub struct DropCounter(pub Arc<AtomicUsize>);
+
+impl Drop for DropCounter {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, SeqCst);
+    }
 }
 
 /// Expands the items given once per flavor, in modules `basic` and
