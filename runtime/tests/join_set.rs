@@ -27,10 +27,10 @@ where
     }
 }
 
-/// Sleeps (virtual time) until `counter` reaches `n`, at most ~10 s of it.
-/// Each step is longer than half the 5 ms throttle: under the paused clock
-/// a shorter sleep is due at once at every tick, the clock never advances
-/// and the other tasks are not run (a scheduler issue outside `JoinSet`).
+/// Sleeps (virtual time) in 10 ms steps until `counter` reaches `n`, at
+/// most ~10 s of it. (Shorter steps work too: a timer created in a tick
+/// fires at the next tick, and the paused clock advances a period between
+/// ticks.)
 async fn wait_for(counter: &AtomicUsize, n: usize) {
     for _ in 0..1000 {
         if counter.load(SeqCst) >= n {
