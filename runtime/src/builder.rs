@@ -95,6 +95,8 @@ pub struct Builder {
     enable_time: bool,
     start_paused: bool,
     custom_park: Option<HostPark>,
+    /// An earlier `build` took the driver of `with_park` / `with_park_fn`.
+    custom_park_taken: bool,
     blocking: PoolConfig,
     /// The I/O driver's events buffer; `None`: the driver's default.
     io_events_capacity: Option<usize>,
@@ -121,6 +123,7 @@ impl Builder {
             enable_time: false,
             start_paused: false,
             custom_park: None,
+            custom_park_taken: false,
             blocking: PoolConfig::default(),
             io_events_capacity: None,
         }
@@ -471,6 +474,7 @@ impl Builder {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         self.custom_park = Some(HostPark::replace(park));
+        self.custom_park_taken = false;
         self
     }
 
@@ -544,18 +548,22 @@ impl Builder {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         self.custom_park = Some(HostPark::wrap_io(make));
+        self.custom_park_taken = false;
         self
     }
 
     /// Builds the runtime. The builder can be reused, except for a driver
     /// given to [`with_park`](Self::with_park) or
-    /// [`with_park_fn`](Self::with_park_fn), which the first build takes.
+    /// [`with_park_fn`](Self::with_park_fn), which the first build takes:
+    /// a second build fails until a driver is given again (instead of
+    /// quietly building a runtime without it).
     ///
     /// # Errors
     ///
     /// `InvalidInput` for a [`max_throttling`](Self::max_throttling) out of
-    /// range or `with_park` combined with `enable_io`; the OS error if the
-    /// I/O driver cannot be created (file descriptors exhausted, say).
+    /// range, `with_park` combined with `enable_io`, or a host driver
+    /// already taken by an earlier build; the OS error if the I/O driver
+    /// cannot be created (file descriptors exhausted, say).
     ///
     /// ```
     /// use tempo::runtime::Builder;
@@ -586,6 +594,13 @@ impl Builder {
                  or with_park_fn to wrap the I/O driver in the custom one)",
             ));
         }
+        if self.custom_park_taken && self.custom_park.is_none() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "the driver given to with_park / with_park_fn was taken by an earlier build(): \
+                 give the builder a new one before building again",
+            ));
+        }
         let firing_window = match self.timer_policy {
             TimerPolicy::NearestTick => throttling / 2,
             TimerPolicy::NeverEarly => Duration::ZERO,
@@ -599,7 +614,9 @@ impl Builder {
             recv_ahead: !throttling.is_zero(),
             io_events_capacity: self.io_events_capacity,
         };
-        let driver = Driver::build(&config, self.custom_park.take())?;
+        let host_park = self.custom_park.take();
+        self.custom_park_taken |= host_park.is_some();
+        let driver = Driver::build(&config, host_park)?;
         let scheduler = SchedulerConfig {
             event_interval: self.event_interval,
             throttle: (!throttling.is_zero()).then_some(ThrottleConfig {

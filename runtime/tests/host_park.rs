@@ -120,6 +120,21 @@ fn with_park_fn_alone_implies_io() {
     assert!(local.unwrap().ip().is_loopback());
 }
 
+/// The first build takes the host's driver: building again without giving
+/// a new one is an error, not a runtime that silently lacks it.
+#[test]
+fn a_second_build_without_a_new_host_driver_is_an_error() {
+    let mut builder = Builder::new_current_thread();
+    builder.with_park_fn(|io| io);
+    let first = builder.build().unwrap();
+    let second = builder.build().unwrap_err();
+    assert_eq!(second.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(second.to_string().contains("taken by an earlier build"));
+    builder.with_park_fn(|io| io);
+    let third = builder.build().unwrap();
+    drop((first, third));
+}
+
 /// Under throttling the runtime turns the receive-ahead rule on in the I/O
 /// driver it hands to the host: of two datagrams already queued, the first
 /// receive takes both from the kernel (the second is held, the kernel queue
