@@ -148,6 +148,12 @@ impl RawAddr {
         ))
     }
 
+    /// The address as a pointer and length for a call that reads it
+    /// (`bind`, `connect`): valid while `self` is borrowed.
+    pub(crate) fn as_sockaddr(&self) -> (*const libc::sockaddr, libc::socklen_t) {
+        (self.storage.as_ptr().cast(), self.len)
+    }
+
     /// The bytes of the address that were written: the first `len`
     /// (never more than the storage, whatever length the kernel reported).
     fn bytes(&self) -> &[u8] {
