@@ -383,4 +383,56 @@ mod tests {
             other => panic!("expected the held datagram, got {other:?}"),
         }
     }
+
+    /// A batch receive whose `recvmmsg` fails (here on the `ECONNREFUSED`
+    /// an ICMP port-unreachable left) reports the error and keeps the
+    /// datagram held before it for the next receive.
+    #[test]
+    fn failed_batch_receive_keeps_the_held_datagram() {
+        let mut driver = Driver::new().unwrap();
+        driver.set_recv_ahead(true);
+        let handle = driver.handle();
+        let _enter = handle.enter();
+        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.io.connect(a.local_addr().unwrap()).unwrap();
+        a.send(b"one").unwrap();
+        a.send(b"two").unwrap();
+
+        let waker = Waker::from(Arc::new(Flag(AtomicBool::new(false))));
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 16];
+        let len = loop {
+            match b.poll_recv(&mut cx, &mut buf) {
+                Poll::Ready(result) => break result.unwrap(),
+                Poll::Pending => driver.park_timeout(Duration::from_secs(1)).unwrap(),
+            }
+        };
+        assert_eq!(&buf[..len], b"one");
+        assert!(b.io.registration.recv_ahead().has_held());
+
+        // The peer is gone: a send draws an ICMP port-unreachable, which
+        // leaves ECONNREFUSED pending on `b`: wait for its error event.
+        drop(a);
+        b.try_send(b"ping").unwrap();
+        let mut error_seen = false;
+        for _ in 0..100 {
+            driver.park_timeout(Duration::from_millis(100)).unwrap();
+            let ready = pin!(b.ready(crate::Interest::WRITABLE)).poll(&mut cx);
+            if let Poll::Ready(Ok(ready)) = ready {
+                if ready.is_error() {
+                    error_seen = true;
+                    break;
+                }
+            }
+        }
+        assert!(error_seen, "no ICMP error arrived");
+
+        let mut batch = crate::net::RecvBatch::new(4, 16).unwrap();
+        let err = b.try_recv_many(&mut batch).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(b.try_recv_many(&mut batch).unwrap(), 1);
+        assert_eq!(batch.payload(0), b"two");
+    }
 }
