@@ -310,11 +310,15 @@ impl RecvAhead {
         } else if state.known_drained(attempt) {
             return Err(would_block());
         }
-        if batch.wants_timestamps() && !state.timestamps_on {
-            mmsg::enable_timestamps(fd)?;
-            state.timestamps_on = true;
-        }
-        match batch.recv_more(fd) {
+        let received = if batch.wants_timestamps() && !state.timestamps_on {
+            mmsg::enable_timestamps(fd).and_then(|()| {
+                state.timestamps_on = true;
+                batch.recv_more(fd)
+            })
+        } else {
+            batch.recv_more(fd)
+        };
+        match received {
             Ok((n, asked)) => {
                 let drained = n < asked;
                 if drained {
@@ -326,7 +330,16 @@ impl RecvAhead {
                 state.set_drained(attempt.event_seq);
                 Ok((batch.len(), true))
             }
-            Err(e) => Err(e),
+            Err(e) => {
+                // The call failed (a pending socket error such as
+                // `ECONNREFUSED`): the held datagram in slot 0, if any,
+                // stays held for the next receive rather than be lost.
+                if !batch.is_empty() {
+                    state.held = true;
+                    batch.reset();
+                }
+                Err(e)
+            }
         }
     }
 }

@@ -59,18 +59,20 @@ fn fill<B: BufMut + ?Sized, T>(
     Ok((n, extra))
 }
 
-/// One datagram receive under the receive-ahead rule (a held datagram
-/// first) into `buf`'s current chunk: its length, its source, and whether
-/// the socket was left known drained.
-pub(crate) fn recv_ahead_into<B: BufMut + ?Sized>(
-    buf: &mut B,
-    ahead: &RecvAhead,
+/// The operation of the `*_buf` datagram receives, for the receive loop
+/// (`Registration::recv_io` / `try_recv_io`): one datagram under the
+/// receive-ahead rule (a held datagram first) into `buf`'s current chunk,
+/// giving its length and source, and whether the socket was left known
+/// drained.
+pub(crate) fn recv_op<B: BufMut + ?Sized>(
     fd: RawFd,
-    attempt: RecvAttempt,
-) -> io::Result<(usize, RawAddr, bool)> {
-    read_into(buf, |dst| {
-        let got = ahead.recv(fd, attempt, dst)?;
-        Ok((got.len, (got.addr, got.drained)))
-    })
-    .map(|(len, (addr, drained))| (len, addr, drained))
+    buf: &mut B,
+) -> impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<((usize, RawAddr), bool)> + '_ {
+    move |attempt, ahead| {
+        read_into(buf, |dst| {
+            let got = ahead.recv(fd, attempt, dst)?;
+            Ok((got.len, (got.addr, got.drained)))
+        })
+        .map(|(len, (addr, drained))| ((len, addr), drained))
+    }
 }

@@ -644,15 +644,12 @@ macro_rules! datagram_buf_methods {
         /// ```
         #[cfg(feature = "bytes")]
         pub async fn recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
-            let io = &*self.io;
+            let fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
             self.io
                 .registration
-                .recv_io(|attempt, ahead| {
-                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                    $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)
-                        .map(|(len, _, drained)| (len, drained))
-                })
+                .recv_io($crate::net::buf::recv_op(fd, buf))
                 .await
+                .map(|(len, _)| len)
         }
 
         /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
@@ -676,12 +673,11 @@ macro_rules! datagram_buf_methods {
         /// ```
         #[cfg(feature = "bytes")]
         pub fn try_recv_buf<B: ::bytes::BufMut>(&self, buf: &mut B) -> ::std::io::Result<usize> {
-            let io = &*self.io;
-            self.io.registration.try_recv_io(|attempt, ahead| {
-                let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)
-                    .map(|(len, _, drained)| (len, drained))
-            })
+            let fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
+            self.io
+                .registration
+                .try_recv_io($crate::net::buf::recv_op(fd, buf))
+                .map(|(len, _)| len)
         }
 
         /// Receives a datagram into `buf`'s spare capacity (at most its
@@ -703,16 +699,13 @@ macro_rules! datagram_buf_methods {
             &self,
             buf: &mut B,
         ) -> ::std::io::Result<(usize, $addr)> {
-            let io = &*self.io;
-            self.io
+            let fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
+            let (len, addr) = self
+                .io
                 .registration
-                .recv_io(|attempt, ahead| {
-                    let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                    let (len, addr, drained) =
-                        $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)?;
-                    Ok(((len, addr.$decode()?), drained))
-                })
-                .await
+                .recv_io($crate::net::buf::recv_op(fd, buf))
+                .await?;
+            Ok((len, addr.$decode()?))
         }
 
         /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
@@ -738,13 +731,12 @@ macro_rules! datagram_buf_methods {
             &self,
             buf: &mut B,
         ) -> ::std::io::Result<(usize, $addr)> {
-            let io = &*self.io;
-            self.io.registration.try_recv_io(|attempt, ahead| {
-                let fd = ::std::os::fd::AsRawFd::as_raw_fd(io);
-                let (len, addr, drained) =
-                    $crate::net::buf::recv_ahead_into(buf, ahead, fd, attempt)?;
-                Ok(((len, addr.$decode()?), drained))
-            })
+            let fd = ::std::os::fd::AsRawFd::as_raw_fd(&*self.io);
+            let (len, addr) = self
+                .io
+                .registration
+                .try_recv_io($crate::net::buf::recv_op(fd, buf))?;
+            Ok((len, addr.$decode()?))
         }
     };
 }

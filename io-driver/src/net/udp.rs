@@ -196,12 +196,9 @@ impl UdpSocket {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if let Some(peeked) = self.peek_held(buf) {
-            return peeked;
-        }
         self.io
             .registration
-            .io(Direction::Read, || self.io.peek_from(buf))
+            .io(Direction::Read, || self.peek_op(buf))
             .await
     }
 
@@ -214,29 +211,28 @@ impl UdpSocket {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        if let Some(peeked) = self.peek_held(buf) {
-            return Poll::Ready(peeked);
-        }
         self.io
             .registration
-            .poll_io(cx, Direction::Read, || self.io.peek_from(buf))
+            .poll_io(cx, Direction::Read, || self.peek_op(buf))
     }
 
     /// [`peek_from`](Self::peek_from) now (the held datagram, else always
     /// one syscall), or fails with `WouldBlock`.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        if let Some(peeked) = self.peek_held(buf) {
-            return peeked;
-        }
         self.io
             .registration
-            .try_io(Direction::Read, || self.io.peek_from(buf))
+            .try_io(Direction::Read, || self.peek_op(buf))
     }
 
-    /// The held datagram copied into `buf`, if one is held.
-    fn peek_held(&self, buf: &mut [u8]) -> Option<io::Result<(usize, SocketAddr)>> {
-        let (len, addr) = self.io.registration.recv_ahead().peek_held(buf)?;
-        Some(addr.inet_addr().map(|addr| (len, addr)))
+    /// One peek attempt: the held datagram copied into `buf` if one is
+    /// held, else the `peek_from` syscall. Checked on every attempt, not
+    /// once before waiting: another task's receive may hold a datagram
+    /// (and leave the kernel queue empty) while this peek waits.
+    fn peek_op(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        match self.io.registration.recv_ahead().peek_held(buf) {
+            Some((len, addr)) => addr.inet_addr().map(|addr| (len, addr)),
+            None => self.io.peek_from(buf),
+        }
     }
 
     forward_to_source! {
@@ -314,4 +310,129 @@ impl UdpSocket {
     }
 
     datagram_buf_methods!(UdpSocket, SocketAddr, inet_addr);
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::future::Future;
+    use std::pin::pin;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::{Context, Poll, Wake, Waker};
+    use std::time::Duration;
+
+    use tempo_park::Park;
+
+    use super::UdpSocket;
+    use crate::Driver;
+
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, SeqCst);
+        }
+    }
+
+    /// A peek that waits while another task's receive holds a datagram
+    /// (and so empties the kernel queue) returns the held one when woken,
+    /// instead of finding the queue empty and waiting for a later event.
+    #[test]
+    fn waiting_peek_sees_a_datagram_held_meanwhile() {
+        let mut driver = Driver::new().unwrap();
+        driver.set_recv_ahead(true);
+        let handle = driver.handle();
+        let _enter = handle.enter();
+        let a = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+        let b = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+        a.io.connect(b.local_addr().unwrap()).unwrap();
+
+        let flag = Arc::new(Flag(AtomicBool::new(false)));
+        let waker = Waker::from(flag.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut peek_buf = [0u8; 16];
+        let peeked = {
+            let mut peek = pin!(b.peek_from(&mut peek_buf));
+            assert!(peek.as_mut().poll(&mut cx).is_pending());
+
+            a.try_send(b"one").unwrap();
+            a.try_send(b"two").unwrap();
+            for _ in 0..100 {
+                if flag.0.load(SeqCst) {
+                    break;
+                }
+                driver.park_timeout(Duration::from_secs(1)).unwrap();
+            }
+            assert!(flag.0.load(SeqCst), "the datagrams' event woke the peek");
+
+            // Another task's receive runs first: one datagram returned,
+            // the second held, the kernel queue empty.
+            let mut recv_buf = [0u8; 16];
+            match b.poll_recv(&mut cx, &mut recv_buf) {
+                Poll::Ready(Ok(len)) => assert_eq!(&recv_buf[..len], b"one"),
+                other => panic!("expected the first datagram, got {other:?}"),
+            }
+            assert!(b.io.registration.recv_ahead().has_held());
+
+            peek.as_mut().poll(&mut cx)
+        };
+        match peeked {
+            Poll::Ready(Ok((len, from))) => {
+                assert_eq!(from, a.local_addr().unwrap());
+                assert_eq!(&peek_buf[..len], b"two");
+            }
+            other => panic!("expected the held datagram, got {other:?}"),
+        }
+    }
+
+    /// A batch receive whose `recvmmsg` fails (here on the `ECONNREFUSED`
+    /// an ICMP port-unreachable left) reports the error and keeps the
+    /// datagram held before it for the next receive.
+    #[test]
+    fn failed_batch_receive_keeps_the_held_datagram() {
+        let mut driver = Driver::new().unwrap();
+        driver.set_recv_ahead(true);
+        let handle = driver.handle();
+        let _enter = handle.enter();
+        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
+        a.connect(b.local_addr().unwrap()).unwrap();
+        b.io.connect(a.local_addr().unwrap()).unwrap();
+        a.send(b"one").unwrap();
+        a.send(b"two").unwrap();
+
+        let waker = Waker::from(Arc::new(Flag(AtomicBool::new(false))));
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 16];
+        let len = loop {
+            match b.poll_recv(&mut cx, &mut buf) {
+                Poll::Ready(result) => break result.unwrap(),
+                Poll::Pending => driver.park_timeout(Duration::from_secs(1)).unwrap(),
+            }
+        };
+        assert_eq!(&buf[..len], b"one");
+        assert!(b.io.registration.recv_ahead().has_held());
+
+        // The peer is gone: a send draws an ICMP port-unreachable, which
+        // leaves ECONNREFUSED pending on `b`: wait for its error event.
+        drop(a);
+        b.try_send(b"ping").unwrap();
+        let mut error_seen = false;
+        for _ in 0..100 {
+            driver.park_timeout(Duration::from_millis(100)).unwrap();
+            let ready = pin!(b.ready(crate::Interest::WRITABLE)).poll(&mut cx);
+            if let Poll::Ready(Ok(ready)) = ready {
+                if ready.is_error() {
+                    error_seen = true;
+                    break;
+                }
+            }
+        }
+        assert!(error_seen, "no ICMP error arrived");
+
+        let mut batch = crate::net::RecvBatch::new(4, 16).unwrap();
+        let err = b.try_recv_many(&mut batch).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(b.try_recv_many(&mut batch).unwrap(), 1);
+        assert_eq!(batch.payload(0), b"two");
+    }
 }

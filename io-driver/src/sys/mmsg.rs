@@ -113,7 +113,9 @@ impl RawAddr {
                 libc::sockaddr_in6 {
                     sin6_family: libc::AF_INET6 as libc::sa_family_t,
                     sin6_port: a.port().to_be(),
-                    sin6_flowinfo: a.flowinfo().to_be(),
+                    // Not byte-swapped: std and mio pass `flowinfo()` to
+                    // the kernel as it is, and so must every address here.
+                    sin6_flowinfo: a.flowinfo(),
                     sin6_addr: libc::in6_addr {
                         s6_addr: a.ip().octets(),
                     },
@@ -144,6 +146,12 @@ impl RawAddr {
             sun,
             sun_path_offset() + bytes.len() + 1,
         ))
+    }
+
+    /// The address as a pointer and length for a call that reads it
+    /// (`bind`, `connect`): valid while `self` is borrowed.
+    pub(crate) fn as_sockaddr(&self) -> (*const libc::sockaddr, libc::socklen_t) {
+        (self.storage.as_ptr().cast(), self.len)
     }
 
     /// The bytes of the address that were written: the first `len`
@@ -197,7 +205,7 @@ impl RawAddr {
                 Ok(SocketAddrV6::new(
                     ip,
                     u16::from_be(sin6.sin6_port),
-                    u32::from_be(sin6.sin6_flowinfo),
+                    sin6.sin6_flowinfo,
                     sin6.sin6_scope_id,
                 )
                 .into())
@@ -593,5 +601,16 @@ mod tests {
         // Nothing written: no family, an unnamed Unix address.
         assert!(RawAddr::empty().inet_addr().is_err());
         assert!(RawAddr::empty().unix_addr().unwrap().is_unnamed());
+    }
+
+    #[test]
+    fn ipv6_flowinfo_is_passed_as_std_passes_it() {
+        let addr = SocketAddrV6::new(Ipv6Addr::LOCALHOST, 9, 0x0001_2345, 7);
+        let raw = RawAddr::from_inet(addr.into());
+        let sin6: libc::sockaddr_in6 = raw.read_as().unwrap();
+        // std and mio write `flowinfo()` into `sin6_flowinfo` unswapped.
+        assert_eq!(sin6.sin6_flowinfo, addr.flowinfo());
+        assert_eq!(sin6.sin6_scope_id, addr.scope_id());
+        assert_eq!(raw.inet_addr().unwrap(), SocketAddr::V6(addr));
     }
 }

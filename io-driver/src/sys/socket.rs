@@ -8,6 +8,8 @@ use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
+use super::mmsg::RawAddr;
+
 /// `-1` as the OS error.
 fn check(result: libc::c_int) -> io::Result<libc::c_int> {
     if result == -1 {
@@ -120,62 +122,21 @@ fn get_raw<T>(
     .map(drop)
 }
 
-/// Calls `f` with `addr` as a C `sockaddr` pointer and length.
-fn with_sockaddr<R>(
-    addr: SocketAddr,
-    f: impl FnOnce(*const libc::sockaddr, libc::socklen_t) -> R,
-) -> R {
-    match addr {
-        SocketAddr::V4(addr) => {
-            // SAFETY: `sockaddr_in` is a plain C struct: all zeroes is a
-            // valid value (and the required padding).
-            let mut raw: libc::sockaddr_in = unsafe { std::mem::zeroed() };
-            raw.sin_family = libc::AF_INET as libc::sa_family_t;
-            raw.sin_port = addr.port().to_be();
-            raw.sin_addr = libc::in_addr {
-                s_addr: u32::from_ne_bytes(addr.ip().octets()),
-            };
-            f(
-                (&raw as *const libc::sockaddr_in).cast(),
-                size_of::<libc::sockaddr_in>() as libc::socklen_t,
-            )
-        }
-        SocketAddr::V6(addr) => {
-            // SAFETY: `sockaddr_in6` is a plain C struct: all zeroes is
-            // a valid value.
-            let mut raw: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
-            raw.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            raw.sin6_port = addr.port().to_be();
-            raw.sin6_flowinfo = addr.flowinfo();
-            raw.sin6_addr = libc::in6_addr {
-                s6_addr: addr.ip().octets(),
-            };
-            raw.sin6_scope_id = addr.scope_id();
-            f(
-                (&raw as *const libc::sockaddr_in6).cast(),
-                size_of::<libc::sockaddr_in6>() as libc::socklen_t,
-            )
-        }
-    }
-}
-
 pub(crate) fn bind(fd: BorrowedFd<'_>, addr: SocketAddr) -> io::Result<()> {
-    with_sockaddr(addr, |raw, len| {
-        // SAFETY: `raw`/`len` describe a live sockaddr of `addr`'s
-        // family (see `with_sockaddr`), which the kernel only reads.
-        check(unsafe { libc::bind(fd.as_raw_fd(), raw, len) })
-    })
-    .map(drop)
+    let addr = RawAddr::from_inet(addr);
+    let (raw, len) = addr.as_sockaddr();
+    // SAFETY: `raw`/`len` describe the sockaddr of `addr`'s family held
+    // in `addr`, a live local, which the kernel only reads.
+    check(unsafe { libc::bind(fd.as_raw_fd(), raw, len) }).map(drop)
 }
 
 /// A connect of a non-blocking socket: `EINPROGRESS` is the usual
 /// answer.
 pub(crate) fn connect(fd: BorrowedFd<'_>, addr: SocketAddr) -> io::Result<()> {
-    with_sockaddr(addr, |raw, len| {
-        // SAFETY: as in `bind`.
-        check(unsafe { libc::connect(fd.as_raw_fd(), raw, len) })
-    })
-    .map(drop)
+    let addr = RawAddr::from_inet(addr);
+    let (raw, len) = addr.as_sockaddr();
+    // SAFETY: as in `bind`.
+    check(unsafe { libc::connect(fd.as_raw_fd(), raw, len) }).map(drop)
 }
 
 pub(crate) fn listen(fd: BorrowedFd<'_>, backlog: libc::c_int) -> io::Result<()> {
