@@ -24,7 +24,8 @@ runtime under test, one receive loop per socket, and measures CPU, loss and
 latency over a window. Start it before udp-sender. Prints one CSV row on
 stdout (the header first with --header) and a summary on stderr.
 
-  --runtime NAME       tokio, threads, mio-loop, mio-throttled:T, tempo,
+  --runtime NAME       tokio, threads, mio-loop, mio-throttled:T,
+                       mio-throttled-mmsg:T, tempo,
                        tempo-throttled:T, tempo-throttled-batch:T (T in ms);
                        required
   --streams N          sockets / streams (default 1000); raises the open-files

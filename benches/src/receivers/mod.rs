@@ -38,6 +38,7 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "threads",
     "mio-loop",
     "mio-throttled:T",
+    "mio-throttled-mmsg:T",
 ];
 
 /// A receiver runtime, parsed from its name.
@@ -59,6 +60,9 @@ pub enum ReceiverRuntime {
     /// The mio loop, sleeping until the period has passed since each
     /// iteration began.
     MioThrottled(Duration),
+    /// The throttled mio loop draining with two-datagram `recvmmsg` calls:
+    /// one receive syscall per lone datagram, like Tempo's receive-ahead.
+    MioThrottledMmsg(Duration),
 }
 
 impl ReceiverRuntime {
@@ -73,6 +77,9 @@ impl ReceiverRuntime {
             ("threads", None) => Ok(ReceiverRuntime::Threads),
             ("mio-loop", None) => Ok(ReceiverRuntime::MioLoop),
             ("mio-throttled", Some(p)) => Ok(ReceiverRuntime::MioThrottled(parse_period(name, p)?)),
+            ("mio-throttled-mmsg", Some(p)) => {
+                Ok(ReceiverRuntime::MioThrottledMmsg(parse_period(name, p)?))
+            }
             ("tempo", None) => Ok(ReceiverRuntime::Tempo),
             ("tempo-throttled", Some(p)) => {
                 Ok(ReceiverRuntime::TempoThrottled(parse_period(name, p)?))
@@ -99,6 +106,9 @@ impl ReceiverRuntime {
             ReceiverRuntime::Threads => "threads".into(),
             ReceiverRuntime::MioLoop => "mio-loop".into(),
             ReceiverRuntime::MioThrottled(p) => format!("mio-throttled:{}", fmt_ms(*p)),
+            ReceiverRuntime::MioThrottledMmsg(p) => {
+                format!("mio-throttled-mmsg:{}", fmt_ms(*p))
+            }
         }
     }
 
@@ -110,8 +120,15 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottledBatch(p) => self::tempo::run_batch(sockets, window, p),
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::Threads => threads::run(sockets, window),
-            ReceiverRuntime::MioLoop => mio_loop::run(sockets, window, None),
-            ReceiverRuntime::MioThrottled(p) => mio_loop::run(sockets, window, Some(p)),
+            ReceiverRuntime::MioLoop => {
+                mio_loop::run(sockets, window, None, mio_loop::Drain::RecvFrom)
+            }
+            ReceiverRuntime::MioThrottled(p) => {
+                mio_loop::run(sockets, window, Some(p), mio_loop::Drain::RecvFrom)
+            }
+            ReceiverRuntime::MioThrottledMmsg(p) => {
+                mio_loop::run(sockets, window, Some(p), mio_loop::Drain::Mmsg2)
+            }
         }
     }
 }
@@ -128,6 +145,7 @@ mod tests {
             "mio-loop",
             "mio-throttled:20",
             "mio-throttled:2.5",
+            "mio-throttled-mmsg:20",
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
         ] {
