@@ -1,7 +1,8 @@
 //! Model: the injection queue, pushed from two threads while the owner
 //! drains it, then closed: nothing lost, nothing duplicated, and the
 //! lock-free emptiness check never hides a pushed item from a drain that
-//! follows it.
+//! follows it; the lock-free closed flag never says "closed" to a push
+//! the queue then accepts.
 #![cfg(loom)]
 
 use std::collections::VecDeque;
@@ -43,8 +44,19 @@ fn push_racing_close_is_either_queued_or_refused() {
     loom::model(|| {
         let q = Arc::new(InjectQueue::new());
         let q2 = q.clone();
-        let pusher = thread::spawn(move || q2.push(7).is_ok());
+        let pusher = thread::spawn(move || {
+            // A remote spawn's order: the lock-free "is it closed?", then
+            // the push, which decides under the lock.
+            let saw_closed = q2.is_closed();
+            let accepted = q2.push(7).is_ok();
+            assert!(
+                !(saw_closed && accepted),
+                "a queue seen closed accepted a push"
+            );
+            accepted
+        });
         q.close();
+        assert!(q.is_closed());
         let queued = q.pop();
         let accepted = pusher.join().unwrap();
         let late = q.pop();

@@ -11,11 +11,18 @@
 //! that it is parking.
 //!
 //! The queue can be closed (at runtime shutdown): a push after that fails
-//! and gives the item back, so the caller can cancel a spawned task.
+//! and gives the item back, so the caller can cancel a spawned task. The
+//! flag under the lock decides a push; an atomic copy of it answers
+//! [`InjectQueue::is_closed`] without the lock, so that a remote spawn
+//! (which asks "is the runtime still there?" before it pushes) takes the
+//! lock once, not twice.
 
 use std::collections::VecDeque;
 
-use crate::sync::{AtomicUsize, Mutex, Ordering::SeqCst};
+use crate::sync::{
+    AtomicBool, AtomicUsize, Mutex,
+    Ordering::{Acquire, Release, SeqCst},
+};
 
 /// A multi-producer queue drained by the scheduler's thread.
 ///
@@ -25,6 +32,8 @@ use crate::sync::{AtomicUsize, Mutex, Ordering::SeqCst};
 pub struct InjectQueue<T> {
     inner: Mutex<Inner<T>>,
     len: AtomicUsize,
+    /// A copy of `Inner::closed`, written under the lock after it.
+    closed: AtomicBool,
 }
 
 #[derive(Debug)]
@@ -48,6 +57,7 @@ impl<T> InjectQueue<T> {
                 closed: false,
             }),
             len: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
         }
     }
 
@@ -109,13 +119,17 @@ impl<T> InjectQueue<T> {
 
     /// Refuses every later push. Items already queued stay for `pop`.
     pub fn close(&self) {
-        self.inner.lock().closed = true;
+        let mut inner = self.inner.lock();
+        inner.closed = true;
+        self.closed.store(true, Release);
     }
 
     /// `true` once [`close`](Self::close) was called (the runtime shut
-    /// down).
+    /// down). Lock-free: a `false` may race with a `close`, which a
+    /// following [`push`](Self::push) then reports, as it decides under
+    /// the lock.
     pub fn is_closed(&self) -> bool {
-        self.inner.lock().closed
+        self.closed.load(Acquire)
     }
 }
 
@@ -142,7 +156,9 @@ mod tests {
     fn closed_refuses_push_keeps_items() {
         let q = InjectQueue::new();
         q.push(1).unwrap();
+        assert!(!q.is_closed());
         q.close();
+        assert!(q.is_closed());
         assert_eq!(q.push(2), Err(2));
         assert_eq!(q.pop(), Some(1));
     }
