@@ -7,12 +7,12 @@ use std::future::Future;
 use std::net::UdpSocket as StdUdpSocket;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::SeqCst};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc, Condvar, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Runtime, TimerPolicy};
+use tempo::runtime::{Builder, IoDriver, Runtime, TimerPolicy};
 use tempo::time::{self, Instant};
 use tempo_park::{DriverStats, Park, ParkThread};
 
@@ -155,6 +155,71 @@ impl Park for BusyPark {
             },
             timers_fired: 0,
         }
+    }
+}
+
+/// Reports when a runtime blocks on its driver with no time-out (an idle
+/// runtime's park): [`wrap`](Self::wrap) it around the I/O driver with
+/// `Builder::with_park_fn`, and [`wait_until_blocked`](Self::wait_until_blocked)
+/// from another thread.
+#[derive(Clone, Default)]
+pub struct BlockProbe {
+    blocked: Arc<(Mutex<bool>, Condvar)>,
+}
+
+impl BlockProbe {
+    /// The probe around `io`, for `with_park_fn`.
+    pub fn wrap(self, io: IoDriver) -> ProbedPark {
+        ProbedPark { io, probe: self }
+    }
+
+    /// Blocks until the runtime entered a park with no time-out (panics
+    /// after a minute: the runtime never went idle).
+    pub fn wait_until_blocked(&self) {
+        let (lock, cond) = &*self.blocked;
+        let (blocked, timeout) = cond
+            .wait_timeout_while(lock.lock().unwrap(), Duration::from_secs(60), |b| !*b)
+            .unwrap();
+        assert!(
+            *blocked && !timeout.timed_out(),
+            "the idle runtime never blocked on its driver without a time-out"
+        );
+    }
+
+    fn announce(&self) {
+        let (lock, cond) = &*self.blocked;
+        *lock.lock().unwrap() = true;
+        cond.notify_all();
+    }
+}
+
+/// The I/O driver under a [`BlockProbe`].
+pub struct ProbedPark {
+    io: IoDriver,
+    probe: BlockProbe,
+}
+
+impl Park for ProbedPark {
+    type Unpark = <IoDriver as Park>::Unpark;
+    type Error = <IoDriver as Park>::Error;
+
+    fn unpark(&self) -> Self::Unpark {
+        self.io.unpark()
+    }
+    fn park(&mut self) -> Result<(), Self::Error> {
+        // Announced before blocking: an unpark made in answer arrives
+        // either before the block (which then returns at once) or during it.
+        self.probe.announce();
+        self.io.park()
+    }
+    fn park_timeout(&mut self, d: Duration) -> Result<(), Self::Error> {
+        if d == Duration::MAX {
+            self.probe.announce();
+        }
+        self.io.park_timeout(d)
+    }
+    fn stats(&self) -> DriverStats {
+        self.io.stats()
     }
 }
 
