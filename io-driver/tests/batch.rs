@@ -14,6 +14,7 @@ use support::{block_on, block_on_bounded};
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
 use tempo_io::Driver;
 use tempo_park::Park;
+use tempo_test_support::net::{sent_all_and_queued, sent_and_queued};
 
 fn udp_pair() -> (UdpSocket, UdpSocket) {
     let bind = || UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
@@ -130,8 +131,8 @@ fn truncation_is_reported_per_datagram() {
     block_on(&mut driver, async {
         let (a, b) = udp_pair();
         let to = b.local_addr().unwrap();
-        a.send_to(b"short", to).await.unwrap();
-        a.send_to(b"much longer than eight", to).await.unwrap();
+        sent_and_queued(&b, || a.try_send_to(b"short", to).unwrap());
+        sent_and_queued(&b, || a.try_send_to(b"much longer than eight", to).unwrap());
         let mut batch = RecvBatch::new(2, 8).unwrap();
         assert_eq!(b.recv_many(&mut batch).await.unwrap(), 2);
         assert_eq!(
@@ -189,7 +190,7 @@ fn recv_many_returns_the_held_datagram_first() {
     let (a, b) = udp_pair();
     let to = b.local_addr().unwrap();
     for payload in [b"1", b"2", b"3"] {
-        a.try_send_to(payload, to).unwrap();
+        sent_and_queued(&b, || a.try_send_to(payload, to).unwrap());
     }
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
@@ -213,7 +214,7 @@ fn a_short_batch_waits_for_the_next_event() {
     let _enter = handle.enter();
     let (a, b) = udp_pair();
     let to = b.local_addr().unwrap();
-    a.try_send_to(b"x", to).unwrap();
+    sent_and_queued(&b, || a.try_send_to(b"x", to).unwrap());
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut batch = RecvBatch::new(4, 8).unwrap();
@@ -221,7 +222,7 @@ fn a_short_batch_waits_for_the_next_event() {
         b.poll_recv_many(&mut cx, &mut batch),
         Poll::Ready(Ok(1))
     ));
-    a.try_send_to(b"y", to).unwrap();
+    sent_and_queued(&b, || a.try_send_to(b"y", to).unwrap());
     assert!(b.poll_recv_many(&mut cx, &mut batch).is_pending());
     driver.park_timeout(Duration::ZERO).unwrap();
     assert!(matches!(
@@ -324,9 +325,9 @@ fn recv_many_spends_one_budget_unit_per_call() {
     };
     assert_eq!(rc, 0);
     let to = b.local_addr().unwrap();
-    for _ in 0..queued {
+    sent_all_and_queued(&b, queued, || {
         a.try_send_to(b"d", to).unwrap();
-    }
+    });
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut batch = RecvBatch::new(2, 8).unwrap();

@@ -16,6 +16,7 @@ use support::{block_on, block_on_bounded, raise_fd_limit};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::Park;
+use tempo_test_support::net::sent_and_queued;
 
 #[test]
 fn echo_over_loopback() {
@@ -186,8 +187,8 @@ fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
-    sender.send_to(b"one", to).unwrap();
-    sender.send_to(b"two", to).unwrap();
+    sent_and_queued(&socket, || sender.send_to(b"one", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"two", to).unwrap());
 
     let outcome = block_on_bounded(&mut driver, 10, async {
         let mut buf = [0u8; 8];
@@ -211,8 +212,8 @@ fn held_datagram_comes_first_without_a_syscall() {
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
-    sender.send_to(b"a", to).unwrap();
-    sender.send_to(b"b", to).unwrap();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut buf = [0u8; 8];
@@ -245,9 +246,9 @@ fn held_datagram_is_seen_by_peek_sender_ready_and_buf_receives() {
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
     let from = sender.local_addr().unwrap();
-    sender.send_to(b"a", to).unwrap();
-    sender.send_to(b"b", to).unwrap();
-    sender.send_to(b"c", to).unwrap();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
     let mut buf = [0u8; 8];
     block_on(&mut driver, socket.recv(&mut buf)).unwrap();
     assert_eq!(kernel_queued(&socket), 1, "b is held, c is in the kernel");
@@ -284,7 +285,7 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
-    sender.send_to(b"a", to).unwrap();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
     // Dispatch the socket's first events (writable, readable).
     driver.park_timeout(Duration::ZERO).unwrap();
     let waker = noop_waker();
@@ -296,7 +297,7 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
     ));
     // A later round with no event changes nothing: still known drained.
     driver.park_timeout(Duration::ZERO).unwrap();
-    sender.send_to(b"b", to).unwrap();
+    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
     assert!(
         socket.poll_recv(&mut cx, &mut buf).is_pending(),
         "known drained: no syscall until the next event"
@@ -318,7 +319,7 @@ fn recv_ahead_drains_a_backlog_in_one_tick() {
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
     for i in 0..5u8 {
-        sender.send_to(&[i], to).unwrap();
+        sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
     }
     let outcome = block_on_bounded(&mut driver, 10, async {
         let mut buf = [0u8; 8];
@@ -342,8 +343,8 @@ fn held_datagram_is_cut_to_the_receiving_buffer_size() {
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
-    sender.send_to(b"0123456789", to).unwrap();
-    sender.send_to(b"abcdefghij", to).unwrap();
+    sent_and_queued(&socket, || sender.send_to(b"0123456789", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"abcdefghij", to).unwrap());
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut small = [0u8; 4];

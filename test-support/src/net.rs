@@ -25,3 +25,90 @@ pub fn wait_until_queued(socket: &UdpSocket) {
     }
     panic!("a datagram sent on loopback never arrived");
 }
+
+/// `SO_MEMINFO` (`asm-generic/socket.h`; the libc crate has its offsets
+/// but not the option).
+const SO_MEMINFO: libc::c_int = 55;
+
+/// Bytes the kernel charges to `socket`'s receive queue
+/// (`SO_MEMINFO`'s `rmem_alloc`): it grows with every datagram queued and
+/// shrinks only when one is received.
+pub fn rmem_alloc(socket: &impl std::os::fd::AsRawFd) -> u32 {
+    // Room for more fields than any kernel reports; it copies what fits.
+    let mut info = [0u32; 16];
+    let mut len = std::mem::size_of_val(&info) as libc::socklen_t;
+    // SAFETY: `info` is writable for `len` bytes and `len` is a live
+    // socklen_t; the kernel writes at most `len` bytes and updates `len`.
+    let rc = unsafe {
+        libc::getsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            SO_MEMINFO,
+            info.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    assert_eq!(rc, 0, "SO_MEMINFO: {}", std::io::Error::last_os_error());
+    info[libc::SK_MEMINFO_RMEM_ALLOC as usize]
+}
+
+/// Runs `send`, which sends one datagram to `receiver`, then waits until
+/// the kernel has queued it on `receiver`: [`sent_all_and_queued`] with a
+/// count of one.
+pub fn sent_and_queued<R>(receiver: &impl std::os::fd::AsRawFd, send: impl FnOnce() -> R) -> R {
+    let mut send = Some(send);
+    let mut sent = None;
+    sent_all_and_queued(receiver, 1, || sent = send.take().map(|f| f()));
+    sent.expect("sent once")
+}
+
+/// Calls `send_one` `count` times, each sending one datagram of the same
+/// size to `receiver`, then waits until the kernel has queued all of
+/// them on `receiver`.
+///
+/// Loopback usually delivers within the send syscall, but may leave the
+/// datagram to the softirq thread on a busy machine: a test that counts
+/// what one receive finds queued must not race that. The wait watches
+/// the bytes the kernel charges to the receive queue
+/// ([`rmem_alloc`]), which grow by the same amount for each datagram of
+/// one size: the first datagram's growth, times `count`. Nothing may
+/// receive from `receiver` meanwhile. Panics after 10 s.
+///
+/// The kernel charges a datagram's memory just before it links the
+/// datagram into the queue and signals readiness, in the same
+/// non-preemptible softirq section: the wait ends 1 ms after the last
+/// charge is seen, for that section to finish.
+pub fn sent_all_and_queued(
+    receiver: &impl std::os::fd::AsRawFd,
+    count: usize,
+    mut send_one: impl FnMut(),
+) {
+    if count == 0 {
+        return;
+    }
+    let before = rmem_alloc(receiver);
+    send_one();
+    let one = wait_rmem_above(receiver, before) - before;
+    for _ in 1..count {
+        send_one();
+    }
+    let all = before + one * count as u32;
+    wait_rmem_above(receiver, all - 1);
+    std::thread::sleep(std::time::Duration::from_millis(1));
+}
+
+/// Waits until [`rmem_alloc`] of `receiver` exceeds `floor`; returns it.
+fn wait_rmem_above(receiver: &impl std::os::fd::AsRawFd, floor: u32) -> u32 {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let now = rmem_alloc(receiver);
+        if now > floor {
+            return now;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "datagrams sent over loopback were not queued within 10 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
