@@ -169,7 +169,7 @@ impl ReceiverResult {
         let s = &self.stats;
         format!(
             "{} x{}: received {}/{} expected, loss {:.3}% (kernel drops {}, seq gaps {}), \
-             cpu {:.1}% = {:.2} us/pkt, latency p50 {} us p99 {} us max {} us, \
+             cpu {:.1}% = {:.2} us/pkt, latency p50 {} us p90 {} us p95 {} us p99 {} us max {} us, \
              {:.3} allocs/pkt, {} OS threads",
             self.config.runtime.name(),
             self.config.streams,
@@ -181,6 +181,8 @@ impl ReceiverResult {
             cpu_percent(self.cpu, self.wall),
             self.cpu_us_per_packet(),
             s.latency.percentile_us(0.5),
+            s.latency.percentile_us(0.9),
+            s.latency.percentile_us(0.95),
             s.latency.percentile_us(0.99),
             s.latency.max_us(),
             self.allocations as f64 / s.received.max(1) as f64,

@@ -48,6 +48,13 @@ fn run_tasks(
         tempo::time::sleep_until(window.end_instant().into()).await;
         Ok::<(), io::Error>(())
     })?;
+    if std::env::var_os("TEMPO_BENCH_METRICS").is_some() {
+        let m = rt.metrics();
+        eprintln!(
+            "tempo metrics: ticks {} overruns {} polls {} io_events {} busy {:?} parked {:?}",
+            m.ticks, m.overruns, m.tasks_polled, m.io_events, m.busy, m.parked
+        );
+    }
     // Dropping the runtime drops the tasks still waiting for a datagram.
     drop(rt);
     Ok(())
