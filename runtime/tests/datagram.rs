@@ -10,6 +10,7 @@ use std::task::{Poll, Waker};
 use std::time::Duration;
 
 use tempo::net::{RecvBatch, SendBatch, UdpSocket};
+use tempo_test_support::net::sent_and_queued;
 
 mod support;
 use support::*;
@@ -60,8 +61,10 @@ on_each_flavor! {
             UdpSocket::from_std(std_socket).unwrap()
         };
         let out = StdUdpSocket::bind("127.0.0.1:0").unwrap();
-        out.send_to(b"one", addr).unwrap();
-        out.send_to(b"two", addr).unwrap();
+        // Both queued before the first turn, whatever the loopback's
+        // softirq does.
+        sent_and_queued(&socket, || out.send_to(b"one", addr).unwrap());
+        sent_and_queued(&socket, || out.send_to(b"two", addr).unwrap());
 
         let gate = Arc::new(TurnGate::default());
         let turn_no = Arc::new(AtomicU64::new(0));

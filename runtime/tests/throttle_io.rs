@@ -8,12 +8,14 @@
 //! `support/throttle.rs`.
 
 use std::net::UdpSocket as StdUdpSocket;
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::{mpsc, Arc, Mutex};
 use std::thread;
 use std::time::Duration;
 
 use tempo::runtime::Builder;
+use tempo_test_support::net::sent_and_queued;
 
 mod support;
 use support::throttle::*;
@@ -36,10 +38,13 @@ fn datagram_arriving_after_the_io_poll_waits_for_the_next_tick() {
 
     let (go_tx, go_rx) = mpsc::channel::<()>();
     let (sent_tx, sent_rx) = mpsc::channel::<()>();
+    // The socket lives (in its task) until the datagram is received, which
+    // is after the sender's wait.
+    let receiver_fd = socket.as_raw_fd();
     let sender = thread::spawn(move || {
         let out = StdUdpSocket::bind("127.0.0.1:0").unwrap();
         go_rx.recv().unwrap();
-        out.send_to(b"mid-sleep", addr).unwrap();
+        sent_and_queued(&receiver_fd, || out.send_to(b"mid-sleep", addr).unwrap());
         sent_tx.send(()).unwrap();
     });
 
@@ -83,8 +88,9 @@ fn second_queued_datagram_is_received_in_the_same_tick() {
         .unwrap();
     let (socket, addr) = tempo_udp(&rt);
     let out = StdUdpSocket::bind("127.0.0.1:0").unwrap();
-    out.send_to(b"one", addr).unwrap();
-    out.send_to(b"two", addr).unwrap();
+    // Both queued before the tick, whatever the loopback's softirq does.
+    sent_and_queued(&socket, || out.send_to(b"one", addr).unwrap());
+    sent_and_queued(&socket, || out.send_to(b"two", addr).unwrap());
 
     let turn_no = Arc::new(AtomicU64::new(0));
     let log = Arc::new(Mutex::new(Vec::new()));
