@@ -120,7 +120,7 @@ on_each_flavor! {
             waker: Default::default(),
         };
         let dropped = Arc::new(AtomicUsize::new(0));
-        let d = DropCount(dropped.clone());
+        let d = DropCounter(dropped.clone());
         let h = rt.spawn(async move {
             let _d = d;
             gate.await;
@@ -169,7 +169,7 @@ on_each_flavor! {
         let rt = rt();
         let dropped = Arc::new(AtomicUsize::new(0));
         let d = dropped.clone();
-        drop(rt.spawn(async move { DropCount(d) }));
+        drop(rt.spawn(async move { DropCounter(d) }));
         rt.turn(Duration::ZERO);
         assert_eq!(dropped.load(SeqCst), 1);
     }
@@ -344,14 +344,6 @@ on_each_flavor! {
             assert!(Handle::try_current().is_ok());
         }
         assert!(Handle::try_current().is_err());
-    }
-
-    struct DropCount(Arc<AtomicUsize>);
-
-    impl Drop for DropCount {
-        fn drop(&mut self) {
-            self.0.fetch_add(1, SeqCst);
-        }
     }
 }
 
