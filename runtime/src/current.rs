@@ -43,8 +43,9 @@ struct Entered {
     /// The runtime; `None` once a released one was removed, or when only
     /// `remote` was entered.
     core: Option<Rc<SchedulerCore>>,
-    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter)
-    /// on a thread that does not own it: spawns go to its injection queue.
+    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter).
+    /// Only used when `core` is `None` (a thread that does not own it, or
+    /// does not run it): spawns then go to its injection queue.
     remote: Option<Arc<SchedulerShared>>,
     /// Inside `block_on` or `turn` (of this runtime or an outer one).
     running: bool,
@@ -54,14 +55,15 @@ tempo_park::scoped_thread_local! {
     static ENTERED: Entered
 }
 
-/// One level of the thread's enter stack: the drivers entered, and (for
-/// `Runtime::enter`, `block_on`, `turn`) the runtime. `!Send`.
+/// One level of the thread's enter stack: the drivers entered, and the
+/// runtime (its core for `Runtime::enter`, `block_on`, `turn`; its shared
+/// half, plus its core where this thread has it entered already, for
+/// [`Handle::enter`](crate::runtime::Handle::enter)). `!Send`.
 ///
-/// [`Handle::enter`](crate::runtime::Handle::enter) only enters drivers, not
-/// the runtime, but it still takes a level, so that it cannot be
-/// interleaved with [`Runtime::enter`](crate::runtime::Runtime::enter)
-/// guards either: the driver thread-locals of `tempo-io` and `tempo-time`
-/// restore their previous handle as a stack too.
+/// Every level, `Handle::enter`'s included, counts in the thread's
+/// [`EnterDepth`], so that no guard can be interleaved with another: the
+/// driver thread-locals of `tempo-io` and `tempo-time` restore their
+/// previous handle as a stack too.
 pub(crate) struct EnterLevel {
     depth: EnterDepth,
     drivers: Option<DriverEnterGuard>,
