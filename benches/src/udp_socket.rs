@@ -15,13 +15,7 @@ pub const DEFAULT_RCVBUF: usize = 32 * 1024;
 /// Binds `count` blocking sockets on 127.0.0.1, ports `base_port..base_port +
 /// count`, each with SO_RCVBUF set to `rcvbuf` bytes (0 keeps the default).
 pub fn bind_streams(base_port: u16, count: usize, rcvbuf: usize) -> io::Result<Vec<UdpSocket>> {
-    let last = base_port as usize + count;
-    if last > u16::MAX as usize + 1 {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("ports {base_port}..{last} do not fit in u16"),
-        ));
-    }
+    check_port_range(base_port, count)?;
     (0..count)
         .map(|i| {
             let port = base_port + i as u16;
@@ -33,6 +27,19 @@ pub fn bind_streams(base_port: u16, count: usize, rcvbuf: usize) -> io::Result<V
             Ok(sock)
         })
         .collect()
+}
+
+/// Checks that ports `base_port..base_port + count` all exist (the last
+/// one is at most 65535).
+pub fn check_port_range(base_port: u16, count: usize) -> io::Result<()> {
+    let end = base_port as usize + count;
+    if end > u16::MAX as usize + 1 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("ports {base_port}..{end} run past port 65535"),
+        ));
+    }
+    Ok(())
 }
 
 /// Requests a receive buffer of `bytes` on `sock` (SO_RCVBUF).
@@ -101,5 +108,8 @@ mod tests {
     #[test]
     fn port_range_overflow_is_rejected() {
         assert!(bind_streams(65535, 2, 0).is_err());
+        assert!(check_port_range(65535, 2).is_err());
+        assert!(check_port_range(65535, 1).is_ok());
+        assert!(check_port_range(65000, 536).is_ok());
     }
 }

@@ -486,7 +486,7 @@ pub struct SyscallReport {
     pub streams: usize,
     /// Datagrams the receiver got in its measured window.
     pub received: u64,
-    /// Receive-family calls ([`RECV_SYSCALLS`]), and how many failed.
+    /// Receive-family calls ([`RECV_SYSCALLS`]).
     pub recv_calls: u64,
     /// Receive calls that returned an error (`EAGAIN`: nothing to read).
     pub recv_errors: u64,
@@ -576,14 +576,12 @@ pub fn run_syscalls(
             .map(f)
             .sum()
     };
-    let name = runtime.name();
-    let nominal_ticks = name
-        .split_once(':')
-        .and_then(|(_, t)| t.parse::<f64>().ok())
-        .filter(|t| *t > 0.0)
-        .map(|t_ms| cfg.window.as_secs_f64() * 1e3 / t_ms);
+    let nominal_ticks = runtime
+        .period()
+        .filter(|t| !t.is_zero())
+        .map(|t| cfg.window.as_secs_f64() / t.as_secs_f64());
     Ok(SyscallReport {
-        runtime: name,
+        runtime: runtime.name(),
         streams,
         received: run.receiver.get_f64("received").unwrap_or(0.0) as u64,
         recv_calls: sum(RECV_SYSCALLS, |c| c.calls),

@@ -21,6 +21,7 @@ use tempo_benches::fd_limit::ensure_open_files_for;
 use tempo_benches::out_dir::output_dir;
 use tempo_benches::receivers::ReceiverRuntime;
 use tempo_benches::udp_cli::{receiver_main, sender_main, DEFAULT_BASE_PORT};
+use tempo_benches::udp_socket::check_port_range;
 use tempo_benches::udp_sweep::{
     run_sweep, run_syscalls, summary_table, SweepConfig, DEFAULT_RUNTIMES,
 };
@@ -43,8 +44,9 @@ of CPU, latency and loss.
 
   --runtimes A,B,...   tempo, tempo-throttled[:T], tokio, threads, mio-loop,
                        mio-throttled[:T] (default: these six), and
-                       tempo-throttled-batch[:T]; a throttled name without
-                       :T expands to every --throttles value
+                       tempo-throttled-batch[:T], mio-throttled-mmsg[:T];
+                       a throttled name without :T expands to every
+                       --throttles value
   --streams N,...      stream counts (default 1000,2000,4000,8000; the
                        open-files limit is raised to fit, or the sweep says
                        how to)
@@ -131,14 +133,8 @@ fn check_limits(cfg: &SweepConfig) -> Result<(), String> {
     // sweep before its first run instead of failing its largest points.
     let most = cfg.streams.iter().copied().max().unwrap_or(0);
     ensure_open_files_for(most)?;
-    let last_port = u32::from(cfg.base_port) + most as u32;
-    if last_port > u32::from(u16::MAX) {
-        return Err(format!(
-            "--base-port {} + {most} streams runs past port 65535",
-            cfg.base_port
-        ));
-    }
-    Ok(())
+    check_port_range(cfg.base_port, most)
+        .map_err(|e| format!("--base-port with {most} streams: {e}"))
 }
 
 fn sweep(mut args: Args) -> Result<(), String> {

@@ -130,8 +130,10 @@ fn drain(sock: &MioUdpSocket, tracker: &mut StreamTracker, buf: &mut [u8]) {
     }
 }
 
-/// Two receive buffers with their `iovec`s, addresses and `mmsghdr`s, built
-/// once and reused by every `recvmmsg` of the loop.
+/// Two receive buffers and their source addresses, allocated once and
+/// reused by every `recvmmsg` of the loop. The `iovec`s and `mmsghdr`s
+/// pointing into them are rebuilt on the stack for each call (the kernel
+/// overwrites `msg_namelen` and `msg_len`).
 struct MmsgPair {
     bufs: Box<[[u8; RECV_BUF_LEN]; 2]>,
     addrs: Box<[libc::sockaddr_storage; 2]>,
@@ -152,42 +154,33 @@ impl MmsgPair {
     fn drain(&mut self, fd: RawFd, tracker: &mut StreamTracker) {
         // Bounded in practice, as `drain` above.
         loop {
-            let [b0, b1] = &mut *self.bufs;
-            let mut iov = [
-                libc::iovec {
-                    iov_base: b0.as_mut_ptr().cast(),
-                    iov_len: b0.len(),
-                },
-                libc::iovec {
-                    iov_base: b1.as_mut_ptr().cast(),
-                    iov_len: b1.len(),
-                },
-            ];
-            let [a0, a1] = &mut *self.addrs;
+            let mut iov: [libc::iovec; 2] = std::array::from_fn(|i| libc::iovec {
+                iov_base: self.bufs[i].as_mut_ptr().cast(),
+                iov_len: RECV_BUF_LEN,
+            });
             // SAFETY: `mmsghdr` is plain old data; all zeroes is a valid
-            // value, and every pointer field is set below.
+            // value (null pointers, zero lengths), and the fields the call
+            // reads are set below.
             let mut hdrs: [libc::mmsghdr; 2] = unsafe { std::mem::zeroed() };
-            let (iov0, iov1) = iov.split_at_mut(1);
-            for (hdr, (iov, addr)) in hdrs
-                .iter_mut()
-                .zip([(&mut iov0[0], a0), (&mut iov1[0], a1)])
-            {
-                hdr.msg_hdr.msg_name = (addr as *mut libc::sockaddr_storage).cast();
+            for (i, hdr) in hdrs.iter_mut().enumerate() {
+                hdr.msg_hdr.msg_name = std::ptr::addr_of_mut!(self.addrs[i]).cast();
                 hdr.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_storage>() as _;
-                hdr.msg_hdr.msg_iov = iov;
+                hdr.msg_hdr.msg_iov = &mut iov[i];
                 hdr.msg_hdr.msg_iovlen = 1;
             }
             // SAFETY: `hdrs` holds two headers whose name and iovec
             // pointers point into `self.addrs`, `iov` and `self.bufs`, all
-            // alive and exclusively borrowed until the call returns; the
-            // lengths given are those of the pointed-to memory.
+            // alive and not otherwise used until the call returns; the
+            // lengths given are those of the pointed-to memory. The
+            // arguments are those of `recvmmsg(2)`, in its order, widened to
+            // `c_long` as tempo-io's call does (the null timeout: none).
             let n = unsafe {
                 libc::syscall(
                     libc::SYS_recvmmsg,
-                    fd,
+                    fd as libc::c_long,
                     hdrs.as_mut_ptr(),
-                    2 as libc::c_uint,
-                    libc::MSG_DONTWAIT,
+                    hdrs.len() as libc::c_long,
+                    libc::MSG_DONTWAIT as libc::c_long,
                     std::ptr::null_mut::<libc::timespec>(),
                 )
             };

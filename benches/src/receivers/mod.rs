@@ -112,6 +112,20 @@ impl ReceiverRuntime {
         }
     }
 
+    /// The throttling period of a throttled runtime.
+    pub fn period(&self) -> Option<Duration> {
+        match *self {
+            ReceiverRuntime::TempoThrottled(p)
+            | ReceiverRuntime::TempoThrottledBatch(p)
+            | ReceiverRuntime::MioThrottled(p)
+            | ReceiverRuntime::MioThrottledMmsg(p) => Some(p),
+            ReceiverRuntime::Tempo
+            | ReceiverRuntime::Tokio
+            | ReceiverRuntime::Threads
+            | ReceiverRuntime::MioLoop => None,
+        }
+    }
+
     /// Receives on `sockets` (bound, blocking) until `window` is over.
     pub fn run(&self, sockets: Vec<UdpSocket>, window: MeasureWindow) -> io::Result<()> {
         match *self {
@@ -151,6 +165,21 @@ mod tests {
         ] {
             assert_eq!(ReceiverRuntime::parse(name).unwrap().name(), name);
         }
+    }
+
+    #[test]
+    fn throttled_runtimes_have_their_period() {
+        let period = |name| ReceiverRuntime::parse(name).unwrap().period();
+        assert_eq!(
+            period("mio-throttled-mmsg:5"),
+            Some(Duration::from_millis(5))
+        );
+        assert_eq!(
+            period("tempo-throttled-batch:20"),
+            Some(Duration::from_millis(20))
+        );
+        assert_eq!(period("mio-loop"), None);
+        assert_eq!(period("tempo"), None);
     }
 
     #[test]
