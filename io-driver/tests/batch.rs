@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use futures::task::noop_waker;
-use support::{block_on, block_on_bounded};
+use support::{block_on, block_on_bounded, BatchQueued};
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
 use tempo_io::Driver;
 use tempo_park::Park;
@@ -32,7 +32,9 @@ fn send_many_then_recv_many_round_trip_in_order_with_sources() {
             out.push(&[i; 3], to).unwrap();
         }
         assert_eq!(out.len(), 8);
+        let queued = BatchQueued::expect(&b, 8, 3);
         assert_eq!(a.send_many(&mut out).await.unwrap(), 8, "one sendmmsg");
+        queued.wait(&b); // all eight there for the one `recvmmsg` below
         assert!(out.is_empty(), "sent datagrams leave the batch");
 
         let mut batch = RecvBatch::new(16, 64).unwrap();

@@ -19,6 +19,7 @@ use std::time::Duration;
 use tempo_io::net::{UdpSocket, UnixStream};
 use tempo_io::Driver;
 use tempo_park::Park;
+use tempo_test_support::net::sent_and_queued;
 
 const PANIC_MESSAGE: &str = "foreign waker panicked on purpose";
 
@@ -89,11 +90,15 @@ fn dispatch_wakes_the_whole_batch_then_reraises() {
     let mut recv_b = Box::pin(b.recv_from(&mut buf_b));
     assert!(recv_b.as_mut().poll(&mut b_cx).is_pending());
 
-    // One readiness batch delivers both (loopback queues a datagram before
-    // `send_to` returns; A's event comes first).
+    // One readiness batch delivers both (both are queued before the park;
+    // A's event comes first).
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender.send_to(b"to a", a.local_addr().unwrap()).unwrap();
-    sender.send_to(b"to b", b.local_addr().unwrap()).unwrap();
+    sent_and_queued(&a, || {
+        sender.send_to(b"to a", a.local_addr().unwrap()).unwrap()
+    });
+    sent_and_queued(&b, || {
+        sender.send_to(b"to b", b.local_addr().unwrap()).unwrap()
+    });
     let turn = panic::catch_unwind(AssertUnwindSafe(|| {
         driver.park_timeout(Duration::from_secs(10))
     }));

@@ -16,7 +16,7 @@ use support::{block_on, block_on_bounded, raise_fd_limit};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::Park;
-use tempo_test_support::net::sent_and_queued;
+use tempo_test_support::net::{sent_all_and_queued, sent_and_queued};
 
 #[test]
 fn echo_over_loopback() {
@@ -99,9 +99,12 @@ fn readable_then_try_recv_until_would_block_then_readable_again() {
     let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let addr = socket.local_addr().unwrap();
-    for i in 0..3u8 {
+    // All three queued: the `try_recv` loop below must find them all.
+    let mut i = 0u8;
+    sent_all_and_queued(&socket, 3, || {
         sender.send_to(&[i], addr).unwrap();
-    }
+        i += 1;
+    });
     block_on(&mut driver, socket.readable()).unwrap();
     let mut buf = [0u8; 8];
     let mut got = Vec::new();
@@ -136,22 +139,13 @@ fn try_recv_attempts_the_syscall_even_without_cached_readiness() {
     let _enter = handle.enter();
     let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    sender.send_to(b"x", socket.local_addr().unwrap()).unwrap();
+    sent_and_queued(&socket, || {
+        sender.send_to(b"x", socket.local_addr().unwrap()).unwrap()
+    });
     // The driver has never been parked: no readiness is cached. tokio's
     // try_recv would return WouldBlock here; Tempo's reads the datagram.
     let mut buf = [0u8; 8];
-    let mut attempts = 0;
-    let n = loop {
-        attempts += 1;
-        match socket.try_recv(&mut buf) {
-            Ok(n) => break n,
-            // Loopback delivery is synchronous on Linux, but be tolerant.
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock && attempts < 1000 => {
-                std::thread::yield_now()
-            }
-            Err(e) => panic!("{e}"),
-        }
-    };
+    let n = socket.try_recv(&mut buf).unwrap();
     assert_eq!(&buf[..n], b"x");
 }
 

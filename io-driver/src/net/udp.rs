@@ -321,7 +321,9 @@ mod tests {
     use std::task::{Context, Poll, Wake, Waker};
     use std::time::Duration;
 
+    use futures::task::noop_waker;
     use tempo_park::Park;
+    use tempo_test_support::net::sent_and_queued;
 
     use super::UdpSocket;
     use crate::Driver;
@@ -354,8 +356,9 @@ mod tests {
             let mut peek = pin!(b.peek_from(&mut peek_buf));
             assert!(peek.as_mut().poll(&mut cx).is_pending());
 
-            a.try_send(b"one").unwrap();
-            a.try_send(b"two").unwrap();
+            // Both queued before the receive below: it must find two.
+            sent_and_queued(&b, || a.try_send(b"one").unwrap());
+            sent_and_queued(&b, || a.try_send(b"two").unwrap());
             for _ in 0..100 {
                 if flag.0.load(SeqCst) {
                     break;
@@ -397,10 +400,10 @@ mod tests {
         let b = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
         a.connect(b.local_addr().unwrap()).unwrap();
         b.io.connect(a.local_addr().unwrap()).unwrap();
-        a.send(b"one").unwrap();
-        a.send(b"two").unwrap();
+        sent_and_queued(&b, || a.send(b"one").unwrap());
+        sent_and_queued(&b, || a.send(b"two").unwrap());
 
-        let waker = Waker::from(Arc::new(Flag(AtomicBool::new(false))));
+        let waker = noop_waker();
         let mut cx = Context::from_waker(&waker);
         let mut buf = [0u8; 16];
         let len = loop {

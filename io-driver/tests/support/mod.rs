@@ -4,15 +4,18 @@
 #![allow(dead_code)]
 
 use std::future::Future;
+use std::os::fd::AsRawFd;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, ThreadId};
+use std::time::{Duration, Instant};
 
 use tempo_io::net::{TcpListener, TcpStream};
 use tempo_io::{Driver, Handle};
 use tempo_park::Park;
+use tempo_test_support::net::{rmem_alloc, sent_and_queued};
 
 /// Wakes the test's main future: sets a flag, and unparks the driver only
 /// when woken from another thread (a wake during dispatch costs nothing).
@@ -74,7 +77,7 @@ pub fn block_on_bounded<F: Future>(
             "future still pending after {max_parks} parks: lost wake-up?"
         );
         driver
-            .park_timeout(std::time::Duration::from_secs(10))
+            .park_timeout(Duration::from_secs(10))
             .expect("driver park failed");
         parks += 1;
     }
@@ -94,6 +97,48 @@ pub async fn tcp_pair() -> (TcpStream, TcpStream) {
         listener.accept()
     );
     (client.unwrap(), accepted.unwrap().0)
+}
+
+/// A wait for datagrams sent to a socket in one call (`send_many`) to be
+/// queued on it, as
+/// [`sent_all_and_queued`](tempo_test_support::net::sent_all_and_queued)
+/// waits for datagrams sent one per call: made before the send, it
+/// measures what one datagram of the size adds to a receive queue's
+/// charge on a probe socket; [`wait`](Self::wait) after the send waits
+/// until the receiver's charge has grown by that many.
+pub struct BatchQueued {
+    charged: u32,
+}
+
+impl BatchQueued {
+    /// Before sending `count` datagrams of `len` bytes each to
+    /// `receiver`, which nothing may receive from until the wait ends.
+    pub fn expect(receiver: &impl AsRawFd, count: usize, len: usize) -> BatchQueued {
+        let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = probe.local_addr().unwrap();
+        let before = rmem_alloc(&probe);
+        sent_and_queued(&probe, || probe.send_to(&vec![0; len], to).unwrap());
+        let one = rmem_alloc(&probe) - before;
+        BatchQueued {
+            charged: rmem_alloc(receiver) + one * count as u32,
+        }
+    }
+
+    /// After the send: waits until all are queued on `receiver`. Panics
+    /// after 10 s.
+    pub fn wait(self, receiver: &impl AsRawFd) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while rmem_alloc(receiver) < self.charged {
+            assert!(
+                Instant::now() < deadline,
+                "datagrams sent over loopback were not queued within 10 s"
+            );
+            thread::sleep(Duration::from_millis(1));
+        }
+        // As `sent_all_and_queued`: let the softirq section that charged
+        // the last one finish linking it and signalling readiness.
+        thread::sleep(Duration::from_millis(1));
+    }
 }
 
 /// Raises the soft RLIMIT_NOFILE to `want` (capped at the hard limit);
