@@ -10,11 +10,11 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use futures::task::noop_waker;
-use support::{block_on, block_on_bounded, BatchQueued};
+use support::{block_on, block_on_bounded};
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
 use tempo_io::Driver;
 use tempo_park::Park;
-use tempo_test_support::net::{sent_all_and_queued, sent_and_queued};
+use tempo_test_support::net::{sent_all_and_queued, sent_and_queued, BatchQueued};
 
 fn udp_pair() -> (UdpSocket, UdpSocket) {
     let bind = || UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();

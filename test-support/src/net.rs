@@ -92,8 +92,47 @@ pub fn sent_all_and_queued(
     for _ in 1..count {
         send_one();
     }
-    let all = before + one * count as u32;
-    wait_rmem_above(receiver, all - 1);
+    wait_charged(receiver, before + one * count as u32);
+}
+
+/// A wait for datagrams sent to a socket in one call (`send_many`) to be
+/// queued on it, as [`sent_all_and_queued`] waits for datagrams sent one
+/// per call: made before the send, it measures what one datagram of the
+/// size adds to a receive queue's charge on a probe socket;
+/// [`wait`](Self::wait) after the send waits until the receiver's charge
+/// has grown by that many.
+#[derive(Debug)]
+pub struct BatchQueued {
+    charged: u32,
+}
+
+impl BatchQueued {
+    /// Before sending `count` datagrams of `len` bytes each to
+    /// `receiver`, which nothing may receive from until the wait ends.
+    pub fn expect(receiver: &impl std::os::fd::AsRawFd, count: usize, len: usize) -> BatchQueued {
+        let probe = UdpSocket::bind("127.0.0.1:0").expect("bind a probe socket");
+        let to = probe.local_addr().expect("probe address");
+        let before = rmem_alloc(&probe);
+        probe.send_to(&vec![0; len], to).expect("send to the probe");
+        let one = wait_rmem_above(&probe, before) - before;
+        BatchQueued {
+            charged: rmem_alloc(receiver) + one * count as u32,
+        }
+    }
+
+    /// After the send: waits until all are queued on `receiver`. Panics
+    /// after 10 s.
+    pub fn wait(self, receiver: &impl std::os::fd::AsRawFd) {
+        wait_charged(receiver, self.charged);
+    }
+}
+
+/// Waits until `receiver`'s queue is charged at least `charged` bytes,
+/// then 1 ms more: the kernel charges a datagram just before it links it
+/// into the queue and signals readiness, in the same non-preemptible
+/// softirq section.
+fn wait_charged(receiver: &impl std::os::fd::AsRawFd, charged: u32) {
+    wait_rmem_above(receiver, charged - 1);
     std::thread::sleep(std::time::Duration::from_millis(1));
 }
 

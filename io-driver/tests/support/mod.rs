@@ -1,21 +1,19 @@
 //! A minimal single-threaded executor for tests: polls futures and parks the
 //! I/O driver in between, the way the runtime will. Shared by the
-//! integration tests and `examples/udp_recv_count.rs`.
+//! integration tests.
 #![allow(dead_code)]
 
 use std::future::Future;
-use std::os::fd::AsRawFd;
 use std::pin::pin;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, ThreadId};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tempo_io::net::{TcpListener, TcpStream};
 use tempo_io::{Driver, Handle};
 use tempo_park::Park;
-use tempo_test_support::net::{rmem_alloc, sent_and_queued};
 
 /// Wakes the test's main future: sets a flag, and unparks the driver only
 /// when woken from another thread (a wake during dispatch costs nothing).
@@ -97,48 +95,6 @@ pub async fn tcp_pair() -> (TcpStream, TcpStream) {
         listener.accept()
     );
     (client.unwrap(), accepted.unwrap().0)
-}
-
-/// A wait for datagrams sent to a socket in one call (`send_many`) to be
-/// queued on it, as
-/// [`sent_all_and_queued`](tempo_test_support::net::sent_all_and_queued)
-/// waits for datagrams sent one per call: made before the send, it
-/// measures what one datagram of the size adds to a receive queue's
-/// charge on a probe socket; [`wait`](Self::wait) after the send waits
-/// until the receiver's charge has grown by that many.
-pub struct BatchQueued {
-    charged: u32,
-}
-
-impl BatchQueued {
-    /// Before sending `count` datagrams of `len` bytes each to
-    /// `receiver`, which nothing may receive from until the wait ends.
-    pub fn expect(receiver: &impl AsRawFd, count: usize, len: usize) -> BatchQueued {
-        let probe = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let to = probe.local_addr().unwrap();
-        let before = rmem_alloc(&probe);
-        sent_and_queued(&probe, || probe.send_to(&vec![0; len], to).unwrap());
-        let one = rmem_alloc(&probe) - before;
-        BatchQueued {
-            charged: rmem_alloc(receiver) + one * count as u32,
-        }
-    }
-
-    /// After the send: waits until all are queued on `receiver`. Panics
-    /// after 10 s.
-    pub fn wait(self, receiver: &impl AsRawFd) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while rmem_alloc(receiver) < self.charged {
-            assert!(
-                Instant::now() < deadline,
-                "datagrams sent over loopback were not queued within 10 s"
-            );
-            thread::sleep(Duration::from_millis(1));
-        }
-        // As `sent_all_and_queued`: let the softirq section that charged
-        // the last one finish linking it and signalling readiness.
-        thread::sleep(Duration::from_millis(1));
-    }
 }
 
 /// Raises the soft RLIMIT_NOFILE to `want` (capped at the hard limit);
