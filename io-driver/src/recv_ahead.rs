@@ -60,7 +60,7 @@
 //! send-only) 168 bytes more. Once the rule is on, a socket also keeps a
 //! buffer as long as the largest receive buffer the caller passed (capped
 //! at 65,536 bytes): about 2.4 KiB per socket, whole registration
-//! included, with a 2,048-byte receive buffer, 19 MiB at 8,000 sockets. The buffer has the caller's size so
+//! included, with a 2,048-byte receive buffer, 18 MiB at 8,000 sockets (17 MiB of it the state and buffer, the figure `net` gives). The buffer has the caller's size so
 //! that a held datagram is cut exactly as `recvfrom` into that buffer would
 //! cut it. A later receive with a *larger* buffer than every earlier one
 //! still gets a held datagram as the earlier buffer size cut it (the only
