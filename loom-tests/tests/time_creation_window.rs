@@ -3,6 +3,13 @@
 //! not complete on its first poll; it waits for the *next* pass, which must
 //! therefore come: a driver blocked with no other timer is unparked (if
 //! that wake-up were lost, loom would report a deadlock).
+//!
+//! Second model: the same registration racing the tick's end-of-tick pass
+//! (issue 19), which reads its "entries pending" flag without the lock. The
+//! entry is fired by that pass or, if it registered after the pass looked,
+//! by the next park, which must not block on it. Mutation check: with the
+//! wheel's next expiration ignoring the end-of-tick list, the park blocks
+//! and loom reports the deadlock.
 #![cfg(loom)]
 
 use std::future::Future;
@@ -44,6 +51,34 @@ fn registration_inside_the_window_waits_for_the_next_pass_and_unparks() {
         // way the pass that ends this park fires the new timer.
         driver.park().unwrap();
         let (sleep, flag) = remote.join().unwrap();
+        assert!(flag.0.load(SeqCst), "timer never woken");
+        assert!(sleep.is_elapsed());
+    });
+}
+
+#[test]
+fn registration_racing_the_end_of_tick_pass_is_fired_by_it_or_the_next_park() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        driver.set_firing_window(MS * 10);
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let handle = driver.handle();
+        let remote = thread::spawn(move || {
+            let flag = std::sync::Arc::new(FlagWaker(AtomicBool::new(false)));
+            let waker = Waker::from(flag.clone());
+            // A given deadline inside the processed window: for this tick's end.
+            let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+            let first = sleep.as_mut().poll(&mut Context::from_waker(&waker));
+            assert!(first.is_pending(), "completed in the poll that created it");
+            (sleep, flag)
+        });
+        let at_end_of_tick = driver.handle().fire_end_of_tick();
+        let (sleep, flag) = remote.join().unwrap();
+        if at_end_of_tick == 0 {
+            // Registered after the pass looked: the next park fires it
+            // without blocking (a blocked park here is a lost timer).
+            driver.park().unwrap();
+        }
         assert!(flag.0.load(SeqCst), "timer never woken");
         assert!(sleep.is_elapsed());
     });

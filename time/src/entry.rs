@@ -12,7 +12,7 @@
 //!   lists through [`EntryRef`] raw pointers. Once the entry has been handed
 //!   to the wheel (`linked_once`), every access to it, by the owner or by
 //!   the driver, happens while holding the wheel lock of the entry's
-//!   [`Shared`](crate::timer_shared::Shared).
+//!   [`TimerShared`](crate::timer_shared::TimerShared).
 //!
 //! # Why this is sound
 //!
@@ -39,6 +39,7 @@ use crate::handle::Handle;
 use crate::sleep::Sleep;
 use crate::sync::UnsafeCell;
 use crate::timeout::Timeout;
+use crate::timer_shared::InWindow;
 use crate::Instant;
 
 /// Where the wheel filed an entry.
@@ -50,6 +51,8 @@ pub(crate) enum Location {
     Slot { level: u8, slot: u8 },
     /// In the wheel's list of due entries not yet handed to the driver.
     Due,
+    /// In the wheel's list of entries for the end of the current tick.
+    ThisTick,
 }
 
 /// The life cycle of an entry, as the wheel sees it.
@@ -148,6 +151,9 @@ pub(crate) struct TimerEntry {
     handle: Handle,
     deadline: Instant,
     at_least: bool,
+    /// Where the deadline fires if it falls inside the window the last
+    /// pass processed: set by the constructor and by each reset.
+    in_window: InWindow,
     /// The wheel may know this entry: from now on, lock before touching
     /// `shared`, and unlink on drop.
     linked_once: bool,
@@ -170,12 +176,14 @@ impl TimerEntry {
         handle: Handle,
         deadline: Instant,
         at_least: bool,
+        in_window: InWindow,
         elapsed: bool,
     ) -> TimerEntry {
         TimerEntry {
             handle,
             deadline,
             at_least,
+            in_window,
             linked_once: false,
             shared: UnsafeCell::new(EntryShared {
                 prev: None,
@@ -220,7 +228,7 @@ impl TimerEntry {
 
     /// Registers on first poll; completes once fired (on the first poll
     /// already if the deadline had passed at the driver's last fire pass;
-    /// never if it is in the future, see `Shared::register`).
+    /// never if it is in the future, see `TimerShared::register`).
     ///
     /// # Panics
     ///
@@ -238,8 +246,14 @@ impl TimerEntry {
             // No clock read here (it would cost a third of a registration):
             // the wheel and the last pass's `now` say whether it is due.
             this.linked_once = true;
-            let state =
-                shared.register(entry, this.deadline, this.at_least, Some(cx.waker()), false);
+            let state = shared.register(
+                entry,
+                this.deadline,
+                this.at_least,
+                this.in_window,
+                Some(cx.waker()),
+                false,
+            );
             return Self::outcome(state);
         }
         Self::outcome(shared.poll_registered(entry, cx.waker()))
@@ -256,11 +270,14 @@ impl TimerEntry {
     }
 
     /// Moves the deadline; re-arms at once, keeping the registered waker
-    /// (and waking it if the new deadline is already due).
-    pub(crate) fn reset(self: Pin<&mut Self>, deadline: Instant) {
+    /// (and waking it if the new deadline is already due). `in_window`:
+    /// where the new deadline fires if it falls inside the window the last
+    /// pass processed.
+    pub(crate) fn reset(self: Pin<&mut Self>, deadline: Instant, in_window: InWindow) {
         // SAFETY: as in `poll_elapsed`, nothing is moved out.
         let this = unsafe { self.get_unchecked_mut() };
         this.deadline = deadline;
+        this.in_window = in_window;
         let entry = EntryRef::new(&this.shared);
         if !this.linked_once {
             entry.with(|e| {
@@ -271,7 +288,7 @@ impl TimerEntry {
         }
         this.handle
             .shared()
-            .register(entry, deadline, this.at_least, None, true);
+            .register(entry, deadline, this.at_least, in_window, None, true);
     }
 }
 

@@ -224,6 +224,60 @@ impl Handle {
         self.shared.configure(|state| state.window_ticks = ticks);
     }
 
+    /// Tells the driver how far apart its scheduler's fire passes are:
+    /// the throttling scheduler's period `T` (zero, the default, for a
+    /// scheduler that parks until the next timer). A never-early timer can
+    /// be that late, so an [`Interval`](crate::Interval) that never fires
+    /// early does not count such a tick as missed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver};
+    ///
+    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// driver.handle().set_pass_period(Duration::from_millis(20));
+    /// ```
+    pub fn set_pass_period(&self, period: Duration) {
+        let ticks = u64::try_from(period.as_millis()).unwrap_or(u64::MAX);
+        self.shared
+            .configure(|state| state.pass_period_ticks = ticks);
+    }
+
+    /// The end-of-tick pass: fires the timers that registered during the
+    /// current tick with a deadline inside the window its fire pass already
+    /// processed, and that were given that deadline rather than measuring it
+    /// from the clock (`sleep_until`, `timeout_at`, `reset`, an interval's
+    /// first tick or its catch-up after a late tick). Their nearest tick is
+    /// the current one; they never complete in the poll that registered
+    /// them. A scheduler with a firing window calls this once per tick,
+    /// after running its tasks, then runs the tasks it woke; without the
+    /// call they fire at the next fire pass. Returns how many fired; takes
+    /// no lock when there are none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::ParkThread;
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// driver.set_firing_window(Duration::from_millis(10));
+    /// let handle = driver.handle();
+    /// handle.fire_due_timers(); // the tick's pass: processes now + 10 ms
+    /// let deadline = handle.now() + Duration::from_millis(3);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), deadline, false));
+    /// assert!(sleep.poll().is_pending()); // never in the registering poll
+    /// assert_eq!(handle.fire_end_of_tick(), 1); // but in this tick
+    /// assert!(sleep.poll().is_ready());
+    /// ```
+    pub fn fire_end_of_tick(&self) -> u64 {
+        self.shared.fire_end_of_tick()
+    }
+
     /// Number of timers fired so far.
     ///
     /// # Examples

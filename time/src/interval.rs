@@ -12,19 +12,33 @@
 //!
 //! A tick counts as *missed* only if it completes later than its scheduled
 //! instant by more than a tolerance: 5 ms (as tokio) plus the driver's
-//! firing window, or twice the window for a never-early interval. Under a
-//! throttling scheduler of period `T` (window `T/2`) a nearest-tick timer is
-//! up to `T/2` early or late and a never-early one up to `T` late by design;
-//! neither is a missed tick, so a `Delay` interval does not drift and a
-//! `Skip` interval does not skip. A tick that completes *early* (within the
-//! window) is never missed: the next one is scheduled a period after the
-//! scheduled instant, not after the early completion.
+//! firing window for a nearest-tick interval, plus the scheduler's pass
+//! period `T` (or twice the window, if larger) for a never-early one, be it
+//! never-early by `interval_at_least` or by the runtime's timer policy.
+//! Under a throttling scheduler of period `T` (window `T/2`) a nearest-tick
+//! timer is up to `T/2` early or late and a never-early one up to `T` late
+//! by design; neither is a missed tick, so a `Delay` interval does not
+//! drift and a `Skip` interval does not skip. A tick that completes *early*
+//! (within the window) is never missed: the next one is scheduled a period
+//! after the scheduled instant, not after the early completion.
+//!
+//! # Re-arming inside the window
+//!
+//! A tick that completes late by more than the window (it missed its
+//! nearest tick: a busy thread, an overrun) may leave the next scheduled
+//! instant inside the window the driver's last pass processed. That
+//! instant's nearest tick is the current one, so it fires at the current
+//! tick's end-of-tick pass: the schedule catches up at once instead of
+//! staying a tick late for good. After an on-time tick, a next instant
+//! inside the window (a period shorter than the window) waits for the next
+//! pass, so a loop over a short interval costs one poll per tick.
 
 use std::future::{poll_fn, Future as _};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use crate::timer_shared::InWindow;
 use crate::{Handle, Instant, Sleep};
 
 /// Slack beyond the firing window before a tick counts as missed.
@@ -249,7 +263,13 @@ impl Interval {
         // completes at once (see `Sleep` on past deadlines).
         let due = start <= handle.now();
         Interval {
-            delay: Box::pin(Sleep::with_state(handle, start, at_least, due)),
+            delay: Box::pin(Sleep::with_state(
+                handle,
+                start,
+                at_least,
+                InWindow::ThisTick,
+                due,
+            )),
             period,
             missed_tick_behavior: MissedTickBehavior::default(),
         }
@@ -310,25 +330,50 @@ impl Interval {
         }
         let scheduled = self.delay.deadline();
         let now = self.delay.handle().now();
-        let next = if now > scheduled + self.tolerance() {
+        let (window, tolerance) = self.window_and_tolerance();
+        let next = if now > scheduled + tolerance {
             self.missed_tick_behavior
                 .next_timeout(scheduled, now, self.period)
         } else {
             scheduled + self.period
         };
-        self.delay.as_mut().reset(next);
+        // After an on-time tick, a next tick inside the window the last pass
+        // processed (a period shorter than the window) waits for the next
+        // pass, so a loop over a short interval costs one poll per tick.
+        // After a tick that missed its nearest tick (a busy thread, an
+        // overrun), the next one's nearest tick is the current one: it fires
+        // at this tick's end, so the schedule catches up instead of staying
+        // a tick late.
+        let in_window = if now > scheduled + window {
+            InWindow::ThisTick
+        } else {
+            InWindow::NextTick
+        };
+        self.delay.as_mut().reset_with(next, in_window);
         Poll::Ready(scheduled)
     }
 
-    /// Lateness that does not count as a missed tick.
-    fn tolerance(&self) -> Duration {
-        let window = Duration::from_millis(self.delay.handle().shared().lock_state().window_ticks);
-        let spread = if self.delay.is_at_least() {
-            window * 2
+    /// The firing window, and the lateness that does not count as a missed
+    /// tick: [`MISSED_TICK_SLACK`] plus the window for a nearest-tick
+    /// interval (up to `T/2` late), plus the scheduler's pass period for a
+    /// never-early one (up to `T` late, whether by `interval_at_least` or
+    /// by the runtime's timer policy).
+    fn window_and_tolerance(&self) -> (Duration, Duration) {
+        let (window_ticks, never_early, pass_ticks) = {
+            let state = self.delay.handle().shared().lock_state();
+            (
+                state.window_ticks,
+                state.never_early,
+                state.pass_period_ticks,
+            )
+        };
+        let window = Duration::from_millis(window_ticks);
+        let spread = if self.delay.is_at_least() || never_early {
+            (window * 2).max(Duration::from_millis(pass_ticks))
         } else {
             window
         };
-        MISSED_TICK_SLACK + spread
+        (window, MISSED_TICK_SLACK + spread)
     }
 
     /// Restarts the schedule: the next tick is one period from now.
@@ -356,7 +401,10 @@ impl Interval {
     /// ```
     pub fn reset(&mut self) {
         let now = self.delay.handle().now();
-        self.delay.as_mut().reset(now + self.period);
+        // Measured from the clock: like `sleep(period)`.
+        self.delay
+            .as_mut()
+            .reset_with(now + self.period, InWindow::NextTick);
     }
 
     /// Restarts the schedule: the next tick completes at once.

@@ -25,9 +25,13 @@
 //! same: never early, late by the wake-up latency only.
 //!
 //! Under either policy a timer whose deadline is in the future never
-//! completes in the poll that created it: one created inside the current
-//! tick's window fires at the next tick, so `loop { sleep(d).await }` costs
-//! at most one poll per tick (see [`Sleep`]).
+//! completes in the poll that created it. One registered inside the window
+//! the current tick already fired fires at that tick's end-of-tick pass
+//! ([`Handle::fire_end_of_tick`]) if its deadline was given (`sleep_until`,
+//! `reset`, an interval's schedule), which is its nearest tick, and at the
+//! next tick if it was measured from now (`sleep(d)`), so
+//! `loop { sleep(d).await }` costs at most one poll per tick (see
+//! [`Sleep`]).
 //!
 //! The names follow `tokio::time` so that code can switch by changing its
 //! imports.

@@ -9,15 +9,19 @@
 //!
 //! * `sleep(Duration::ZERO)` (and `sleep_at_least`, `timeout` with a zero
 //!   duration) completes on its first poll without touching the wheel.
-//! * A deadline at or before the driver's last fire pass (its `now`)
-//!   completes on the first poll, or at once on a reset (the waiting task
-//!   is woken).
+//! * A deadline at or before the driver's last fire pass (its `now`; every
+//!   pass records it, one that finds nothing due too) completes on the
+//!   first poll, or at once on a reset (the waiting task is woken).
 //! * A deadline in the future **never completes in the poll that created
 //!   it**, even inside a throttling scheduler's firing window (`now + T/2`,
-//!   which the last pass already processed): it completes at the next fire
-//!   pass, the nearest tick after the one that created it. So
-//!   `loop { sleep(d).await }` costs at most one poll per tick, whatever
-//!   `d`, instead of spinning until the window moves.
+//!   which the last pass already processed). There its nearest tick is the
+//!   current one: a deadline *given* to the sleep ([`sleep_until`],
+//!   [`Sleep::new`], [`Sleep::reset`]) completes at the tick's end-of-tick
+//!   pass ([`Handle::fire_end_of_tick`]), later in the same tick; one
+//!   *measured from now* ([`sleep`], [`sleep_at_least`]) completes at the
+//!   next fire pass, so `loop { sleep(d).await }` costs at most one poll
+//!   per tick, whatever `d`, instead of spinning until the window moves
+//!   (a loop over `sleep_until(Instant::now() + d)`, at most two).
 //! * A deadline after the last pass but already in the past by the time it
 //!   registers completes at the driver's next fire pass too: the next turn
 //!   of the scheduler (whose park does not block, since the timer is due).
@@ -32,6 +36,7 @@ use std::time::Duration;
 use tempo_park::coop;
 
 use crate::entry::TimerEntry;
+use crate::timer_shared::InWindow;
 use crate::{Handle, Instant};
 
 /// A future that completes at [`deadline`](Sleep::deadline). Created by
@@ -100,7 +105,13 @@ pub struct Sleep {
 pub fn sleep(duration: Duration) -> Sleep {
     let handle = Handle::current();
     let deadline = handle.now() + duration;
-    Sleep::with_state(handle, deadline, false, duration.is_zero())
+    Sleep::with_state(
+        handle,
+        deadline,
+        false,
+        InWindow::NextTick,
+        duration.is_zero(),
+    )
 }
 
 /// Waits until `deadline`.
@@ -165,7 +176,13 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 pub fn sleep_at_least(duration: Duration) -> Sleep {
     let handle = Handle::current();
     let deadline = handle.now() + duration;
-    Sleep::with_state(handle, deadline, true, duration.is_zero())
+    Sleep::with_state(
+        handle,
+        deadline,
+        true,
+        InWindow::NextTick,
+        duration.is_zero(),
+    )
 }
 
 impl Sleep {
@@ -189,19 +206,28 @@ impl Sleep {
     /// assert!(sleep.poll().is_ready());
     /// ```
     pub fn new(handle: Handle, deadline: Instant, at_least: bool) -> Sleep {
-        Sleep::with_state(handle, deadline, at_least, false)
+        Sleep::with_state(handle, deadline, at_least, InWindow::ThisTick, false)
     }
 
-    /// `elapsed`: the caller knows the deadline has passed already.
+    /// `in_window`: where the deadline fires if it falls inside the window
+    /// the driver's last pass processed (see [`InWindow`]); `elapsed`: the
+    /// caller knows the deadline has passed already.
     pub(crate) fn with_state(
         handle: Handle,
         deadline: Instant,
         at_least: bool,
+        in_window: InWindow,
         elapsed: bool,
     ) -> Sleep {
         Sleep {
-            entry: TimerEntry::new(handle, deadline, at_least, elapsed),
+            entry: TimerEntry::new(handle, deadline, at_least, in_window, elapsed),
         }
+    }
+
+    /// Moves the deadline with an explicit [`InWindow`] rule (an
+    /// interval's re-arm); see [`Sleep::reset`].
+    pub(crate) fn reset_with(self: Pin<&mut Self>, deadline: Instant, in_window: InWindow) {
+        self.entry_pin().reset(deadline, in_window);
     }
 
     /// Waits until `deadline`, and never completes earlier.
@@ -359,7 +385,7 @@ impl Sleep {
     /// # assert!(done, "the example did not complete");
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
-        self.entry_pin().reset(deadline);
+        self.entry_pin().reset(deadline, InWindow::ThisTick);
     }
 }
 

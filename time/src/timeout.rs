@@ -8,6 +8,7 @@ use std::time::Duration;
 use tempo_park::coop;
 
 use crate::error::Elapsed;
+use crate::timer_shared::InWindow;
 use crate::{Handle, Instant, Sleep};
 
 /// A future that completes with the inner future's output, or with
@@ -79,7 +80,13 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
     let deadline = handle.now() + duration;
     Timeout {
         value: future,
-        delay: Sleep::with_state(handle, deadline, true, duration.is_zero()),
+        delay: Sleep::with_state(
+            handle,
+            deadline,
+            true,
+            InWindow::NextTick,
+            duration.is_zero(),
+        ),
     }
 }
 

@@ -23,24 +23,40 @@
 //!   with `deadline_tick > now_tick` (the window changed since) files it
 //!   again instead of firing it. Error within `[0, T]`: tokio's rule.
 //!
-//! # Timers created inside the window: never in the creating poll
+//! # Timers registered inside the window: this tick or the next, never the creating poll
 //!
 //! A pass moves the wheel to `now_tick + window`, so a timer registered
 //! after it with a deadline inside that window finds its tick already
-//! processed. Firing it at once would complete a future deadline in the
-//! poll that created it: under a throttle of 20 ms, `loop { sleep(1 ms) }`
-//! then spun through the window (millions of iterations per second) until
-//! the next tick moved it. Such an entry is instead filed with the due
-//! entries and fires at the *next* pass, the nearest tick after the one
-//! that created it; a driver blocked meanwhile is unparked. So a timer
-//! whose deadline is in the future completes at a later pass, and a loop
-//! over one costs at most a poll per tick.
+//! processed. Its nearest tick is the one running. Firing it at once would
+//! complete a future deadline in the poll that created it: under a throttle
+//! of 20 ms, `loop { sleep(1 ms) }` would spin through the window until the
+//! next tick moved it. What happens instead depends on where the deadline
+//! came from ([`InWindow`], chosen by the timer's constructor):
 //!
-//! Only a deadline at or before the `now` of the last locked pass
-//! (`WheelState::last_pass`) is known to have passed without reading the clock:
-//! that one still completes on its first poll, as in tokio. With a zero
-//! window (the basic scheduler) every processed tick is at or before that
-//! `now`, so nothing changes there.
+//! * a deadline **measured from the clock** (`sleep(d)`, `timeout(d)`, an
+//!   interval's next tick after an on-time one) fires at the *next* pass:
+//!   firing it in this tick would let a loop over it run once per pass, so
+//!   `loop { sleep(1 ms) }` costs at most one poll per tick;
+//! * a deadline **fixed independently of the clock** (`sleep_until`,
+//!   `timeout_at`, `reset`, an `interval_at`'s first tick, an interval's
+//!   next tick after a late one) fires at the *end-of-tick pass*
+//!   ([`TimerShared::fire_end_of_tick`]), which the scheduler makes once
+//!   per tick after running its tasks: later in this tick, at its nearest
+//!   tick. Without it a stream started "now" (first deadline inside the
+//!   window) fired a tick late, re-armed `prev + T` inside the next tick's
+//!   window, fired late again, and stayed up to `T` late for its whole
+//!   life. A loop over `sleep_until(Instant::now() + d)` costs at most two
+//!   polls per tick: what registers after the end-of-tick pass waits for
+//!   the next tick.
+//!
+//! A driver without end-of-tick passes (the basic scheduler, a host loop)
+//! fires both kinds at its next pass. A driver blocked meanwhile is
+//! unparked.
+//!
+//! A deadline at or before the `now` of the last fire pass (`last_pass`,
+//! recorded by every pass, even one that finds nothing due) is known to
+//! have passed without reading the clock: it completes on its first poll,
+//! as in tokio, whatever the window.
 //!
 //! # Cross-thread registration
 //!
@@ -61,7 +77,7 @@ use tempo_park::Unpark;
 
 use crate::entry::{EntryRef, EntryState};
 use crate::histogram::TimerErrorHistogram;
-use crate::sync::{AtomicU64, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::wheel::{AlreadyDue, Wheel};
 use crate::{Clock, Instant};
 
@@ -78,10 +94,23 @@ pub(crate) struct WheelState {
     pub(crate) never_early: bool,
     pub(crate) shutdown: bool,
     pub(crate) histogram: TimerErrorHistogram,
-    /// The `now` of the last fire pass that took the lock (the one that
-    /// moved the wheel to `now_tick + window`): a deadline at or before it
-    /// had passed when that pass ran.
-    pub(crate) last_pass: Instant,
+    /// The spacing of the scheduler's fire passes (its throttle period),
+    /// in ticks; 0 for a driver parked until its next timer. A never-early
+    /// timer can be that late.
+    pub(crate) pass_period_ticks: u64,
+}
+
+/// What a registration does when its deadline falls inside the firing
+/// window a pass has already processed: after that pass's `now`, at or
+/// before its horizon (`now + window`). See the module docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum InWindow {
+    /// Fire at the next pass. For deadlines measured from the clock in this
+    /// tick, so that a loop over them cannot run once per pass.
+    NextTick,
+    /// Fire at the end-of-tick pass: later in this tick, never in the poll
+    /// that registered it. For deadlines fixed independently of the clock.
+    ThisTick,
 }
 
 /// What a driver and its handles share.
@@ -101,6 +130,13 @@ pub(crate) struct TimerShared {
     next_wake: AtomicU64,
     /// Timers fired so far (all fire passes, by the driver or `advance`).
     timers_fired: AtomicU64,
+    /// The `now` of the last fire pass, in nanoseconds since `origin`
+    /// (every pass records it, the lock-free one included): a deadline at
+    /// or before it had passed when that pass ran.
+    last_pass_nanos: AtomicU64,
+    /// Entries wait for the end-of-tick pass: set under the lock when one
+    /// is filed, cleared by the pass that fires them.
+    end_of_tick_pending: AtomicBool,
     unpark: Box<dyn Unpark>,
     clock: Clock,
     origin: std::time::Instant,
@@ -116,11 +152,13 @@ impl TimerShared {
                 never_early: false,
                 shutdown: false,
                 histogram: TimerErrorHistogram::default(),
-                last_pass: Instant::from_std(origin),
+                pass_period_ticks: 0,
             }),
             parked_until: AtomicU64::new(NOT_PARKED),
             next_wake: AtomicU64::new(0),
             timers_fired: AtomicU64::new(0),
+            last_pass_nanos: AtomicU64::new(0),
+            end_of_tick_pending: AtomicBool::new(false),
             unpark,
             clock,
             origin,
@@ -144,6 +182,22 @@ impl TimerShared {
 
     pub(crate) fn timers_fired(&self) -> u64 {
         self.timers_fired.load(Ordering::Relaxed)
+    }
+
+    /// `instant` in nanoseconds since `origin` (0 before it, saturating).
+    fn nanos_since_origin(&self, instant: Instant) -> u64 {
+        let nanos = instant
+            .into_std()
+            .saturating_duration_since(self.origin)
+            .as_nanos();
+        u64::try_from(nanos).unwrap_or(u64::MAX)
+    }
+
+    /// Whether `deadline` is at or before the `now` of the last fire pass.
+    fn passed_at_last_pass(&self, deadline: Instant) -> bool {
+        let last_pass = self.last_pass_nanos.load(Ordering::SeqCst);
+        // Not after the origin: the nanosecond count says nothing finer.
+        deadline.into_std() <= self.origin || self.nanos_since_origin(deadline) <= last_pass
     }
 
     /// The deadline's tick, rounded up.
@@ -187,11 +241,14 @@ impl TimerShared {
     ///
     /// `waker` (from a poll) replaces the stored one; `wake_if_due` (from a
     /// reset) wakes the stored waker when the new deadline is already due.
+    /// `in_window`: where it fires if its deadline is inside the window the
+    /// last pass processed (see the module docs).
     pub(crate) fn register(
         &self,
         entry: EntryRef,
         deadline: Instant,
         at_least: bool,
+        in_window: InWindow,
         waker: Option<&Waker>,
         wake_if_due: bool,
     ) -> EntryState {
@@ -229,17 +286,27 @@ impl TimerShared {
                     }
                 }
             });
-            let wake_tick = match state.wheel.insert(entry, tick) {
-                Ok(()) => Some(wake_tick),
-                Err(AlreadyDue) if deadline > state.last_pass => {
+            let wake_tick = if self.passed_at_last_pass(deadline) {
+                None
+            } else {
+                match state.wheel.insert(entry, tick) {
+                    Ok(()) => Some(wake_tick),
                     // The last pass processed the tick, but the deadline is
                     // after that pass: still in the future for all we know
-                    // (no clock read). It fires at the next pass, which
-                    // must come at once (a wake tick of 0 unparks).
-                    state.wheel.insert_due(entry, tick);
-                    Some(0)
+                    // (no clock read). It fires at the end of this tick or
+                    // at the next pass, which must come at once if the
+                    // driver is blocked (a wake tick of 0 unparks).
+                    Err(AlreadyDue) => {
+                        match in_window {
+                            InWindow::NextTick => state.wheel.insert_due(entry, tick),
+                            InWindow::ThisTick => {
+                                state.wheel.insert_this_tick(entry, tick);
+                                self.end_of_tick_pending.store(true, Ordering::SeqCst);
+                            }
+                        }
+                        Some(0)
+                    }
                 }
-                Err(AlreadyDue) => None,
             };
             new_state = match wake_tick {
                 Some(wake_tick) => {
@@ -327,11 +394,60 @@ impl TimerShared {
     /// tasks in batches outside the lock. Returns how many fired.
     pub(crate) fn fire(&self, now: Instant) -> u64 {
         let now_tick = self.now_tick(now);
+        self.last_pass_nanos
+            .fetch_max(self.nanos_since_origin(now), Ordering::SeqCst);
         if now_tick < self.next_wake.load(Ordering::SeqCst) {
             // Nothing can be due: no lock, no wheel walk (the common case of
             // the zero-timeout poll each tick / each event interval).
             return 0;
         }
+        self.fire_batches(
+            now,
+            |state| {
+                let horizon = now_tick.saturating_add(state.window_ticks);
+                state.wheel.poll(horizon)
+            },
+            |state| {
+                // `poll` handed out the end-of-tick entries too.
+                self.end_of_tick_pending.store(false, Ordering::SeqCst);
+                let wake = state
+                    .wheel
+                    .next_expiration_tick()
+                    .map_or(u64::MAX, |t| t.saturating_sub(state.window_ticks));
+                self.next_wake.store(wake, Ordering::SeqCst);
+            },
+        )
+    }
+
+    /// The end-of-tick pass: fires the entries filed for the end of the
+    /// current tick (see the module docs), waking their tasks in batches
+    /// outside the lock. Returns how many fired. Without such entries it
+    /// takes no lock and reads no clock. The tasks it wakes run after it
+    /// returns, so what they register inside the window waits for the next
+    /// pass.
+    pub(crate) fn fire_end_of_tick(&self) -> u64 {
+        if !self.end_of_tick_pending.load(Ordering::SeqCst) {
+            return 0;
+        }
+        let now = self.clock.now();
+        self.fire_batches(
+            now,
+            |state| state.wheel.poll_this_tick(),
+            |_| self.end_of_tick_pending.store(false, Ordering::SeqCst),
+        )
+    }
+
+    /// Fires the entries `next` hands out under the lock (never-early ones
+    /// not yet due are filed again instead), [`WAKE_BATCH`] wakers at a
+    /// time, waking each batch outside the lock; `done` runs under the
+    /// lock once `next` has nothing left. Returns how many fired.
+    fn fire_batches(
+        &self,
+        now: Instant,
+        mut next: impl FnMut(&mut WheelState) -> Option<EntryRef>,
+        done: impl Fn(&mut WheelState),
+    ) -> u64 {
+        let now_tick = self.now_tick(now);
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
         let mut waking = PanicSafeWaking::default();
         let mut fired = 0u64;
@@ -341,24 +457,10 @@ impl TimerShared {
             {
                 let mut guard = self.state.lock();
                 let state = &mut *guard;
-                state.last_pass = state.last_pass.max(now);
-                let horizon = now_tick.saturating_add(state.window_ticks);
-                while let Some(entry) = state.wheel.poll(horizon) {
-                    let (at_least, deadline_tick, deadline) =
-                        entry.with(|e| (e.at_least, e.deadline_tick, e.deadline));
-                    if (at_least || state.never_early) && deadline_tick > now_tick {
-                        // Never early: file it again at its deadline plus the
-                        // window, which is after `horizon`.
-                        let tick = deadline_tick.saturating_add(state.window_ticks);
-                        if state.wheel.insert(entry, tick).is_ok() {
-                            continue;
-                        }
-                    }
-                    let waker = entry.with(|e| {
-                        e.state = EntryState::Fired;
-                        e.waker.take()
-                    });
-                    state.histogram.record(error_micros(now, deadline));
+                while let Some(entry) = next(state) {
+                    let Some(waker) = fire_entry(state, entry, now, now_tick) else {
+                        continue;
+                    };
                     fired += 1;
                     if let Some(w) = waker {
                         wakers[count] = Some(w);
@@ -370,11 +472,7 @@ impl TimerShared {
                     }
                 }
                 if !more {
-                    let wake = state
-                        .wheel
-                        .next_expiration_tick()
-                        .map_or(u64::MAX, |t| t.saturating_sub(state.window_ticks));
-                    self.next_wake.store(wake, Ordering::SeqCst);
+                    done(state);
                 }
             }
             waking.wake_all(&mut wakers[..count]);
@@ -429,6 +527,32 @@ impl TimerShared {
             waking.finish();
         }
     }
+}
+
+/// Fires `entry` (handed out by a pass at `now`): marks it fired, records
+/// its error and returns its waker (`Some(None)`: fired, nothing to wake).
+/// `None`: a never-early entry not yet due, filed again at its deadline
+/// plus the window (after any horizon of this pass).
+fn fire_entry(
+    state: &mut WheelState,
+    entry: EntryRef,
+    now: Instant,
+    now_tick: u64,
+) -> Option<Option<Waker>> {
+    let (at_least, deadline_tick, deadline) =
+        entry.with(|e| (e.at_least, e.deadline_tick, e.deadline));
+    if (at_least || state.never_early) && deadline_tick > now_tick {
+        let tick = deadline_tick.saturating_add(state.window_ticks);
+        if state.wheel.insert(entry, tick).is_ok() {
+            return None;
+        }
+    }
+    let waker = entry.with(|e| {
+        e.state = EntryState::Fired;
+        e.waker.take()
+    });
+    state.histogram.record(error_micros(now, deadline));
+    Some(waker)
 }
 
 /// Wakes a batch of wakers so that one that panics cannot strand the

@@ -22,6 +22,10 @@
 //!   each of its entries again: entries whose tick is now `<= elapsed` go to
 //!   `due`, the others cascade to a lower level (their ticks now share every
 //!   digit above with `elapsed`).
+//! * `this_tick` holds entries whose tick the wheel had already processed
+//!   when they registered, but which fire later in the current scheduler
+//!   tick (see [`Wheel::insert_this_tick`]): [`Wheel::poll_this_tick`] hands
+//!   out only them, [`Wheel::poll`] hands them out with the due ones.
 //!
 //! Insert, remove and re-file are O(1); [`Wheel::poll`] hands out due
 //! entries one at a time so the caller can drop the lock between batches.
@@ -46,6 +50,8 @@ pub(crate) struct Wheel {
     levels: [Level; LEVELS],
     /// Entries found due by `poll` and not yet handed out.
     due: List,
+    /// Entries for the end-of-tick pass (or, failing that, the next poll).
+    this_tick: List,
 }
 
 impl Wheel {
@@ -54,6 +60,7 @@ impl Wheel {
             elapsed: 0,
             levels: std::array::from_fn(Level::new),
             due: List::default(),
+            this_tick: List::default(),
         }
     }
 
@@ -83,6 +90,28 @@ impl Wheel {
         self.due.push_front(entry);
     }
 
+    /// Files `entry` (unlinked) for the end of the current scheduler tick:
+    /// [`Wheel::poll_this_tick`] hands it out, or the next [`Wheel::poll`]
+    /// if no end-of-tick pass comes first. For an entry whose tick the wheel
+    /// has already processed and whose nearest scheduler tick is the
+    /// current one.
+    pub(crate) fn insert_this_tick(&mut self, entry: EntryRef, tick: u64) {
+        entry.with(|e| {
+            debug_assert_eq!(e.location, Location::Unlinked);
+            e.tick = tick;
+            e.location = Location::ThisTick;
+        });
+        self.this_tick.push_front(entry);
+    }
+
+    /// Hands out the next entry filed for the end of the current tick,
+    /// unlinked; `None` when there is none. Moves nothing else.
+    pub(crate) fn poll_this_tick(&mut self) -> Option<EntryRef> {
+        let entry = self.this_tick.pop_front()?;
+        entry.with(|e| e.location = Location::Unlinked);
+        Some(entry)
+    }
+
     /// Files an entry whose `tick > elapsed` at its level.
     fn file(&mut self, entry: EntryRef, tick: u64) {
         let level = level_for(self.elapsed, tick);
@@ -103,16 +132,17 @@ impl Wheel {
                 self.levels[level as usize].remove(entry, slot as usize)
             }
             Location::Due => self.due.remove(entry),
+            Location::ThisTick => self.this_tick.remove(entry),
         }
         entry.with(|e| e.location = Location::Unlinked);
     }
 
     /// The earliest tick at which [`Wheel::poll`] has work: the first tick
     /// of the next occupied slot (for a slot above level 0 that may be a
-    /// cascade rather than a fire), `elapsed` if entries are due already,
-    /// `None` if the wheel is empty.
+    /// cascade rather than a fire), `elapsed` if entries are due already
+    /// (end-of-tick ones included), `None` if the wheel is empty.
     pub(crate) fn next_expiration_tick(&self) -> Option<u64> {
-        if !self.due.is_empty() {
+        if !self.due.is_empty() || !self.this_tick.is_empty() {
             return Some(self.elapsed);
         }
         self.next_expiration().map(|e| e.deadline)
@@ -130,13 +160,17 @@ impl Wheel {
         best
     }
 
-    /// Hands out the next entry with `tick <= horizon`, unlinked, processing
-    /// (and cascading) slots as needed. When none is left, `elapsed` moves
-    /// to `horizon` (if that is later) and `None` is returned.
+    /// Hands out the next entry with `tick <= horizon` (end-of-tick entries
+    /// included), unlinked, processing (and cascading) slots as needed.
+    /// When none is left, `elapsed` moves to `horizon` (if that is later)
+    /// and `None` is returned.
     pub(crate) fn poll(&mut self, horizon: u64) -> Option<EntryRef> {
         loop {
             if let Some(entry) = self.due.pop_front() {
                 entry.with(|e| e.location = Location::Unlinked);
+                return Some(entry);
+            }
+            if let Some(entry) = self.poll_this_tick() {
                 return Some(entry);
             }
             match self.next_expiration() {
@@ -168,6 +202,9 @@ impl Wheel {
     pub(crate) fn drain_one(&mut self) -> Option<EntryRef> {
         if let Some(entry) = self.due.pop_front() {
             entry.with(|e| e.location = Location::Unlinked);
+            return Some(entry);
+        }
+        if let Some(entry) = self.poll_this_tick() {
             return Some(entry);
         }
         let exp = self.next_expiration()?;
