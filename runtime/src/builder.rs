@@ -611,6 +611,7 @@ impl Builder {
             start_paused: self.start_paused,
             firing_window,
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
+            pass_period: throttling,
             recv_ahead: !throttling.is_zero(),
             io_events_capacity: self.io_events_capacity,
         };

@@ -199,6 +199,9 @@ pub(crate) struct DriverConfig {
     pub(crate) firing_window: Duration,
     /// Every timer is never early (tokio's rule).
     pub(crate) never_early: bool,
+    /// The spacing of the scheduler's fire passes (throttling: `T`; zero
+    /// for the basic scheduler): how late a never-early timer can be.
+    pub(crate) pass_period: Duration,
     /// Defer the drain retry of datagram receives to the next tick.
     pub(crate) recv_ahead: bool,
     /// The I/O driver's events buffer; `None`: its default.
@@ -295,6 +298,7 @@ impl Driver {
         time.set_firing_window(config.firing_window);
         time.set_never_early(config.never_early);
         let time_handle = time.handle();
+        time_handle.set_pass_period(config.pass_period);
         let mut driver = Driver::timed(time);
         driver.handles.time = Some(time_handle);
         driver

@@ -8,9 +8,11 @@
 //! [`sleep_at_least`] / [`interval_at_least`] or the runtime uses
 //! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly).
 //! On both schedulers a timer whose deadline is in the future never
-//! completes in the poll that created it (under throttling it fires at a
-//! later tick), so `loop { sleep(d).await }` costs at most one poll per
-//! tick; a waker that panics while the driver wakes due timers does not
+//! completes in the poll that created it (under throttling, one inside the
+//! window the tick already fired completes at the tick's end if its
+//! deadline was given, as with `sleep_until`, and at the next tick if it
+//! was measured from now, as with `sleep`), so `loop { sleep(d).await }`
+//! costs at most one poll per tick; a waker that panics while the driver wakes due timers does not
 //! keep the others from being woken (its panic is re-raised after).
 //!
 //! ```

@@ -440,6 +440,24 @@ impl SchedulerCore {
         }
     }
 
+    /// A throttled tick's end-of-tick timer pass (see `scheduler::throttle`):
+    /// fires the timers that registered during the tick for its end,
+    /// without polling the driver. Returns what it fired, as a [`Turn`] with
+    /// no task polls.
+    pub(crate) fn end_of_tick_timers(&self) -> Turn {
+        let Some(time) = &self.shared.handles.time else {
+            return Turn::default();
+        };
+        let fired = time.fire_end_of_tick();
+        if fired != 0 {
+            self.counters.work(0, 0, fired);
+        }
+        Turn {
+            timers_fired: fired,
+            ..Turn::default()
+        }
+    }
+
     /// The I/O events a dispatch must reach for a throttled tick to take a
     /// second look (`None`: no I/O driver, no second looks).
     pub(crate) fn look_threshold(&self) -> Option<u64> {

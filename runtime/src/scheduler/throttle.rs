@@ -66,10 +66,21 @@
 //! mean about zero. Plain parking would make every timer late by up to `T`.
 //! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly)
 //! (or `sleep_at_least` per timer) gives tokio's rule instead: never early,
-//! late by at most `T`. A timer created during a tick with its deadline
-//! inside that tick's window is not fired by it (that would complete it in
-//! the poll that created it): it fires at the next tick, so a
-//! `loop { sleep(d) }` task is polled at most once per tick.
+//! late by at most `T`.
+//!
+//! A timer registered during a tick with its deadline inside the window
+//! that tick's pass already fired never completes in the poll that
+//! registered it (a loop over it would spin). Its nearest tick is the
+//! current one, so a deadline *given* to the timer (`sleep_until`,
+//! `timeout_at`, `reset`, an interval's first tick, an interval catching up
+//! after a late tick) fires at the tick's **end-of-tick pass**: once per
+//! tick, after the tasks (and second looks) have run, the driver fires
+//! those timers, lock-free when there are none, and the tick runs the
+//! tasks they woke. A stream started "now" or re-armed after a late fire
+//! thus keeps the nearest-tick error. A deadline *measured from the clock*
+//! (`sleep(d)`, `timeout(d)`) fires at the next tick instead, so a
+//! `loop { sleep(d) }` task is polled at most once per tick (a loop over
+//! `sleep_until(Instant::now() + d)`, at most twice).
 //!
 //! [`ThrottlePacer`]: super::pacer::ThrottlePacer
 
@@ -309,6 +320,7 @@ impl Throttle {
         let polled = self.begin_tick(core);
         let mut tick = TickWork::new(self, start);
         let mut looks = SecondLooks::new(core, polled.io_events);
+        let mut end_of_tick = None;
         loop {
             loop {
                 if let Some(main) = main.as_mut() {
@@ -322,15 +334,29 @@ impl Throttle {
                     break;
                 }
             }
-            if !looks.look_again(core, &tick) {
-                break;
+            if looks.look_again(core, &tick) {
+                continue;
             }
+            // Once per tick, after its tasks: the timers that registered
+            // during it for its end (see the module docs). A cut tick
+            // leaves them to the next one, which starts at once.
+            if end_of_tick.is_none() && !tick.cut {
+                let pass = core.end_of_tick_timers();
+                end_of_tick = Some(pass);
+                if pass.timers_fired != 0 {
+                    continue;
+                }
+            }
+            break;
         }
         let found_nothing = tick.polled == 0 && polled.found_nothing();
         let between = self.between_ticks(core, found_nothing, tick.cut, max_wait, main.is_some());
         Ok(Turn {
             tasks_polled: tick.polled,
-            ..polled.then(looks.found).then(between)
+            ..polled
+                .then(looks.found)
+                .then(end_of_tick.unwrap_or_default())
+                .then(between)
         })
     }
 
