@@ -224,13 +224,51 @@ impl TimerStreamsResult {
         row
     }
 
+    /// The timer promise of the runtime, read against the measured error:
+    /// under `max_throttling(T)` a timer fires at the tick nearest its
+    /// deadline, error within `±T/2` and mean about zero; the others fire
+    /// at their deadline (never early, up to 1 ms late). `kept` allows 1 ms
+    /// beyond those bounds for thread wake-up latency at p1 / p99, and a
+    /// mean within `T/10` of zero (nearest tick) or within 2 ms (the
+    /// others).
+    pub fn timer_promise(&self) -> String {
+        let error = &self.stats.timer_error;
+        let (p1, p99, mean) = (
+            error.percentile_us(0.01),
+            error.percentile_us(0.99),
+            error.mean_us(),
+        );
+        let (low, high, mean_bound, promise) = match self.config.runtime {
+            TimerRuntime::TempoThrottled(t) => {
+                let half = (t.as_micros() / 2) as i64;
+                (
+                    -half,
+                    half,
+                    half as f64 / 5.0,
+                    format!("nearest tick, +-{half} us"),
+                )
+            }
+            TimerRuntime::Tempo | TimerRuntime::Tokio => (
+                0,
+                1_000,
+                2_000.0,
+                "at the deadline, never early".to_string(),
+            ),
+        };
+        let kept = p1 >= low - 1_000 && p99 <= high + 1_000 && mean.abs() <= mean_bound;
+        format!(
+            "timer promise ({promise}): p1 {p1} us, p99 {p99} us, mean {mean:.0} us: {}",
+            if kept { "kept" } else { "BROKEN" }
+        )
+    }
+
     /// A human-readable summary.
     pub fn summary(&self) -> String {
         let s = &self.stats;
         format!(
             "{} {} x{}: {} ticks / {} expected, {} buffers, cpu {:.1}% (parked {:.1}%), \
              latency p50 {} us p99 {} us, timer error p50 {} us p99 {} us (mean {:.0} us), \
-             {:.3} allocs/buffer, {} OS threads",
+             {:.3} allocs/buffer, {} OS threads; {}",
             self.config.runtime.name(),
             self.config.sink.name(),
             self.config.streams,
@@ -246,6 +284,7 @@ impl TimerStreamsResult {
             s.timer_error.mean_us(),
             self.allocations as f64 / s.buffers.max(1) as f64,
             self.os_threads,
+            self.timer_promise(),
         )
     }
 }
