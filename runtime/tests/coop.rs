@@ -507,3 +507,84 @@ fn poll_read_spends_budget() {
         assert!(polls >= 3, "{flavor}: {polls} polls");
     }
 }
+
+/// A readiness wait that completes at once because a datagram is held by
+/// receive-ahead spends a unit, as one the reactor made ready does:
+/// `readable`, `ready(READABLE)` and `poll_recv_ready`, 1,000 times each in
+/// a task, take ceil(1000 / 128) = 8 polls each. (They used to return
+/// without spending, all 1,000 in one poll: a task looping on `readable`
+/// plus a `try_recv` that the loop never calls would never yield.)
+///
+/// Throttling only: the basic scheduler leaves receive-ahead off, so no
+/// datagram is ever held there.
+#[test]
+fn readiness_of_a_held_datagram_spends_budget() {
+    use tempo::io::Interest;
+    use tempo_test_support::net::{rmem_alloc, sent_and_queued};
+
+    const WAITS: u64 = 1_000;
+    let rt = support::Flavor::Throttling
+        .builder()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let to = socket.local_addr().unwrap();
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sent_and_queued(&socket, || sender.send_to(b"one", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"two", to).unwrap());
+        let mut buf = [0u8; 16];
+        let n = socket.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"one");
+        assert_eq!(
+            rmem_alloc(&socket),
+            0,
+            "\"two\" left the kernel: it is held"
+        );
+
+        let (socket, polls) = tempo::spawn(async move {
+            // Each loop starts on a fresh poll (a fresh budget).
+            yield_now().await;
+            let readable = CountPolls::new(async {
+                for _ in 0..WAITS {
+                    socket.readable().await.unwrap();
+                }
+            })
+            .run()
+            .await
+            .1;
+            yield_now().await;
+            let ready = CountPolls::new(async {
+                for _ in 0..WAITS {
+                    let ready = socket.ready(Interest::READABLE).await.unwrap();
+                    assert!(ready.is_readable());
+                }
+            })
+            .run()
+            .await
+            .1;
+            yield_now().await;
+            let poll_recv_ready = CountPolls::new(async {
+                for _ in 0..WAITS {
+                    poll_fn(|cx| socket.poll_recv_ready(cx)).await.unwrap();
+                }
+            })
+            .run()
+            .await
+            .1;
+            (socket, [readable, ready, poll_recv_ready])
+        })
+        .await
+        .unwrap();
+        // 7 polls that spend 128 units, 1 that ends.
+        assert_eq!(
+            polls,
+            [8, 8, 8],
+            "polls of readable, ready(READABLE), poll_recv_ready"
+        );
+        // The readiness was the held datagram's all along.
+        let n = socket.try_recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"two");
+    });
+}
