@@ -426,8 +426,9 @@ impl<T> JoinSet<T> {
             Some(cx) => Some(ready!(coop::poll_proceed(cx))),
             None => None,
         };
-        // Bounded: a member whose handle re-queues itself (a spurious or
-        // budget wake) must not make this loop spin.
+        // Bounded: spurious wakes (keys of members that left) must not make
+        // this loop spin. (Budget wakes cannot happen: members are polled
+        // unconstrained.)
         for _ in 0..self.members.len() {
             let key = {
                 let mut inner = self.ready.inner.lock();
