@@ -22,6 +22,13 @@
 //! cannot keep one task running forever and an exhausted budget adds no
 //! syscall. A completed operation keeps its unit spent; one that ends up
 //! `Pending` gives it back. `try_io` never consults the budget.
+//!
+//! The readiness waits (`poll_ready`, `ready`, `ready_for`) follow the same
+//! rule whatever made them ready: an event from the reactor, or a datagram
+//! held by receive-ahead, which makes a read-readiness wait ready without
+//! one. Both are checked here, after the budget, so no net type's method
+//! can return ready without spending a unit (a loop of `readable()` on a
+//! socket with a held datagram yields like any other).
 
 use std::future::poll_fn;
 use std::io;
@@ -82,9 +89,11 @@ impl Registration {
         direction: Direction,
     ) -> Poll<io::Result<()>> {
         let progress = ready!(coop::poll_proceed(cx));
-        let result = ready!(self.io.poll_ready(cx, direction));
+        if !self.held_ready(direction) {
+            ready!(self.io.poll_ready(cx, direction))?;
+        }
         progress.made_progress();
-        Poll::Ready(result.map(|_| ()))
+        Poll::Ready(Ok(()))
     }
 
     /// Waits for readiness in `direction` without doing I/O (async form:
@@ -93,9 +102,11 @@ impl Registration {
         let mut waiter = Waiter::new(&self.io, direction);
         poll_fn(|cx| {
             let progress = ready!(coop::poll_proceed(cx));
-            let result = ready!(waiter.poll_ready(cx));
+            if !self.held_ready(direction) {
+                ready!(waiter.poll_ready(cx))?;
+            }
             progress.made_progress();
-            Poll::Ready(result.map(|_| ()))
+            Poll::Ready(Ok(()))
         })
         .await
     }
@@ -105,10 +116,6 @@ impl Registration {
     /// form: one waiter entry per direction of interest, so a socket ready
     /// in either direction completes it).
     pub(crate) async fn ready_for(&self, interest: Interest) -> io::Result<Ready> {
-        if interest.is_readable() && self.recv_ahead().has_held() {
-            // A datagram received ahead is readable without an event.
-            return Ok((self.io.snapshot().ready() | Ready::READABLE) & interest.mask());
-        }
         let mut read = interest
             .is_readable()
             .then(|| Waiter::new(&self.io, Direction::Read));
@@ -117,6 +124,11 @@ impl Registration {
             .then(|| Waiter::new(&self.io, Direction::Write));
         poll_fn(|cx| {
             let progress = ready!(coop::poll_proceed(cx));
+            if interest.is_readable() && self.held_ready(Direction::Read) {
+                progress.made_progress();
+                let ready = self.io.snapshot().ready() | Ready::READABLE;
+                return Poll::Ready(Ok(ready & interest.mask()));
+            }
             for waiter in [read.as_mut(), write.as_mut()].into_iter().flatten() {
                 if let Poll::Ready(result) = waiter.poll_ready(cx) {
                     progress.made_progress();
@@ -126,6 +138,14 @@ impl Registration {
             Poll::Pending
         })
         .await
+    }
+
+    /// Whether a readiness wait in `direction` is ready without an event:
+    /// a datagram received ahead is held (see `recv_ahead`). Checked on
+    /// every poll, after the budget: a held datagram makes the wait ready
+    /// like an event does, and spends a unit like one.
+    fn held_ready(&self, direction: Direction) -> bool {
+        direction == Direction::Read && self.io.recv_ahead.has_held()
     }
 
     /// Runs `op` until it succeeds, fails, or returns `WouldBlock` with no

@@ -540,3 +540,72 @@ fn peek_then_recv_and_options() {
         let _ = poll_fn(|cx| socket.poll_send_ready(cx)).await;
     });
 }
+
+/// Counts the wakes of a poll's waker.
+#[derive(Default)]
+struct WakeCount(std::sync::atomic::AtomicUsize);
+
+impl Wake for WakeCount {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Polls `wait` (a fresh readiness wait each time) inside one task poll's
+/// budget until it is `Pending`; returns how many were ready and how many
+/// times the task was woken.
+fn ready_waits_in_one_budget(mut wait: impl FnMut(&mut Context<'_>) -> Poll<()>) -> (usize, usize) {
+    let wakes = Arc::new(WakeCount::default());
+    let waker = Waker::from(wakes.clone());
+    let mut cx = Context::from_waker(&waker);
+    let ready =
+        tempo_park::coop::budget(|| (0..1_000).take_while(|_| wait(&mut cx).is_ready()).count());
+    (ready, wakes.0.load(std::sync::atomic::Ordering::SeqCst))
+}
+
+/// A readiness wait made ready by a datagram that receive-ahead holds
+/// spends a unit of the cooperative budget, as one made ready by an event
+/// does: `readable`, `ready(READABLE)` and `poll_recv_ready` are each ready
+/// `INITIAL_BUDGET` times in one task poll, then `Pending` with the task
+/// woken (to be polled again with a fresh budget). They used to be ready
+/// all 1,000 times, spending nothing.
+#[test]
+fn held_datagram_readiness_spends_the_budget() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+    let mut buf = [0u8; 8];
+    assert_eq!(block_on(&mut driver, socket.recv(&mut buf)).unwrap(), 1);
+    assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+
+    let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
+    let readable = ready_waits_in_one_budget(|cx| {
+        std::pin::pin!(socket.readable())
+            .poll(cx)
+            .map(|r| r.unwrap())
+    });
+    assert_eq!(readable, (budget, 1), "readable: (ready, wakes)");
+    let ready = ready_waits_in_one_budget(|cx| {
+        std::pin::pin!(socket.ready(tempo_io::Interest::READABLE))
+            .poll(cx)
+            .map(|r| assert!(r.unwrap().is_readable()))
+    });
+    assert_eq!(ready, (budget, 1), "ready(READABLE): (ready, wakes)");
+    let poll_recv_ready =
+        ready_waits_in_one_budget(|cx| socket.poll_recv_ready(cx).map(|r| r.unwrap()));
+    assert_eq!(
+        poll_recv_ready,
+        (budget, 1),
+        "poll_recv_ready: (ready, wakes)"
+    );
+
+    // The readiness was the held datagram's all along.
+    let n = socket.try_recv(&mut buf).unwrap();
+    assert_eq!(&buf[..n], b"b");
+}

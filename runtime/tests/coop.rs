@@ -20,6 +20,7 @@ use tempo::runtime::Runtime;
 use tempo::task::{consume_budget, unconstrained, yield_now};
 
 mod support;
+use support::on_each_flavor;
 
 /// Iterations of each busy loop.
 const BUSY: u64 = 2_000;
@@ -505,5 +506,157 @@ fn poll_read_spends_budget() {
         // The 300 bytes may arrive in more than one segment, but at most
         // 128 reads complete per poll: at least ceil(300 / 128) = 3 polls.
         assert!(polls >= 3, "{flavor}: {polls} polls");
+    }
+}
+
+/// A readiness wait that completes at once because a datagram is held by
+/// receive-ahead spends a unit, as one the reactor made ready does:
+/// `readable`, `ready(READABLE)` and `poll_recv_ready`, 1,000 times each in
+/// a task, take ceil(1000 / 128) = 8 polls each. (They used to return
+/// without spending, all 1,000 in one poll: a task looping on `readable`
+/// plus a `try_recv` that the loop never calls would never yield.)
+///
+/// Throttling only: the basic scheduler leaves receive-ahead off, so no
+/// datagram is ever held there.
+#[test]
+fn readiness_of_a_held_datagram_spends_budget() {
+    use tempo::io::Interest;
+    use tempo_test_support::net::{rmem_alloc, sent_and_queued};
+
+    const WAITS: u64 = 1_000;
+    let rt = support::Flavor::Throttling
+        .builder()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
+        let to = socket.local_addr().unwrap();
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        sent_and_queued(&socket, || sender.send_to(b"one", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"two", to).unwrap());
+        let mut buf = [0u8; 16];
+        let n = socket.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"one");
+        assert_eq!(
+            rmem_alloc(&socket),
+            0,
+            "\"two\" left the kernel: it is held"
+        );
+
+        let (socket, polls) = tempo::spawn(async move {
+            // Each loop starts on a fresh poll (a fresh budget).
+            yield_now().await;
+            let readable = CountPolls::new(async {
+                for _ in 0..WAITS {
+                    socket.readable().await.unwrap();
+                }
+            })
+            .run()
+            .await
+            .1;
+            yield_now().await;
+            let ready = CountPolls::new(async {
+                for _ in 0..WAITS {
+                    let ready = socket.ready(Interest::READABLE).await.unwrap();
+                    assert!(ready.is_readable());
+                }
+            })
+            .run()
+            .await
+            .1;
+            yield_now().await;
+            let poll_recv_ready = CountPolls::new(async {
+                for _ in 0..WAITS {
+                    poll_fn(|cx| socket.poll_recv_ready(cx)).await.unwrap();
+                }
+            })
+            .run()
+            .await
+            .1;
+            (socket, [readable, ready, poll_recv_ready])
+        })
+        .await
+        .unwrap();
+        // 7 polls that spend 128 units, 1 that ends.
+        assert_eq!(
+            polls,
+            [8, 8, 8],
+            "polls of readable, ready(READABLE), poll_recv_ready"
+        );
+        // The readiness was the held datagram's all along.
+        let n = socket.try_recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"two");
+    });
+}
+
+/// `n` receives on a tokio `mpsc` channel that always has a message (each
+/// receive is preceded by a send), calling Tempo's `consume_budget` after
+/// each receive if `cooperative`.
+async fn tokio_mpsc_loop(n: u64, cooperative: bool) -> u64 {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut received = 0;
+    for i in 0..n {
+        tx.send(i).unwrap();
+        received += u64::from(rx.recv().await == Some(i));
+        if cooperative {
+            consume_budget().await;
+        }
+    }
+    received
+}
+
+on_each_flavor! {
+    /// tokio's channels spend *tokio's* cooperative budget, which only a
+    /// tokio runtime sets (tokio has no public way to set it), so inside a
+    /// Tempo task they never run out: a loop on a busy tokio `mpsc` channel
+    /// runs 1,000 receives in one poll and never yields. The workaround the
+    /// README's "Coming from tokio" table gives, `tempo::task::consume_budget()`
+    /// in the loop, makes it yield every 128 receives: ceil(1000 / 128) = 8
+    /// polls.
+    #[test]
+    fn tokio_mpsc_loop_yields_with_consume_budget() {
+        let rt = builder().build().unwrap();
+        let polls = rt.block_on(async {
+            let plain = tempo::spawn(CountPolls::new(tokio_mpsc_loop(1_000, false)).run());
+            let cooperative = tempo::spawn(CountPolls::new(tokio_mpsc_loop(1_000, true)).run());
+            (plain.await.unwrap(), cooperative.await.unwrap())
+        });
+        assert_eq!(polls.0, (1_000, 1), "{}: tokio's budget is not Tempo's", FLAVOR.name());
+        assert_eq!(polls.1, (1_000, 8), "{}: with consume_budget", FLAVOR.name());
+    }
+
+    /// The same loop, with `consume_budget`, next to another task: the
+    /// other task runs at least every 128 receives or so.
+    #[test]
+    fn tokio_mpsc_loop_with_consume_budget_does_not_starve_other_tasks() {
+        let rt = builder().enable_all().event_interval(EVENT_INTERVAL).build().unwrap();
+        let progress = Arc::new(Progress::default());
+        let busy = {
+            let progress = progress.clone();
+            async move {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let mut streak = Streak::new(&progress);
+                for i in 0..BUSY {
+                    tx.send(i).unwrap();
+                    assert_eq!(rx.recv().await, Some(i));
+                    consume_budget().await;
+                    streak.step();
+                }
+                streak.finish()
+            }
+        };
+        let longest = rt.block_on(async move {
+            let other = tempo::spawn(async move { progress.other().await });
+            let longest = tempo::spawn(busy).await.unwrap();
+            other.await.unwrap();
+            longest
+        });
+        assert!(
+            longest <= MAX_STREAK,
+            "{}: the busy task ran {longest} receives in a row (of {BUSY}) \
+             while the other task never ran",
+            FLAVOR.name()
+        );
     }
 }

@@ -10,7 +10,7 @@ use tempo::task::{yield_now, JoinSet};
 use tempo::time::sleep;
 
 mod support;
-use support::DropCounter;
+use support::{on_each_flavor, DropCounter};
 
 /// Runs the test body on each flavor, with I/O, timers and the paused
 /// clock.
@@ -291,4 +291,40 @@ fn a_thousand_tasks() {
         }
         assert_eq!(count, 1000, "{name}");
     });
+}
+
+on_each_flavor! {
+    /// `try_join_next` is a non-blocking attempt: like every `try_*`
+    /// method it spends no budget, so a spent budget does not hide a
+    /// finished member from it (it used to return `None` then, although
+    /// the member had finished: each member's handle refused for lack of
+    /// budget). Its result does not depend on the budget; `join_next`'s
+    /// yield does, and comes back with the output at the next poll.
+    #[test]
+    fn try_join_next_ignores_a_spent_budget() {
+        let rt = builder().build().unwrap();
+        rt.block_on(async {
+            let flavor = FLAVOR.name();
+            let done = Arc::new(AtomicUsize::new(0));
+            let mut set = JoinSet::new();
+            let finished = done.clone();
+            set.spawn(async move {
+                finished.fetch_add(1, SeqCst);
+                7
+            });
+            for _ in 0..1_000 {
+                if done.load(SeqCst) == 1 {
+                    break;
+                }
+                yield_now().await;
+            }
+            assert_eq!(done.load(SeqCst), 1, "{flavor}: the member ran");
+            while tempo::task::coop::has_budget_remaining() {
+                tempo::task::consume_budget().await;
+            }
+            let joined = set.try_join_next().map(Result::unwrap);
+            assert_eq!(joined, Some(7), "{flavor}: finished, whatever the budget");
+            assert!(set.is_empty(), "{flavor}");
+        });
+    }
 }

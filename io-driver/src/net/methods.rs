@@ -315,9 +315,6 @@ macro_rules! datagram_readiness_methods {
         /// # Ok(()) }).unwrap();
         /// ```
         pub async fn readable(&self) -> ::std::io::Result<()> {
-            if self.io.registration.recv_ahead().has_held() {
-                return Ok(());
-            }
             self.io
                 .registration
                 .ready($crate::ready::Direction::Read)
@@ -333,9 +330,6 @@ macro_rules! datagram_readiness_methods {
             &self,
             cx: &mut ::std::task::Context<'_>,
         ) -> ::std::task::Poll<::std::io::Result<()>> {
-            if self.io.registration.recv_ahead().has_held() {
-                return ::std::task::Poll::Ready(Ok(()));
-            }
             self.io
                 .registration
                 .poll_ready(cx, $crate::ready::Direction::Read)

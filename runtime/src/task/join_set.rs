@@ -14,19 +14,31 @@
 //! keeps it on the list at most once between polls.
 //!
 //! A new member starts on the ready list, so its first poll registers its
-//! waker. A wake can be spurious (a key reused after a member left, or a
-//! cooperative-budget yield of the handle): the member is simply polled,
-//! found pending, and stays registered. So that such re-queues cannot spin,
-//! one `join_next` poll polls at most as many members as the set has before
-//! yielding.
+//! waker. A wake can be spurious (a key reused after a member left): the
+//! member is simply polled, found pending, and stays registered. So that
+//! such re-queues cannot spin, one `join_next` poll polls at most as many
+//! members as the set has before yielding.
+//!
+//! # The cooperative budget: one unit per join, asked once
+//!
+//! A completed `join_next` spends one unit of the task's budget, as a
+//! [`JoinHandle`] does. The set asks for it *before* it looks at the ready
+//! list, and polls its members' handles unconstrained: with the budget
+//! spent, `join_next` wakes the task and returns `Pending` at once, walking
+//! no member. (Had each handle asked, every member polled after the budget
+//! ran out would have refused, woken its own waker and gone back on the
+//! list: one spent budget would cost a poll of every member.) The
+//! non-blocking [`try_join_next`](JoinSet::try_join_next) spends nothing,
+//! as the budget rules want of `try_*` methods (and tokio's does the same).
 
 use std::fmt;
 use std::future::{poll_fn, Future};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{ready, Context, Poll, Wake, Waker};
 
 use slab::Slab;
+use tempo_park::coop;
 
 use super::abort::AbortHandle;
 use super::error::JoinError;
@@ -62,6 +74,9 @@ use crate::sync::{AtomicBool, Mutex, Ordering};
 pub struct JoinSet<T> {
     members: Slab<Member<T>>,
     ready: Arc<ReadyList>,
+    /// Member handles polled so far (what the unit tests count).
+    #[cfg(test)]
+    member_polls: usize,
 }
 
 struct Member<T> {
@@ -131,6 +146,8 @@ impl<T> JoinSet<T> {
                     join_waker: None,
                 }),
             }),
+            #[cfg(test)]
+            member_polls: 0,
         }
     }
 
@@ -270,6 +287,12 @@ impl<T> JoinSet<T> {
     /// Cancel-safe: if the returned future is dropped before completion,
     /// no task is lost from the set.
     ///
+    /// Each task returned spends one unit of the calling task's
+    /// [cooperative budget](crate::task::coop); once it is spent,
+    /// `join_next` yields (the caller is rescheduled) before looking at any
+    /// task, so a loop over a large set of finished tasks lets the others
+    /// run.
+    ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
     /// rt.block_on(async {
@@ -342,7 +365,9 @@ impl<T> JoinSet<T> {
 
     /// Polls for the next completed task: `Ready(None)` if the set is
     /// empty, `Pending` (with `cx`'s waker registered) if no task has
-    /// completed yet.
+    /// completed yet. Also `Pending`, with `cx`'s waker already woken, if
+    /// the task's cooperative budget is spent, whether or not a task has
+    /// completed.
     ///
     /// ```
     /// use std::future::poll_fn;
@@ -384,8 +409,10 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls the members on the ready list until one is complete. With
-    /// `cx`, registers its waker when the list runs dry; without, just
-    /// returns `Pending`.
+    /// `cx` (`join_next`), first takes a unit of the cooperative budget
+    /// (kept only if a member is returned), and registers its waker when
+    /// the list runs dry; without (`try_join_next`), spends no budget and
+    /// just returns `Pending`.
     fn poll_ready_members(
         &mut self,
         mut cx: Option<&mut Context<'_>>,
@@ -393,8 +420,15 @@ impl<T> JoinSet<T> {
         if self.members.is_empty() {
             return Poll::Ready(None);
         }
-        // Bounded: a member whose handle re-queues itself (a spurious or
-        // budget wake) must not make this loop spin.
+        // With the budget spent: `Pending`, the task already woken, and no
+        // member polled (see the module docs).
+        let progress = match cx.as_deref_mut() {
+            Some(cx) => Some(ready!(coop::poll_proceed(cx))),
+            None => None,
+        };
+        // Bounded: spurious wakes (keys of members that left) must not make
+        // this loop spin. (Budget wakes cannot happen: members are polled
+        // unconstrained.)
         for _ in 0..self.members.len() {
             let key = {
                 let mut inner = self.ready.inner.lock();
@@ -412,6 +446,9 @@ impl<T> JoinSet<T> {
                 }
             };
             if let Poll::Ready(result) = self.poll_member(key) {
+                if let Some(progress) = &progress {
+                    progress.made_progress();
+                }
                 return Poll::Ready(Some(result));
             }
         }
@@ -432,7 +469,14 @@ impl<T> JoinSet<T> {
         member.notify.queued.swap(false, Ordering::AcqRel);
         let id = member.handle.id();
         let mut member_cx = Context::from_waker(&member.waker);
-        match Pin::new(&mut member.handle).poll(&mut member_cx) {
+        #[cfg(test)]
+        {
+            self.member_polls += 1;
+        }
+        // Unconstrained: the set has asked the budget for the whole join
+        // (`join_next`) or spends none (`try_join_next`).
+        let polled = coop::with_unconstrained(|| Pin::new(&mut member.handle).poll(&mut member_cx));
+        match polled {
             Poll::Ready(result) => {
                 drop(self.members.remove(key));
                 Poll::Ready(result.map(|output| (id, output)))
@@ -520,5 +564,119 @@ impl<T> fmt::Debug for JoinSet<T> {
         f.debug_struct("JoinSet")
             .field("len", &self.members.len())
             .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::future::poll_fn;
+    use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+    use std::time::Duration;
+
+    use super::*;
+    use crate::runtime::Builder;
+    use crate::task::{consume_budget, yield_now};
+
+    /// Members of the set: far more than one budget's worth.
+    const MEMBERS: usize = 1_000;
+
+    /// Both schedulers (the integration tests' `on_each_flavor!` is out of
+    /// reach of a unit test, which alone can count member polls).
+    fn flavors() -> [(&'static str, Builder); 2] {
+        let mut throttling = Builder::new_current_thread();
+        throttling.max_throttling(Duration::from_millis(5));
+        [
+            ("basic", Builder::new_current_thread()),
+            ("throttling", throttling),
+        ]
+    }
+
+    /// A set of `MEMBERS` tasks, every one of them finished.
+    async fn finished_set() -> JoinSet<usize> {
+        let done = Arc::new(AtomicUsize::new(0));
+        let mut set = JoinSet::new();
+        for i in 0..MEMBERS {
+            let done = done.clone();
+            set.spawn(async move {
+                done.fetch_add(1, SeqCst);
+                i
+            });
+        }
+        for _ in 0..1_000 {
+            if done.load(SeqCst) == MEMBERS {
+                return set;
+            }
+            yield_now().await;
+        }
+        panic!("only {} of {MEMBERS} members ran", done.load(SeqCst));
+    }
+
+    /// With the budget spent, `join_next` yields without polling a single
+    /// member: every member is ready, and every one polled with no budget
+    /// would have refused and re-queued itself, so the poll used to walk
+    /// all `MEMBERS` of them (tokio polls at most one).
+    #[test]
+    fn join_next_with_a_spent_budget_polls_no_member() {
+        for (flavor, mut builder) in flavors() {
+            let rt = builder.build().unwrap();
+            let (first, polled, total) = rt.block_on(async {
+                let mut set = finished_set().await;
+                while coop::has_budget_remaining() {
+                    consume_budget().await;
+                }
+                let before = set.member_polls;
+                let mut first = None;
+                poll_fn(|cx| {
+                    first = Some(set.poll_join_next(cx).is_pending());
+                    Poll::Ready(())
+                })
+                .await;
+                let polled = set.member_polls - before;
+                // The next poll has a fresh budget: nothing was lost.
+                let mut total = 0;
+                while let Some(result) = set.join_next().await {
+                    total += result.unwrap();
+                }
+                (first, polled, total)
+            });
+            assert_eq!(first, Some(true), "{flavor}: Pending with no budget");
+            assert_eq!(polled, 0, "{flavor}: member polls with no budget");
+            assert_eq!(total, MEMBERS * (MEMBERS - 1) / 2, "{flavor}");
+        }
+    }
+
+    /// A join that completes spends exactly one unit: `MEMBERS` finished
+    /// members are joined in ceil(1000 / 128) = 8 task polls, each poll
+    /// polling one member per join and none after its budget ran out.
+    #[test]
+    fn join_next_spends_one_unit_per_join_and_polls_one_member_each() {
+        for (flavor, mut builder) in flavors() {
+            let rt = builder.build().unwrap();
+            let (polls, member_polls) = rt.block_on(async {
+                let mut set = finished_set().await;
+                yield_now().await; // a fresh budget
+                let before = set.member_polls;
+                let mut polls = 0;
+                let mut joined = 0;
+                poll_fn(|cx| {
+                    polls += 1;
+                    loop {
+                        match set.poll_join_next(cx) {
+                            Poll::Ready(Some(result)) => {
+                                result.unwrap();
+                                joined += 1;
+                            }
+                            Poll::Ready(None) => return Poll::Ready(()),
+                            Poll::Pending => return Poll::Pending,
+                        }
+                    }
+                })
+                .await;
+                assert_eq!(joined, MEMBERS);
+                (polls, set.member_polls - before)
+            });
+            assert_eq!(polls, 8, "{flavor}: task polls");
+            assert_eq!(member_polls, MEMBERS, "{flavor}: member polls");
+        }
     }
 }
