@@ -227,10 +227,12 @@ impl TimerStreamsResult {
     /// The timer promise of the runtime, read against the measured error:
     /// under `max_throttling(T)` a timer fires at the tick nearest its
     /// deadline, error within `±T/2` and mean about zero; the others fire
-    /// at their deadline (never early, up to 1 ms late). `kept` allows 1 ms
-    /// beyond those bounds for thread wake-up latency at p1 / p99, and a
-    /// mean within `T/10` of zero (nearest tick) or within 2 ms (the
-    /// others).
+    /// at their deadline, never early. `kept`: nothing fired earlier than
+    /// the promise allows (p1, with 1 ms of slack) and the mean is within
+    /// `T/10` of zero (nearest tick) or under 2 ms (never early). A late
+    /// p99 alone is the machine's wake-up latency (a loaded machine shows
+    /// it on every runtime) and is printed, not judged; a late *mean* is
+    /// the runtime's doing.
     pub fn timer_promise(&self) -> String {
         let error = &self.stats.timer_error;
         let (p1, p99, mean) = (
@@ -238,24 +240,18 @@ impl TimerStreamsResult {
             error.percentile_us(0.99),
             error.mean_us(),
         );
-        let (low, high, mean_bound, promise) = match self.config.runtime {
+        let (kept, promise) = match self.config.runtime {
             TimerRuntime::TempoThrottled(t) => {
                 let half = (t.as_micros() / 2) as i64;
                 (
-                    -half,
-                    half,
-                    half as f64 / 5.0,
-                    format!("nearest tick, +-{half} us"),
+                    p1 >= -half - 1_000 && mean.abs() <= half as f64 / 5.0,
+                    format!("nearest tick, +-{half} us, mean about 0"),
                 )
             }
-            TimerRuntime::Tempo | TimerRuntime::Tokio => (
-                0,
-                1_000,
-                2_000.0,
-                "at the deadline, never early".to_string(),
-            ),
+            TimerRuntime::Tempo | TimerRuntime::Tokio => {
+                (p1 >= -1_000 && mean <= 2_000.0, "never early".to_string())
+            }
         };
-        let kept = p1 >= low - 1_000 && p99 <= high + 1_000 && mean.abs() <= mean_bound;
         format!(
             "timer promise ({promise}): p1 {p1} us, p99 {p99} us, mean {mean:.0} us: {}",
             if kept { "kept" } else { "BROKEN" }
