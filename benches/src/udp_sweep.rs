@@ -10,6 +10,13 @@
 //! receiver that falls behind cannot starve the sender. Runs are interleaved
 //! (run 1 of every point, then run 2 of every point, ...) so that a noisy
 //! minute on a shared machine hits every runtime alike.
+//!
+//! **Builds side by side** (`--builds base=PATH,...`): each Tempo receiver
+//! also runs from another build's `udp-sweep` executable (built from another
+//! checkout), labelled `NAME@LABEL`, in the same interleaved runs, against
+//! the same sender and the same reference receivers (tokio, the mio loops)
+//! of this build. A change to a hot path is measured this way: both builds
+//! in one sweep, since runs an hour apart differ by more than the change.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -60,6 +67,74 @@ pub struct SweepConfig {
     pub out_dir: PathBuf,
     /// File name prefix of the outputs (`udp` gives `udp.csv`, ...).
     pub prefix: String,
+    /// Other builds' `udp-sweep` executables, `(label, path)`: every Tempo
+    /// runtime is measured from each too (see the module docs).
+    pub builds: Vec<(String, PathBuf)>,
+}
+
+/// One receiver the sweep measures: a runtime, run by this executable or by
+/// another build's.
+#[derive(Debug, Clone)]
+pub struct SweepReceiver {
+    /// What runs.
+    pub runtime: ReceiverRuntime,
+    /// `(label, executable)` of the other build; `None`: this executable.
+    pub build: Option<(String, PathBuf)>,
+}
+
+impl SweepReceiver {
+    /// The name results carry: the runtime's, with `@LABEL` for another
+    /// build's.
+    pub fn label(&self) -> String {
+        match &self.build {
+            None => self.runtime.name(),
+            Some((label, _)) => format!("{}@{label}", self.runtime.name()),
+        }
+    }
+}
+
+/// Parses `--builds`: `LABEL=PATH` items, each path an existing file.
+pub fn parse_builds(items: &[String]) -> Result<Vec<(String, PathBuf)>, String> {
+    items
+        .iter()
+        .map(|item| {
+            let (label, path) = item
+                .split_once('=')
+                .filter(|(label, path)| !label.is_empty() && !path.is_empty())
+                .ok_or_else(|| {
+                    format!("--builds item {item:?}: want LABEL=PATH to another build's udp-sweep")
+                })?;
+            let path = PathBuf::from(path);
+            if !path.is_file() {
+                return Err(format!(
+                    "--builds {label}: {} is not a file (build it with `cargo build --release \
+                     -p tempo-benches --bin udp-sweep` in the other checkout)",
+                    path.display()
+                ));
+            }
+            Ok((label.to_string(), path))
+        })
+        .collect()
+}
+
+/// The receivers of a sweep: every runtime from this executable, and every
+/// Tempo runtime from each other build too.
+pub fn sweep_receivers(cfg: &SweepConfig) -> Result<Vec<SweepReceiver>, String> {
+    let mut out = Vec::new();
+    for runtime in expand_runtimes(cfg)? {
+        let tempo = runtime.name().starts_with("tempo");
+        out.push(SweepReceiver {
+            runtime: runtime.clone(),
+            build: None,
+        });
+        if tempo {
+            out.extend(cfg.builds.iter().map(|build| SweepReceiver {
+                runtime: runtime.clone(),
+                build: Some(build.clone()),
+            }));
+        }
+    }
+    Ok(out)
 }
 
 /// One receiver + sender run.
@@ -107,22 +182,24 @@ pub fn run_point(
     runtime: &ReceiverRuntime,
     streams: usize,
 ) -> Result<RunResult, String> {
-    run_point_traced(exe, cfg, runtime, streams, None)
+    run_point_traced(exe, exe, cfg, runtime, streams, None)
 }
 
 /// [`run_point`]; with `trace`, `strace -c -f` attaches to the receiver
 /// when its warm-up ends (so that it counts the measured window, not the
 /// sockets' set-up) and writes its summary to that file when the receiver
 /// exits.
+/// `receiver_exe` runs the receiver (another build's, or `exe`).
 fn run_point_traced(
     exe: &Path,
+    receiver_exe: &Path,
     cfg: &SweepConfig,
     runtime: &ReceiverRuntime,
     streams: usize,
     trace: Option<&Path>,
 ) -> Result<RunResult, String> {
     let interval_ms = format!("{}", cfg.interval.as_secs_f64() * 1e3);
-    let mut recv = Command::new(exe);
+    let mut recv = Command::new(receiver_exe);
     recv.arg("receive")
         .args(["--runtime", &runtime.name()])
         .args(["--streams", &streams.to_string()])
@@ -222,25 +299,22 @@ const RECEIVER_MEDIANS: &[&str] = &[
 const SENDER_MEDIANS: &[&str] = &["rate_pps", "max_lag_us", "cpu_pct"];
 
 /// One output row per (runtime, streams): medians over its runs.
-pub fn summarize(
-    results: &[RunResult],
-    runtimes: &[ReceiverRuntime],
-    streams: &[usize],
-) -> Vec<CsvRow> {
+pub fn summarize(results: &[RunResult], names: &[String], streams: &[usize]) -> Vec<CsvRow> {
     let mut rows = Vec::new();
-    for rt in runtimes {
-        let name = rt.name();
+    for name in names {
         for &n in streams {
             let runs: Vec<&RunResult> = results
                 .iter()
-                .filter(|r| r.runtime == name && r.streams == n)
+                .filter(|r| r.runtime == *name && r.streams == n)
                 .collect();
             if runs.is_empty() {
                 continue;
             }
-            let throttle = name.split_once(':').map_or("0", |(_, t)| t);
+            // `tempo-throttled:20@base`: the period is between ':' and '@'.
+            let runtime = name.split_once('@').map_or(name.as_str(), |(r, _)| r);
+            let throttle = runtime.split_once(':').map_or("0", |(_, t)| t);
             let mut row = CsvRow::new();
-            row.push("runtime", &name)
+            row.push("runtime", name)
                 .push("throttle_ms", throttle)
                 .push("streams", n)
                 .push("runs", runs.len());
@@ -388,29 +462,31 @@ pub struct SweepOutput {
 
 /// Runs the whole sweep; progress on stderr.
 pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<SweepOutput, String> {
-    let runtimes = expand_runtimes(cfg)?;
-    if runtimes.is_empty() {
+    let receivers = sweep_receivers(cfg)?;
+    if receivers.is_empty() {
         return Err("no runtime to measure".into());
     }
     std::fs::create_dir_all(&cfg.out_dir)
         .map_err(|e| format!("create {}: {e}", cfg.out_dir.display()))?;
-    let total = cfg.runs * cfg.streams.len() * runtimes.len();
+    let total = cfg.runs * cfg.streams.len() * receivers.len();
     let mut results = Vec::with_capacity(total);
     let mut raw = Vec::with_capacity(total);
     let mut done = 0;
     for run in 0..cfg.runs {
         for &n in &cfg.streams {
-            for rt in &runtimes {
+            for receiver in &receivers {
                 done += 1;
+                let label = receiver.label();
                 eprintln!(
-                    "udp-sweep: [{done}/{total}] run {} of {}: {} x {} streams",
+                    "udp-sweep: [{done}/{total}] run {} of {}: {label} x {n} streams",
                     run + 1,
                     cfg.runs,
-                    rt.name(),
-                    n
                 );
-                match run_point(exe, cfg, rt, n) {
-                    Ok(r) => {
+                let receiver_exe = receiver.build.as_ref().map_or(exe, |(_, path)| path);
+                let point = run_point_traced(exe, receiver_exe, cfg, &receiver.runtime, n, None);
+                match point {
+                    Ok(mut r) => {
+                        r.runtime = label;
                         let mut row = CsvRow::new();
                         row.push("run", run + 1);
                         for name in r.receiver.names() {
@@ -427,7 +503,8 @@ pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<SweepOutput, String> {
             }
         }
     }
-    let rows = summarize(&results, &runtimes, &cfg.streams);
+    let names: Vec<String> = receivers.iter().map(SweepReceiver::label).collect();
+    let rows = summarize(&results, &names, &cfg.streams);
     if rows.is_empty() {
         return Err("every point failed".into());
     }
@@ -566,7 +643,7 @@ pub fn run_syscalls(
         runtime.name().replace(':', "_")
     ));
     let _ = std::fs::remove_file(&trace);
-    let run = run_point_traced(exe, cfg, runtime, streams, Some(&trace))?;
+    let run = run_point_traced(exe, exe, cfg, runtime, streams, Some(&trace))?;
     let text = std::fs::read_to_string(&trace)
         .map_err(|e| format!("read strace output {}: {e}", trace.display()))?;
     let all = parse_strace_summary(&text);
@@ -611,6 +688,7 @@ mod tests {
             cpus: None,
             out_dir: PathBuf::from("."),
             prefix: "t".into(),
+            builds: Vec::new(),
         }
     }
 
@@ -745,11 +823,58 @@ mod tests {
             }
         };
         let results = [row(10.0, false), row(30.0, true), row(12.0, false)];
-        let rows = summarize(&results, &[ReceiverRuntime::Tokio], &[10, 20]);
+        let rows = summarize(&results, &["tokio".to_string()], &[10, 20]);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].get_f64("cpu_pct"), Some(12.0));
         assert_eq!(rows[0].get("runs"), Some("3"));
         assert_eq!(rows[0].get("sender_limited_runs"), Some("1"));
         assert_eq!(rows[0].get("throttle_ms"), Some("0"));
+    }
+
+    #[test]
+    fn other_builds_measure_the_tempo_runtimes_under_their_label() {
+        let exe = std::env::current_exe().unwrap();
+        let builds = parse_builds(&[format!("base={}", exe.display())]).unwrap();
+        assert_eq!(builds[0].0, "base");
+        assert!(parse_builds(&["base".into()]).is_err());
+        assert!(parse_builds(&["base=/no/such/udp-sweep".into()]).is_err());
+        let receivers: Vec<SweepReceiver> = [ReceiverRuntime::Tokio]
+            .into_iter()
+            .chain(ReceiverRuntime::parse("tempo-throttled:20"))
+            .flat_map(|runtime| {
+                let tempo = runtime.name().starts_with("tempo");
+                let other = tempo.then(|| SweepReceiver {
+                    runtime: runtime.clone(),
+                    build: Some(builds[0].clone()),
+                });
+                std::iter::once(SweepReceiver {
+                    runtime,
+                    build: None,
+                })
+                .chain(other)
+            })
+            .collect();
+        let labels: Vec<String> = receivers.iter().map(SweepReceiver::label).collect();
+        assert_eq!(
+            labels,
+            ["tokio", "tempo-throttled:20", "tempo-throttled:20@base"]
+        );
+        let result = |runtime: &str| RunResult {
+            runtime: runtime.into(),
+            streams: 10,
+            receiver: CsvRow::new(),
+            sender: CsvRow::new(),
+        };
+        let rows = summarize(
+            &[
+                result("tempo-throttled:20"),
+                result("tempo-throttled:20@base"),
+            ],
+            &labels,
+            &[10],
+        );
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[1].get("runtime"), Some("tempo-throttled:20@base"));
+        assert_eq!(rows[1].get("throttle_ms"), Some("20"));
     }
 }

@@ -23,7 +23,7 @@ use tempo_benches::receivers::ReceiverRuntime;
 use tempo_benches::udp_cli::{receiver_main, sender_main, DEFAULT_BASE_PORT};
 use tempo_benches::udp_socket::check_port_range;
 use tempo_benches::udp_sweep::{
-    run_sweep, run_syscalls, summary_table, SweepConfig, DEFAULT_RUNTIMES,
+    parse_builds, run_sweep, run_syscalls, summary_table, SweepConfig, DEFAULT_RUNTIMES,
 };
 
 #[global_allocator]
@@ -62,6 +62,10 @@ of CPU, latency and loss.
                        benches/results/runs/udp-<UTC time>/, so that the
                        committed benches/results/ is only replaced on purpose,
                        with --out benches/results)
+  --builds L=PATH,...  also run every Tempo receiver from another build's
+                       udp-sweep executable (another checkout's
+                       target/release/udp-sweep), labelled NAME@L, in the
+                       same interleaved runs: before/after a change
   --quick              tempo-throttled:20, tokio, mio-throttled:20 x 50
                        streams, 1 run, short window, into benches/results/quick/
   -h, --help           this text
@@ -122,6 +126,7 @@ fn config(
         cpus: (available_cpus() >= 2).then_some((0, 1)),
         out_dir: output_dir(args.raw("out")?, quick, "udp"),
         prefix: "udp".into(),
+        builds: parse_builds(&args.list("builds", Vec::<String>::new())?)?,
     })
 }
 
