@@ -68,6 +68,10 @@ pub(crate) struct EnterLevel {
     depth: EnterDepth,
     drivers: Option<DriverEnterGuard>,
     runtime: Option<ScopedGuard<Entered>>,
+    /// The helper tokio runtime's context (see [`crate::tokio_compat`]):
+    /// entered last, left first.
+    #[cfg(feature = "tokio-compat")]
+    tokio: Option<crate::tokio_compat::Entered>,
 }
 
 impl EnterLevel {
@@ -90,6 +94,8 @@ impl EnterLevel {
             depth,
             drivers,
             runtime,
+            #[cfg(feature = "tokio-compat")]
+            tokio: crate::tokio_compat::enter(Compat::Start),
         }
     }
 }
@@ -101,7 +107,10 @@ impl Drop for EnterLevel {
             // handles are leaked, a few words, on this programming-error
             // path only). A runtime left entered this way is never handed
             // out once dropped: see `current_core`. Then panic, unless the
-            // thread already panics (a second panic would abort).
+            // thread already panics (a second panic would abort). tokio's
+            // guard is out of order too, and would panic in its own drop.
+            #[cfg(feature = "tokio-compat")]
+            std::mem::forget(self.tokio.take());
             std::mem::forget(self.drivers.take());
             if let Some(runtime) = self.runtime.take() {
                 runtime.forget();
@@ -111,7 +120,10 @@ impl Drop for EnterLevel {
             }
             return;
         }
-        // Innermost: restore the previous driver handles, then the runtime.
+        // Innermost: restore tokio's previous context, the previous driver
+        // handles, then the runtime.
+        #[cfg(feature = "tokio-compat")]
+        drop(self.tokio.take());
         drop(self.drivers.take());
         drop(self.runtime.take());
     }
@@ -127,10 +139,27 @@ impl std::fmt::Debug for EnterLevel {
 
 /// Enters `core` on this thread (not running it).
 pub(crate) fn enter(core: Rc<SchedulerCore>) -> EnterLevel {
-    enter_as(core, is_running())
+    enter_as(core, is_running(), Compat::Start)
 }
 
-fn enter_as(core: Rc<SchedulerCore>, running: bool) -> EnterLevel {
+/// Enters `core` on this thread to shut it down: as [`enter`], but a
+/// runtime that may never have run does not start the tokio-compat helper.
+pub(crate) fn enter_for_shutdown(core: Rc<SchedulerCore>) -> EnterLevel {
+    enter_as(core, is_running(), Compat::IfStarted)
+}
+
+/// Whether an enter level may start the tokio-compat helper runtime (see
+/// [`crate::tokio_compat`]; without the feature it is ignored).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Compat {
+    /// Start it: the runtime is about to run or be used.
+    Start,
+    /// Enter it only if it runs already: a runtime shutting down (which
+    /// may never have run) does not start a thread to drop its tasks.
+    IfStarted,
+}
+
+fn enter_as(core: Rc<SchedulerCore>, running: bool, compat: Compat) -> EnterLevel {
     let depth = EnterDepth::enter();
     let drivers = Some(core.shared.handles.enter());
     let runtime = Some(ENTERED.enter(Entered {
@@ -138,10 +167,16 @@ fn enter_as(core: Rc<SchedulerCore>, running: bool) -> EnterLevel {
         remote: None,
         running,
     }));
+    #[cfg(feature = "tokio-compat")]
+    let tokio = crate::tokio_compat::enter(compat);
+    #[cfg(not(feature = "tokio-compat"))]
+    let _ = compat;
     EnterLevel {
         depth,
         drivers,
         runtime,
+        #[cfg(feature = "tokio-compat")]
+        tokio,
     }
 }
 
@@ -159,7 +194,7 @@ pub(crate) fn enter_running(core: Rc<SchedulerCore>, what: &str) -> EnterLevel {
              Use .await or spawn the future instead."
         );
     }
-    enter_as(core, true)
+    enter_as(core, true, Compat::Start)
 }
 
 /// `true` if this thread runs a scheduler (inside `block_on` or `turn`).

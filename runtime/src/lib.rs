@@ -44,6 +44,11 @@
 //! * `bytes`: the [`net`] receive methods that take a `bytes::BufMut`
 //!   (`recv_buf`, `recv_buf_from`, `try_recv_buf`, `try_recv_buf_from`,
 //!   `try_read_buf`; tempo-io's feature).
+//! * `tokio-compat`: tokio's runtime-bound calls (`tokio::spawn`,
+//!   `tokio::time`, `tokio::net`, `tokio::fs`, `tokio::process`,
+//!   `tokio::task::spawn_blocking`, and the crates built on them) work
+//!   inside every Tempo runtime, on a helper tokio runtime; see
+//!   `tempo::tokio_compat` (a module only with the feature on).
 //!
 //! ```toml
 //! tempo = { version = "0.1", features = ["tokio-io"] }
@@ -69,6 +74,9 @@ mod spawn;
 mod sync;
 pub mod task;
 pub mod time;
+#[cfg(feature = "tokio-compat")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tokio-compat")))]
+pub mod tokio_compat;
 
 pub use spawn::{spawn, spawn_local};
 

@@ -306,7 +306,7 @@ impl Runtime {
         {
             // Entered, so that spawns and wakes made by the tasks'
             // destructors land in the local queue, which shutdown drains.
-            let _guard = current::enter(self.core.clone());
+            let _guard = current::enter_for_shutdown(self.core.clone());
             self.core.shutdown();
         }
         self.core.release();

@@ -155,12 +155,44 @@ fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
     }
 }
 
+/// What tokio's runtime-bound calls (`tokio::spawn`, `tokio::time::sleep`,
+/// `tokio::net::*`, ...) panic with when they find no tokio runtime.
+const TOKIO_CONTEXT_MISSING: &str = "must be called from the context of a Tokio 1.x runtime";
+
+/// What to do about a task that panicked with tokio's "no reactor running"
+/// message, said after the message: the one failure every program moved
+/// from tokio meets in a tokio-bound dependency. Looked for only when the
+/// error is formatted, so panics cost nothing more.
+fn tokio_hint(message: &str) -> Option<&'static str> {
+    if !message.contains(TOKIO_CONTEXT_MISSING) {
+        return None;
+    }
+    if cfg!(feature = "tokio-compat") {
+        Some(
+            "tempo's `tokio-compat` feature provides tokio's context on Tempo runtimes' threads \
+             only: on another thread, enter `tempo::tokio_compat::handle()?.enter()` first",
+        )
+    } else {
+        Some(
+            "tokio's runtime-bound calls need tempo's `tokio-compat` feature to run inside \
+             Tempo (`tempo = { version = \"0.1\", features = [\"tokio-compat\"] }`), or \
+             import them from `tempo` instead",
+        )
+    }
+}
+
 impl fmt::Display for JoinError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.repr {
             Repr::Cancelled => write!(f, "task {} was cancelled", self.id),
             Repr::Panic(Payload(payload)) => match panic_message(payload.as_ref()) {
-                Some(message) => write!(f, "task {} panicked with message {message:?}", self.id),
+                Some(message) => {
+                    write!(f, "task {} panicked with message {message:?}", self.id)?;
+                    match tokio_hint(message) {
+                        Some(hint) => write!(f, "; hint: {hint}"),
+                        None => Ok(()),
+                    }
+                }
                 None => write!(f, "task {} panicked", self.id),
             },
         }
@@ -172,7 +204,13 @@ impl fmt::Debug for JoinError {
         match &self.repr {
             Repr::Cancelled => write!(f, "JoinError::Cancelled({:?})", self.id),
             Repr::Panic(Payload(payload)) => match panic_message(payload.as_ref()) {
-                Some(message) => write!(f, "JoinError::Panic({:?}, {message:?})", self.id),
+                Some(message) => {
+                    write!(f, "JoinError::Panic({:?}, {message:?})", self.id)?;
+                    match tokio_hint(message) {
+                        Some(hint) => write!(f, " (hint: {hint})"),
+                        None => Ok(()),
+                    }
+                }
                 None => write!(f, "JoinError::Panic({:?}, ..)", self.id),
             },
         }
