@@ -124,12 +124,12 @@ pub fn sweep_receivers(cfg: &SweepConfig) -> Result<Vec<SweepReceiver>, String> 
     for runtime in expand_runtimes(cfg)? {
         let tempo = runtime.name().starts_with("tempo");
         out.push(SweepReceiver {
-            runtime: runtime.clone(),
+            runtime,
             build: None,
         });
         if tempo {
             out.extend(cfg.builds.iter().map(|build| SweepReceiver {
-                runtime: runtime.clone(),
+                runtime,
                 build: Some(build.clone()),
             }));
         }
@@ -844,7 +844,7 @@ mod tests {
             .flat_map(|runtime| {
                 let tempo = runtime.name().starts_with("tempo");
                 let other = tempo.then(|| SweepReceiver {
-                    runtime: runtime.clone(),
+                    runtime,
                     build: Some(builds[0].clone()),
                 });
                 std::iter::once(SweepReceiver {
