@@ -199,7 +199,10 @@ pub(crate) struct DriverConfig {
     pub(crate) firing_window: Duration,
     /// Every timer is never early (tokio's rule).
     pub(crate) never_early: bool,
-    /// Defer the drain retry of datagram receives to the next tick.
+    /// Turn the I/O driver's receive-ahead rule on (throttling does): a
+    /// datagram receive asks for two datagrams in one call, holds the
+    /// second for the next receive, and knows the socket drained when only
+    /// one came (see [`tempo_io::Driver::set_recv_ahead`]).
     pub(crate) recv_ahead: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
