@@ -131,7 +131,7 @@ type Acquired = Result<Strong, ()>;
 
 /// `Context::acquire`, as fixed: nothing is dropped under the lock.
 fn acquire(registry: &Registry, period: u32) -> Acquired {
-    let mut entry = registry.lock().unwrap();
+    let entry = registry.lock().unwrap();
     if let Some(found) = entry.as_ref().and_then(|weak| weak.upgrade(registry)) {
         if found.inner.period == period {
             return Ok(found);
@@ -146,7 +146,7 @@ fn acquire(registry: &Registry, period: u32) -> Acquired {
 /// `Context::acquire` before the fix: a refusal drops the upgraded
 /// reference while the guard is alive (locals drop in reverse order).
 fn acquire_dropping_under_the_lock(registry: &Registry, period: u32) -> Acquired {
-    let mut entry = registry.lock().unwrap();
+    let entry = registry.lock().unwrap();
     if let Some(found) = entry.as_ref().and_then(|weak| weak.upgrade(registry)) {
         if found.inner.period == period {
             return Ok(found);
