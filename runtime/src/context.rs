@@ -49,8 +49,9 @@
 //! under the lock (an upgraded entry that turns out to run with another
 //! period, an entry replaced or removed) is dropped after the guard. Weak
 //! references follow the same rule although their drop never takes the
-//! lock, so that the rule has no exception. `loom-tests/tests/context_registry.rs`
-//! models an `acquire` racing the last drop.
+//! lock, so that the rule has no exception. The loom model
+//! `loom-tests/tests/context_registry.rs` races an `acquire` with the last
+//! drop.
 
 use std::collections::BTreeMap;
 use std::fmt;
