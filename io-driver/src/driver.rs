@@ -56,8 +56,9 @@
 //!
 //! # Receive-ahead
 //!
-//! See [`Driver::set_recv_ahead`] and `recv_ahead`: the datagram rule of
-//! DESIGN.md (one receive syscall per datagram).
+//! See [`Driver::set_recv_ahead`] and the `recv_ahead` module: the rule
+//! that makes a throttled datagram receiver pay one receive syscall per
+//! datagram.
 //!
 //! # What `stats` counts
 //!

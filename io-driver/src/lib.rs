@@ -95,7 +95,7 @@
 //!
 //! # Receive-ahead
 //!
-//! [`Driver::set_recv_ahead`] implements DESIGN.md's datagram rule: a
+//! [`Driver::set_recv_ahead`] turns on the receive-ahead rule: a
 //! throttled receiver pays one receive syscall per datagram (a
 //! drain-until-`WouldBlock` loop pays two) plus one `epoll_wait` per tick,
 //! and drains a backlog in the same tick. The rule, its invariant and its

@@ -37,6 +37,21 @@
 //! let answer = a.block_on(async { 6 * 7 });
 //! assert_eq!(answer, 42);
 //! ```
+//!
+//! # The registry lock
+//!
+//! Names map to running contexts through one process-wide registry behind
+//! a mutex, holding weak references. Dropping the last [`Context`] of a
+//! context takes that lock (to forget the name), so **no reference to a
+//! context is dropped while the registry lock is held**: on a thread that
+//! holds it, dropping what turned out to be the last strong reference
+//! would take the lock again and deadlock that thread. A reference taken
+//! under the lock (an upgraded entry that turns out to run with another
+//! period, an entry replaced or removed) is dropped after the guard. Weak
+//! references follow the same rule although their drop never takes the
+//! lock, so that the rule has no exception. The loom model
+//! `loom-tests/tests/context_registry.rs` races an `acquire` with the last
+//! drop.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -55,7 +70,9 @@ use crate::runtime::{Builder, Handle};
 use crate::task::JoinHandle;
 
 /// Running contexts by name. Entries are weak: the registry never keeps a
-/// context alive; a dead entry is replaced by the next `acquire`.
+/// context alive; a dead entry is replaced by the next `acquire`. Nothing
+/// that refers to a context is dropped while this lock is held: see
+/// [the registry lock](self#the-registry-lock).
 static REGISTRY: Mutex<BTreeMap<String, Weak<ContextInner>>> = Mutex::new(BTreeMap::new());
 
 tempo_park::scoped_thread_local! {
@@ -136,21 +153,32 @@ impl Context {
     pub fn acquire(name: &str, max_throttling: Duration) -> io::Result<Context> {
         let mut registry = REGISTRY.lock();
         if let Some(inner) = registry.get(name).and_then(Weak::upgrade) {
-            if inner.max_throttling != max_throttling {
-                return Err(io::Error::new(
-                    io::ErrorKind::AlreadyExists,
-                    format!(
-                        "context {name:?} is already running with max_throttling {:?}, \
-                         not the {max_throttling:?} asked for: acquire it with {:?}, or use \
-                         another name for a context with another period",
-                        inner.max_throttling, inner.max_throttling
-                    ),
-                ));
+            if inner.max_throttling == max_throttling {
+                return Ok(Context { inner });
             }
-            return Ok(Context { inner });
+            // `inner` may be the last strong reference by now (its other
+            // holders dropped theirs since the upgrade): release the lock
+            // before it is dropped (see the module docs).
+            drop(registry);
+            return Err(io::Error::new(
+                io::ErrorKind::AlreadyExists,
+                format!(
+                    "context {name:?} is already running with max_throttling {:?}, \
+                     not the {max_throttling:?} asked for: acquire it with {:?}, or use \
+                     another name for a context with another period",
+                    inner.max_throttling, inner.max_throttling
+                ),
+            ));
         }
-        let inner = start(name, max_throttling)?;
-        registry.insert(name.to_owned(), Arc::downgrade(&inner));
+        let Started { inner, publish } = start(name, max_throttling)?;
+        let replaced = registry.insert(name.to_owned(), Arc::downgrade(&inner));
+        // A weak reference's drop never runs `ContextInner::drop`, but no
+        // reference of either kind is dropped under the lock (the dead entry
+        // replaced, or the thread's copy if its send failed): one rule, no
+        // exception to reason about.
+        drop(registry);
+        drop(replaced);
+        let _ = publish.send(Arc::downgrade(&inner));
         Ok(Context { inner })
     }
 
@@ -381,9 +409,18 @@ impl fmt::Debug for WeakContext {
     }
 }
 
+/// A started context: its thread has built its runtime and waits, before
+/// running it, for a weak reference to its own `ContextInner` (for
+/// [`Context::current`]), which `acquire` sends through `publish` once the
+/// registry lock is released.
+struct Started {
+    inner: Arc<ContextInner>,
+    publish: mpsc::Sender<Weak<ContextInner>>,
+}
+
 /// Starts the context thread and waits until its runtime is built (a bad
 /// `max_throttling` or a driver error comes back from there).
-fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<ContextInner>> {
+fn start(name: &str, max_throttling: Duration) -> io::Result<Started> {
     let mut builder = Builder::new_current_thread();
     builder
         .enable_all()
@@ -407,8 +444,8 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<ContextInner>> 
                 }
             };
             let _ = ready_tx.send(Ok(rt.handle().clone()));
-            // The ContextInner exists once acquire has built it; until then (or if it
-            // failed) the thread has no context to publish.
+            // The ContextInner exists once `start` returns; `acquire` sends
+            // it (if it never does, the thread has no context to run).
             if let Ok(inner) = inner_rx.recv() {
                 let _current = CURRENT_CONTEXT.enter(inner);
                 rt.block_on(StopFuture(&thread_stop));
@@ -438,23 +475,29 @@ fn start(name: &str, max_throttling: Duration) -> io::Result<Arc<ContextInner>> 
         stop,
         thread: Some(thread),
     });
-    let _ = inner_tx.send(Arc::downgrade(&inner));
-    Ok(inner)
+    Ok(Started {
+        inner,
+        publish: inner_tx,
+    })
 }
 
 impl Drop for ContextInner {
     fn drop(&mut self) {
         // Forget the registry entry, unless a new context of the same name
-        // already replaced it.
-        {
+        // already replaced it. The removed (dead) weak reference is dropped
+        // once the guard is gone: see the module docs.
+        let removed = {
             let mut registry = REGISTRY.lock();
             if registry
                 .get(&self.name)
                 .is_some_and(|weak| weak.strong_count() == 0)
             {
-                registry.remove(&self.name);
+                registry.remove(&self.name)
+            } else {
+                None
             }
-        }
+        };
+        drop(removed);
         self.stop.stopped.store(true, Ordering::SeqCst);
         if let Some(waker) = self.stop.waker.lock().take() {
             waker.wake();

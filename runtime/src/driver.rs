@@ -202,7 +202,10 @@ pub(crate) struct DriverConfig {
     /// The spacing of the scheduler's fire passes (throttling: `T`; zero
     /// for the basic scheduler): how late a never-early timer can be.
     pub(crate) pass_period: Duration,
-    /// Defer the drain retry of datagram receives to the next tick.
+    /// Turn the I/O driver's receive-ahead rule on (throttling does): a
+    /// datagram receive asks for two datagrams in one call, holds the
+    /// second for the next receive, and knows the socket drained when only
+    /// one came (see [`tempo_io::Driver::set_recv_ahead`]).
     pub(crate) recv_ahead: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
