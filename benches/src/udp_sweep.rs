@@ -330,6 +330,17 @@ pub fn summarize(results: &[RunResult], names: &[String], streams: &[usize]) -> 
                 };
                 row.push_f64(col, median(&v).unwrap_or(f64::NAN), decimals);
             }
+            let cpu: Vec<f64> = runs
+                .iter()
+                .filter_map(|r| r.receiver.get_f64("cpu_us_per_pkt"))
+                .collect();
+            let (low, high) = cpu
+                .iter()
+                .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                    (lo.min(v), hi.max(v))
+                });
+            row.push_f64("cpu_us_per_pkt_min", low, 3)
+                .push_f64("cpu_us_per_pkt_max", high, 3);
             for col in SENDER_MEDIANS {
                 let v: Vec<f64> = runs.iter().filter_map(|r| r.sender.get_f64(col)).collect();
                 row.push_f64(&format!("sender_{col}"), median(&v).unwrap_or(f64::NAN), 0);
@@ -422,22 +433,58 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
 
 /// The summary rows as a text table, one line per runtime x streams: what
 /// the sweep prints when it is done (CPU next to latency and loss).
+/// The hand-written loop a runtime's CPU is compared with: `mio-throttled`
+/// at the same period for a throttled runtime, `mio-loop` for the others.
+fn reference_loop(runtime: &str) -> String {
+    let runtime = runtime.split_once('@').map_or(runtime, |(r, _)| r);
+    match runtime.split_once(':') {
+        Some((_, period)) => format!("mio-throttled:{period}"),
+        None => "mio-loop".to_string(),
+    }
+}
+
+/// The rows as a table: medians, the range of CPU per datagram over the
+/// runs, and its ratio to the hand-written loop of the same period in the
+/// same sweep (`x loop`, when that loop was measured).
 pub fn summary_table(rows: &[CsvRow]) -> String {
     let mut out = format!(
-        "{:<22} {:>7} {:>7} {:>10} {:>9} {:>9} {:>7} {:>14}\n",
-        "runtime", "streams", "cpu %", "cpu us/pkt", "p50 ms", "p99 ms", "loss %", "sender-limited"
+        "{:<26} {:>7} {:>7} {:>10} {:>13} {:>7} {:>9} {:>9} {:>7} {:>14}\n",
+        "runtime",
+        "streams",
+        "cpu %",
+        "cpu us/pkt",
+        "range",
+        "x loop",
+        "p50 ms",
+        "p99 ms",
+        "loss %",
+        "sender-limited"
     );
     let num = |r: &CsvRow, col: &str, scale: f64, decimals: usize| {
         r.get_f64(col)
             .map_or("-".to_string(), |v| format!("{:.decimals$}", v * scale))
     };
     for r in rows {
+        let runtime = r.get("runtime").unwrap_or("?");
+        let reference = reference_loop(runtime);
+        let ratio = rows
+            .iter()
+            .find(|l| l.get("runtime") == Some(&reference) && l.get("streams") == r.get("streams"))
+            .and_then(|l| l.get_f64("cpu_us_per_pkt"))
+            .zip(r.get_f64("cpu_us_per_pkt"))
+            .map_or("-".to_string(), |(l, v)| format!("{:.2}", v / l));
         out.push_str(&format!(
-            "{:<22} {:>7} {:>7} {:>10} {:>9} {:>9} {:>7} {:>14}\n",
-            r.get("runtime").unwrap_or("?"),
+            "{:<26} {:>7} {:>7} {:>10} {:>13} {:>7} {:>9} {:>9} {:>7} {:>14}\n",
+            runtime,
             r.get("streams").unwrap_or("?"),
             num(r, "cpu_pct", 1.0, 1),
             num(r, "cpu_us_per_pkt", 1.0, 2),
+            format!(
+                "{}-{}",
+                num(r, "cpu_us_per_pkt_min", 1.0, 2),
+                num(r, "cpu_us_per_pkt_max", 1.0, 2)
+            ),
+            ratio,
             num(r, "lat_p50_us", 1e-3, 2),
             num(r, "lat_p99_us", 1e-3, 2),
             num(r, "loss_pct", 1.0, 2),
@@ -761,11 +808,18 @@ mod tests {
             .push("cpu_us_per_pkt", 1.384)
             .push("lat_p50_us", 11007)
             .push("lat_p99_us", 21503)
-            .push("sender_limited_runs", 1);
-        let table = summary_table(&[row]);
+            .push("sender_limited_runs", 1)
+            .push("cpu_us_per_pkt_min", 1.301)
+            .push("cpu_us_per_pkt_max", 1.452);
+        let mut hand_written = CsvRow::new();
+        hand_written
+            .push("runtime", "mio-throttled:20")
+            .push("streams", 8000)
+            .push("cpu_us_per_pkt", 1.153);
+        let table = summary_table(&[row, hand_written]);
         let mut lines = table.lines();
         let header = lines.next().unwrap();
-        for col in ["cpu %", "cpu us/pkt", "p50 ms", "p99 ms", "loss %"] {
+        for col in ["cpu %", "cpu us/pkt", "range", "x loop", "p50 ms", "p99 ms", "loss %"] {
             assert!(header.contains(col), "{header}");
         }
         let line = lines.next().unwrap();
@@ -777,6 +831,8 @@ mod tests {
                 "8000",
                 "55.5",
                 "1.38",
+                "1.30-1.45",
+                "1.20",
                 "11.01",
                 "21.50",
                 "0.25",
