@@ -57,6 +57,9 @@ of CPU, latency and loss.
   --interval-ms MS     per-stream interval (default 20)
   --size BYTES         datagram size (default 160)
   --burst              every stream sends at the start of the interval
+  --sender-quantum-us US  the sender's granularity: each stream sends within
+                       US of its own phase (default 500; 50 is the
+                       realistic model of independent sources)
   --base-port P        port of stream 0 (default 20000)
   --out DIR            output directory (default: a fresh
                        benches/results/runs/udp-<UTC time>/, so that the
@@ -122,6 +125,7 @@ fn config(
         interval: Duration::from_secs_f64(args.value("interval-ms", 20.0f64)? / 1e3),
         size: args.value("size", tempo_benches::packet::DEFAULT_SIZE)?,
         burst: args.flag("burst"),
+        sender_quantum: Duration::from_micros(args.value("sender-quantum-us", 500u64)?),
         base_port: args.value("base-port", DEFAULT_BASE_PORT)?,
         cpus: (available_cpus() >= 2).then_some((0, 1)),
         out_dir: output_dir(args.raw("out")?, quick, "udp"),
