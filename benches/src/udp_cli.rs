@@ -25,7 +25,7 @@ latency over a window. Start it before udp-sender. Prints one CSV row on
 stdout (the header first with --header) and a summary on stderr.
 
   --runtime NAME       tokio, threads, mio-loop, mio-throttled:T,
-                       mio-throttled-mmsg:T, tempo,
+                       mio-throttled-mmsg:T, mio-throttled-lt:T, tempo,
                        tempo-throttled:T, tempo-throttled-batch:T (T in ms);
                        required
   --streams N          sockets / streams (default 1000); raises the open-files

@@ -23,6 +23,15 @@
 //! datagram, the regime of Tempo's receive-ahead rule, so it is the floor
 //! for a receiver that meets issue 13's syscall goal: what the kernel
 //! charges for that regime, with no runtime at all.
+//!
+//! `mio-throttled-lt:T`: the throttled loop with every socket switched to
+//! *level-triggered* read readiness (`epoll_ctl(EPOLL_CTL_MOD)` without
+//! `EPOLLET` on mio's epoll), one `recvfrom` per report and no empty call;
+//! after serving an iteration's events it polls again with a zero timeout,
+//! while that still reports sockets (at most [`MAX_LT_LOOKS`] times), so a
+//! socket with a backlog is drained in the tick: the floor of a
+//! level-triggered receive regime (issue 20), one receive syscall per
+//! datagram without the second message slot of `recvmmsg`.
 
 use std::io;
 use std::net::UdpSocket;
@@ -50,6 +59,29 @@ pub enum Drain {
     /// `recvmmsg` for two datagrams until a call returns fewer: one
     /// syscall for a lone datagram.
     Mmsg2,
+    /// Level-triggered readiness: one `recvfrom` per report, then
+    /// zero-timeout polls while sockets are still reported.
+    LevelOnce,
+}
+
+/// Zero-timeout polls a level-triggered iteration makes at most after its
+/// first, to drain backlogs (a socket with `k` datagrams queued needs `k`).
+pub const MAX_LT_LOOKS: usize = 8;
+
+/// Switches `fd`'s registration on `epoll` to level-triggered read
+/// readiness, keeping mio's token (mio stores it in the event's data).
+fn level_triggered(epoll: RawFd, fd: RawFd, token: Token) -> io::Result<()> {
+    let mut event = libc::epoll_event {
+        events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+        u64: token.0 as u64,
+    };
+    // SAFETY: `epoll` and `fd` are open descriptors owned by the caller
+    // (mio's `Poll` and a registered socket); the kernel only reads `event`.
+    let rc = unsafe { libc::epoll_ctl(epoll, libc::EPOLL_CTL_MOD, fd, &mut event) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Runs the loop until `window` ends; `throttle` = `Some(T)` for
@@ -67,6 +99,9 @@ pub fn run(
         let mut sock = MioUdpSocket::from_std(sock);
         poll.registry()
             .register(&mut sock, Token(i), Interest::READABLE)?;
+        if how == Drain::LevelOnce {
+            level_triggered(poll.as_raw_fd(), sock.as_raw_fd(), Token(i))?;
+        }
         streams.push((sock, StreamTracker::new(i as u32, window)));
     }
     let mut events = Events::with_capacity(EVENTS_CAPACITY);
@@ -79,10 +114,10 @@ pub fn run(
         if window.phase(started) == Phase::Done {
             return Ok(());
         }
-        let max_polls = if throttle_ns > 0 {
-            streams.len() / EVENTS_CAPACITY + 1
-        } else {
-            1
+        let max_polls = match (throttle_ns > 0, how) {
+            (true, Drain::LevelOnce) => streams.len() / EVENTS_CAPACITY + 1 + MAX_LT_LOOKS,
+            (true, _) => streams.len() / EVENTS_CAPACITY + 1,
+            (false, _) => 1,
         };
         let mut timeout = Some(window.remaining());
         for _ in 0..max_polls {
@@ -98,9 +133,17 @@ pub fn run(
                 match how {
                     Drain::RecvFrom => drain(sock, tracker, &mut buf),
                     Drain::Mmsg2 => pair.drain(sock.as_raw_fd(), tracker),
+                    Drain::LevelOnce => recv_once(sock, tracker, &mut buf),
                 }
             }
-            if returned < EVENTS_CAPACITY {
+            // Edge-triggered: a poll that did not fill the buffer saw every
+            // ready socket. Level-triggered: look again until a poll reports
+            // none (each look serves one more datagram of every backlog).
+            let done = match how {
+                Drain::LevelOnce => returned == 0,
+                _ => returned < EVENTS_CAPACITY,
+            };
+            if done {
                 break;
             }
             timeout = Some(Duration::ZERO);
@@ -127,6 +170,19 @@ fn drain(sock: &MioUdpSocket, tracker: &mut StreamTracker, buf: &mut [u8]) {
                 return;
             }
         }
+    }
+}
+
+/// Reads one datagram from `sock` (level-triggered: the next poll reports
+/// it again if more are queued).
+fn recv_once(sock: &MioUdpSocket, tracker: &mut StreamTracker, buf: &mut [u8]) {
+    match sock.recv_from(buf) {
+        Ok((n, _from)) => {
+            tracker.on_datagram(&buf[..n]);
+        }
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+        Err(_) => tracker.on_error(),
     }
 }
 

@@ -39,6 +39,7 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "mio-loop",
     "mio-throttled:T",
     "mio-throttled-mmsg:T",
+    "mio-throttled-lt:T",
 ];
 
 /// A receiver runtime, parsed from its name.
@@ -63,6 +64,9 @@ pub enum ReceiverRuntime {
     /// The throttled mio loop draining with two-datagram `recvmmsg` calls:
     /// one receive syscall per lone datagram, like Tempo's receive-ahead.
     MioThrottledMmsg(Duration),
+    /// `mio-throttled-lt:T`: the throttled loop with level-triggered read
+    /// readiness, one `recvfrom` per report.
+    MioThrottledLt(Duration),
 }
 
 impl ReceiverRuntime {
@@ -79,6 +83,9 @@ impl ReceiverRuntime {
             ("mio-throttled", Some(p)) => Ok(ReceiverRuntime::MioThrottled(parse_period(name, p)?)),
             ("mio-throttled-mmsg", Some(p)) => {
                 Ok(ReceiverRuntime::MioThrottledMmsg(parse_period(name, p)?))
+            }
+            ("mio-throttled-lt", Some(p)) => {
+                Ok(ReceiverRuntime::MioThrottledLt(parse_period(name, p)?))
             }
             ("tempo", None) => Ok(ReceiverRuntime::Tempo),
             ("tempo-throttled", Some(p)) => {
@@ -109,6 +116,7 @@ impl ReceiverRuntime {
             ReceiverRuntime::MioThrottledMmsg(p) => {
                 format!("mio-throttled-mmsg:{}", fmt_ms(*p))
             }
+            ReceiverRuntime::MioThrottledLt(p) => format!("mio-throttled-lt:{}", fmt_ms(*p)),
         }
     }
 
@@ -118,7 +126,8 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottled(p)
             | ReceiverRuntime::TempoThrottledBatch(p)
             | ReceiverRuntime::MioThrottled(p)
-            | ReceiverRuntime::MioThrottledMmsg(p) => Some(p),
+            | ReceiverRuntime::MioThrottledMmsg(p)
+            | ReceiverRuntime::MioThrottledLt(p) => Some(p),
             ReceiverRuntime::Tempo
             | ReceiverRuntime::Tokio
             | ReceiverRuntime::Threads
@@ -143,6 +152,9 @@ impl ReceiverRuntime {
             ReceiverRuntime::MioThrottledMmsg(p) => {
                 mio_loop::run(sockets, window, Some(p), mio_loop::Drain::Mmsg2)
             }
+            ReceiverRuntime::MioThrottledLt(p) => {
+                mio_loop::run(sockets, window, Some(p), mio_loop::Drain::LevelOnce)
+            }
         }
     }
 }
@@ -160,6 +172,7 @@ mod tests {
             "mio-throttled:20",
             "mio-throttled:2.5",
             "mio-throttled-mmsg:20",
+            "mio-throttled-lt:20",
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
         ] {
