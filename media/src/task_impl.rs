@@ -3,9 +3,9 @@
 //! Every method is `async` from the element's point of view (write them as
 //! `async fn` in the `impl`) and has a default that does nothing, except
 //! the loop's two: [`try_next`](TaskImpl::try_next) and
-//! [`handle_item`](TaskImpl::handle_item). The trait returns `impl Future
-//! + Send` (stable since Rust 1.75) rather than boxed futures, so an element
-//! pays no allocation per item.
+//! [`handle_item`](TaskImpl::handle_item). The trait returns
+//! `impl Future + Send` (stable since Rust 1.75) rather than boxed futures,
+//! so an element pays no allocation per item.
 
 use std::fmt;
 use std::future::Future;
