@@ -208,6 +208,10 @@ async fn run_loop<I: TaskImpl>(shared: &Shared, imp: &mut I) {
             Some(Ok(item)) => imp.handle_item(item).await,
             Some(Err(error)) => Err(error),
         };
+        // An element whose `try_next` is always ready (a full queue) must
+        // not starve the other elements of its context: each item spends
+        // the cooperative budget, and an exhausted budget yields.
+        tempo::task::consume_budget().await;
         if let Err(error) = result {
             let trigger = imp.handle_loop_error(error).await;
             shared.push_front(Request {

@@ -4,7 +4,8 @@
 
 mod support;
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use support::{context, element, Cmd, Options, HANG};
@@ -521,4 +522,50 @@ fn timer_in_try_next_across_pause_and_start() {
     for (i, tick) in ticks.iter().enumerate() {
         assert_eq!(*tick, format!("tick {}", i + 3));
     }
+}
+
+/// An element that always has an item ready.
+struct Busy {
+    handled: Arc<AtomicU64>,
+}
+
+impl TaskImpl for Busy {
+    type Item = ();
+
+    async fn try_next(&mut self) -> Result<(), FlowError> {
+        Ok(())
+    }
+
+    async fn handle_item(&mut self, _: ()) -> Result<(), FlowError> {
+        self.handled.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// A task whose `try_next` is always ready does not starve the other tasks
+/// of its context, and still obeys requests.
+#[test]
+fn a_busy_loop_shares_its_context() {
+    let ctx = context("media-busy");
+    let handled = Arc::new(AtomicU64::new(0));
+    let task = Task::new();
+    wait(task.prepare(
+        Busy {
+            handled: handled.clone(),
+        },
+        ctx.clone(),
+    ));
+    wait(task.start());
+    // Another task of the same context gets to run.
+    let (tx, rx) = std::sync::mpsc::channel();
+    drop(ctx.spawn(async move { tx.send(()).unwrap() }));
+    rx.recv_timeout(HANG)
+        .expect("the busy loop starved its context");
+    assert_eq!(wait(task.stop()), complete(Trigger::Stop, Started, Stopped));
+    let after_stop = handled.load(Ordering::Relaxed);
+    assert!(after_stop > 0);
+    // Stopped: nothing is handled any more (checked after a round trip
+    // through the context).
+    ctx.block_on(async {});
+    assert_eq!(handled.load(Ordering::Relaxed), after_stop);
 }
