@@ -1,0 +1,413 @@
+//! The acknowledgement of a transition request: a future, or a blocking
+//! wait with a timeout, that never deadlocks a context.
+//!
+//! Why a slot of its own rather than a channel: the state machine answers
+//! each request once, and the requester may be an async task (it polls,
+//! so the slot stores a waker), a plain thread (it blocks, so the slot has
+//! a condition variable), or code running inside the very state machine
+//! that must answer (it must not wait at all). The third case is detected
+//! by a thread-local marker set while the state machine is polled: an
+//! [`Ack`] of task `n` polled inside task `n`'s state machine resolves at
+//! once to [`Transition::NotWaiting`].
+
+use std::cell::Cell;
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::task::{Context as TaskContext, Poll, Waker};
+use std::time::{Duration, Instant};
+
+use crate::transition::{TaskState, Trigger};
+
+/// The error type of the element's actions: any error, boxed.
+pub type BoxError = Box<dyn StdError + Send + Sync + 'static>;
+
+/// A request's result when it did not fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transition {
+    /// The transition ran: the task went from `from` to `to`.
+    Complete {
+        /// What was asked.
+        trigger: Trigger,
+        /// The state before.
+        from: TaskState,
+        /// The state after.
+        to: TaskState,
+    },
+    /// Nothing to do in `state` (see [`Outcome::Skip`](crate::transition::Outcome::Skip)).
+    Skipped {
+        /// What was asked.
+        trigger: Trigger,
+        /// The state the task was in, and still is.
+        state: TaskState,
+    },
+    /// The request is queued and will run, but its result was not waited
+    /// for: waiting would have blocked a context thread, or the request
+    /// came from the task's own state machine (an action, the loop), which
+    /// handles it once the current step returns.
+    NotWaiting {
+        /// What was asked.
+        trigger: Trigger,
+    },
+}
+
+/// A request's result when it failed.
+#[derive(Debug)]
+pub enum TransitionError {
+    /// The trigger is not allowed in `state` (see
+    /// [`Outcome::Refuse`](crate::transition::Outcome::Refuse)).
+    Refused {
+        /// What was asked.
+        trigger: Trigger,
+        /// The state the task was in, and still is.
+        state: TaskState,
+    },
+    /// The element's action returned an error; the task applied the trigger
+    /// its [`handle_action_error`](crate::TaskImpl::handle_action_error)
+    /// returned.
+    Failed {
+        /// What was asked.
+        trigger: Trigger,
+        /// The state the action started from.
+        state: TaskState,
+        /// The action's error.
+        error: BoxError,
+    },
+    /// [`Ack::wait`] gave up; the request still runs.
+    TimedOut {
+        /// What was asked.
+        trigger: Trigger,
+    },
+    /// The state machine went away without answering (an action panicked).
+    Gone {
+        /// What was asked.
+        trigger: Trigger,
+    },
+}
+
+impl TransitionError {
+    /// The trigger the failed request asked for.
+    ///
+    /// ```
+    /// use tempo_media::{Task, Trigger};
+    ///
+    /// let task = Task::new();
+    /// let err = task.start().wait(std::time::Duration::from_secs(1)).unwrap_err();
+    /// assert_eq!(err.trigger(), Trigger::Start); // refused: not prepared
+    /// ```
+    pub fn trigger(&self) -> Trigger {
+        match self {
+            TransitionError::Refused { trigger, .. }
+            | TransitionError::Failed { trigger, .. }
+            | TransitionError::TimedOut { trigger }
+            | TransitionError::Gone { trigger } => *trigger,
+        }
+    }
+}
+
+impl fmt::Display for TransitionError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TransitionError::Refused { trigger, state } => {
+                write!(f, "{trigger} is not allowed in state {state}")
+            }
+            TransitionError::Failed {
+                trigger,
+                state,
+                error,
+            } => write!(f, "{trigger} from state {state} failed: {error}"),
+            TransitionError::TimedOut { trigger } => {
+                write!(f, "{trigger} was not acknowledged in time (it still runs)")
+            }
+            TransitionError::Gone { trigger } => {
+                write!(f, "{trigger}: the task's state machine went away")
+            }
+        }
+    }
+}
+
+impl StdError for TransitionError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        match self {
+            TransitionError::Failed { error, .. } => Some(&**error),
+            _ => None,
+        }
+    }
+}
+
+/// What a request results in.
+pub type TransitionResult = Result<Transition, TransitionError>;
+
+thread_local! {
+    /// The id of the task whose state machine this thread is polling, or 0.
+    static IN_MACHINE: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Marks this thread as running task `id`'s state machine until dropped.
+pub(crate) struct MachineMark(u64);
+
+impl MachineMark {
+    pub(crate) fn enter(id: u64) -> MachineMark {
+        MachineMark(IN_MACHINE.with(|m| m.replace(id)))
+    }
+}
+
+impl Drop for MachineMark {
+    fn drop(&mut self) {
+        IN_MACHINE.with(|m| m.set(self.0));
+    }
+}
+
+fn in_machine_of(id: u64) -> bool {
+    IN_MACHINE.with(|m| m.get() == id)
+}
+
+#[derive(Default)]
+struct SlotInner {
+    result: Option<TransitionResult>,
+    waker: Option<Waker>,
+    /// The sender went away (answered or not).
+    closed: bool,
+}
+
+/// Where the state machine puts one request's result.
+#[derive(Default)]
+struct Slot {
+    inner: Mutex<SlotInner>,
+    done: Condvar,
+}
+
+impl Slot {
+    fn lock(&self) -> MutexGuard<'_, SlotInner> {
+        // A panic while holding this lock leaves consistent data (plain
+        // assignments), so poisoning is ignored.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The state machine's end of an [`Ack`]. Dropping it unanswered gives the
+/// requester [`TransitionError::Gone`].
+pub(crate) struct Acknowledger {
+    slot: Arc<Slot>,
+}
+
+impl Acknowledger {
+    pub(crate) fn send(self, result: TransitionResult) {
+        let mut inner = self.slot.lock();
+        inner.result = Some(result);
+        // `Drop` closes, wakes and notifies.
+    }
+}
+
+impl Drop for Acknowledger {
+    fn drop(&mut self) {
+        let waker = {
+            let mut inner = self.slot.lock();
+            inner.closed = true;
+            inner.waker.take()
+        };
+        self.slot.done.notify_all();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+enum Repr {
+    /// Answered when requested (no state machine was involved), or taken.
+    Ready(Option<TransitionResult>),
+    Waiting(Arc<Slot>),
+}
+
+/// The acknowledgement of a transition request: `.await` it, or
+/// [`wait`](Ack::wait) for it from a thread that is not a context's, or
+/// drop it (the request runs anyway).
+///
+/// Awaiting it never deadlocks: polled by the task's own state machine (from
+/// an action, `try_next` or `handle_item`), it resolves at once to
+/// [`Transition::NotWaiting`], since the request can only run after the
+/// current step returns. Another task of the same context awaits it
+/// normally: the state machine is a task of its own.
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo_media::{Task, TaskState, Transition, Trigger};
+///
+/// let task = Task::new();
+/// // Not prepared: nothing to stop, answered at once.
+/// let ack = task.unprepare();
+/// assert_eq!(ack.trigger(), Trigger::Unprepare);
+/// assert!(matches!(
+///     ack.wait(Duration::from_secs(1)),
+///     Ok(Transition::Skipped { state: TaskState::Unprepared, .. })
+/// ));
+/// ```
+#[must_use = "an Ack tells how the transition went; the request runs even if it is dropped"]
+pub struct Ack {
+    trigger: Trigger,
+    task: u64,
+    repr: Repr,
+}
+
+impl Ack {
+    pub(crate) fn ready(trigger: Trigger, task: u64, result: TransitionResult) -> Ack {
+        Ack {
+            trigger,
+            task,
+            repr: Repr::Ready(Some(result)),
+        }
+    }
+
+    pub(crate) fn pair(trigger: Trigger, task: u64) -> (Acknowledger, Ack) {
+        let slot = Arc::new(Slot::default());
+        (
+            Acknowledger { slot: slot.clone() },
+            Ack {
+                trigger,
+                task,
+                repr: Repr::Waiting(slot),
+            },
+        )
+    }
+
+    /// The trigger this acknowledges.
+    pub fn trigger(&self) -> Trigger {
+        self.trigger
+    }
+
+    /// The result, if it is there (without waiting).
+    fn try_take(&mut self) -> Option<TransitionResult> {
+        match &mut self.repr {
+            Repr::Ready(result) => Some(result.take().expect("Ack polled after completion")),
+            Repr::Waiting(slot) => {
+                let mut inner = slot.lock();
+                match inner.result.take() {
+                    Some(result) => Some(result),
+                    None if inner.closed => Some(Err(TransitionError::Gone {
+                        trigger: self.trigger,
+                    })),
+                    None => None,
+                }
+            }
+        }
+    }
+
+    /// Blocks the calling thread until the request is acknowledged, at most
+    /// `timeout`.
+    ///
+    /// On a context's thread (any [`Context`](tempo::context::Context)), it
+    /// does not block: blocking there would stop every task of that
+    /// context, possibly the very state machine that must answer. It
+    /// returns the result if it is already there, or
+    /// [`Transition::NotWaiting`] (the request still runs). `.await` the
+    /// `Ack` instead, from a task, to get the result there.
+    ///
+    /// # Errors
+    ///
+    /// The request's own error, or [`TransitionError::TimedOut`] after
+    /// `timeout` (the request still runs).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_media::{Task, TaskState, TransitionError};
+    ///
+    /// let task = Task::new();
+    /// // Starting a task that was never prepared is refused.
+    /// let err = task.start().wait(Duration::from_secs(1)).unwrap_err();
+    /// assert!(matches!(err, TransitionError::Refused { state: TaskState::Unprepared, .. }));
+    /// ```
+    pub fn wait(mut self, timeout: Duration) -> TransitionResult {
+        if let Some(result) = self.try_take() {
+            return result;
+        }
+        if tempo::context::Context::current_weak().is_some() {
+            return Ok(Transition::NotWaiting {
+                trigger: self.trigger,
+            });
+        }
+        let Repr::Waiting(slot) = &self.repr else {
+            unreachable!("a ready Ack was answered by try_take")
+        };
+        let deadline = Instant::now().checked_add(timeout);
+        let mut inner = slot.lock();
+        loop {
+            if let Some(result) = inner.result.take() {
+                return result;
+            }
+            if inner.closed {
+                return Err(TransitionError::Gone {
+                    trigger: self.trigger,
+                });
+            }
+            let left = match deadline {
+                // A timeout too large for the clock: wait without one.
+                None => Duration::MAX,
+                Some(deadline) => deadline.saturating_duration_since(Instant::now()),
+            };
+            if left.is_zero() {
+                return Err(TransitionError::TimedOut {
+                    trigger: self.trigger,
+                });
+            }
+            inner = match deadline {
+                None => slot.done.wait(inner).unwrap_or_else(|e| e.into_inner()),
+                Some(_) => {
+                    slot.done
+                        .wait_timeout(inner, left)
+                        .unwrap_or_else(|e| e.into_inner())
+                        .0
+                }
+            };
+        }
+    }
+}
+
+impl Future for Ack {
+    type Output = TransitionResult;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<TransitionResult> {
+        if let Some(result) = self.try_take() {
+            return Poll::Ready(result);
+        }
+        if in_machine_of(self.task) {
+            // The state machine that must answer is the one polling us.
+            self.repr = Repr::Ready(None);
+            return Poll::Ready(Ok(Transition::NotWaiting {
+                trigger: self.trigger,
+            }));
+        }
+        let Repr::Waiting(slot) = &self.repr else {
+            unreachable!("a ready Ack was answered by try_take")
+        };
+        let mut inner = slot.lock();
+        if inner.result.is_none() && !inner.closed {
+            match &inner.waker {
+                Some(w) if w.will_wake(cx.waker()) => {}
+                _ => inner.waker = Some(cx.waker().clone()),
+            }
+            return Poll::Pending;
+        }
+        drop(inner);
+        match self.try_take() {
+            Some(result) => Poll::Ready(result),
+            None => unreachable!("the slot was answered or closed"),
+        }
+    }
+}
+
+impl fmt::Debug for Ack {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ack")
+            .field("trigger", &self.trigger)
+            .field(
+                "answered",
+                &match &self.repr {
+                    Repr::Ready(_) => true,
+                    Repr::Waiting(slot) => slot.lock().result.is_some(),
+                },
+            )
+            .finish()
+    }
+}

@@ -1,0 +1,225 @@
+//! The state machine: one Tempo task per prepared [`Task`](crate::Task), on
+//! the element's context, from prepare to unprepare.
+//!
+//! It takes requests one at a time, asks the [transition
+//! table](crate::transition::transition) what each does, runs the
+//! element's action, and answers. In `Started` it runs the loop between
+//! requests: before every `try_next` poll it looks at the request queue
+//! first (biased), so a request cancels a pending `try_next` at its await
+//! point, while `handle_item`, awaited outside that check, runs to
+//! completion.
+//!
+//! Why a task of its own rather than the requester running the action: the
+//! element's code then always runs on its context, one step at a time
+//! (`&mut self`, no lock), whoever asked, and a requester on the context
+//! itself never waits for its own thread.
+
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::sync::Arc;
+use std::task::{Poll, Waker};
+
+use tempo::context::Context;
+
+use crate::ack::{BoxError, Transition, TransitionError};
+use crate::task::{Core, Request, Shared};
+use crate::task_impl::TaskImpl;
+use crate::transition::{transition, Action, Outcome, TaskState, Trigger};
+
+/// Stores `waker` as the state machine's, unless it already is.
+fn register(core: &mut Core, waker: &Waker) {
+    match &core.waker {
+        Some(w) if w.will_wake(waker) => {}
+        _ => core.waker = Some(waker.clone()),
+    }
+}
+
+impl Shared {
+    /// The next request, or `None` after registering `waker` (under the
+    /// same lock a requester pushes under; see [`crate::task`]).
+    fn poll_request(&self, waker: &Waker) -> Option<Request> {
+        let mut core = self.lock();
+        let request = core.queue.pop_front();
+        if request.is_none() {
+            register(&mut core, waker);
+        }
+        request
+    }
+
+    /// Whether a request waits, registering `waker` if not.
+    fn request_pending(&self, waker: &Waker) -> bool {
+        let mut core = self.lock();
+        let pending = !core.queue.is_empty();
+        if !pending {
+            register(&mut core, waker);
+        }
+        pending
+    }
+
+    fn push_front(&self, request: Request) {
+        self.lock().queue.push_front(request);
+    }
+}
+
+/// Detaches the state machine from its task when the machine ends, however
+/// it ends (after unprepare, or dropped mid-action by a panic).
+struct Detach(Arc<Shared>);
+
+impl Drop for Detach {
+    fn drop(&mut self) {
+        self.0.detach();
+    }
+}
+
+/// The state machine of `shared`'s task, running `imp` on `context`.
+///
+/// It holds `context`: a prepared element keeps its context running.
+pub(crate) async fn run<I: TaskImpl>(shared: Arc<Shared>, mut imp: I, context: Context) {
+    let detach = Detach(shared.clone());
+    let (unprepare, from) = loop {
+        let request = poll_fn(|cx| match shared.poll_request(cx.waker()) {
+            Some(request) => Poll::Ready(request),
+            None => Poll::Pending,
+        })
+        .await;
+        if let Some(done) = step(&shared, &mut imp, request).await {
+            break done;
+        }
+        if shared.lock().state == TaskState::Started {
+            run_loop(&shared, &mut imp).await;
+        }
+    };
+    // Unprepared: the element is dropped before the answer, so that a
+    // requester that waited for it finds the element's resources released.
+    drop(imp);
+    drop(detach);
+    unprepare.answer(Ok(Transition::Complete {
+        trigger: Trigger::Unprepare,
+        from,
+        to: TaskState::Unprepared,
+    }));
+    drop(context);
+}
+
+/// Applies one request. Returns the request and its origin state if it
+/// unprepared the task (the state machine ends).
+async fn step<I: TaskImpl>(
+    shared: &Shared,
+    imp: &mut I,
+    request: Request,
+) -> Option<(Request, TaskState)> {
+    let trigger = request.trigger;
+    let origin = shared.lock().state;
+    match transition(origin, trigger) {
+        Outcome::Skip => request.answer(Ok(Transition::Skipped {
+            trigger,
+            state: origin,
+        })),
+        Outcome::Refuse => request.answer(Err(TransitionError::Refused {
+            trigger,
+            state: origin,
+        })),
+        Outcome::Run {
+            action,
+            during,
+            target,
+        } => {
+            if let Some(during) = during {
+                shared.set_state(during);
+            }
+            let result = match action {
+                Some(action) => act(imp, action).await,
+                None => Ok(()),
+            };
+            match result {
+                Ok(()) if target == TaskState::Unprepared => return Some((request, origin)),
+                Ok(()) => {
+                    shared.set_state(target);
+                    request.answer(Ok(Transition::Complete {
+                        trigger,
+                        from: origin,
+                        to: target,
+                    }));
+                }
+                Err(error) => {
+                    shared.set_state(origin);
+                    let next = if request.recovery {
+                        Trigger::Error
+                    } else {
+                        imp.handle_action_error(trigger, origin, &error).await
+                    };
+                    // Queued before the answer: whoever acts on the answer
+                    // queues behind the recovery.
+                    shared.push_front(Request {
+                        trigger: next,
+                        ack: None,
+                        recovery: true,
+                    });
+                    request.answer(Err(TransitionError::Failed {
+                        trigger,
+                        state: origin,
+                        error,
+                    }));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Runs the element's code of `action`.
+async fn act<I: TaskImpl>(imp: &mut I, action: Action) -> Result<(), BoxError> {
+    match action {
+        Action::Prepare => imp.prepare().await,
+        Action::Unprepare => {
+            imp.unprepare().await;
+            Ok(())
+        }
+        Action::Start => imp.start().await,
+        Action::Pause => imp.pause().await,
+        Action::Stop => imp.stop().await,
+        Action::FlushStart => imp.flush_start().await,
+        Action::FlushStop => imp.flush_stop().await,
+        Action::FlushStopThenStart => {
+            imp.flush_stop().await?;
+            imp.start().await
+        }
+    }
+}
+
+/// The `Started` loop; returns when a request waits (or the loop failed
+/// and queued its handler's trigger).
+async fn run_loop<I: TaskImpl>(shared: &Shared, imp: &mut I) {
+    loop {
+        let next = {
+            let mut try_next = pin!(imp.try_next());
+            // Biased: a waiting request wins over an item, and drops the
+            // pending `try_next` (cancelled at its await point).
+            poll_fn(|cx| {
+                if shared.request_pending(cx.waker()) {
+                    return Poll::Ready(None);
+                }
+                try_next.as_mut().poll(cx).map(Some)
+            })
+            .await
+        };
+        let result = match next {
+            None => return,
+            Some(Ok(item)) => imp.handle_item(item).await,
+            Some(Err(error)) => Err(error),
+        };
+        // An element whose `try_next` is always ready (a full queue) must
+        // not starve the other elements of its context: each item spends
+        // the cooperative budget, and an exhausted budget yields.
+        tempo::task::consume_budget().await;
+        if let Err(error) = result {
+            let trigger = imp.handle_loop_error(error).await;
+            shared.push_front(Request {
+                trigger,
+                ack: None,
+                recovery: false,
+            });
+            return;
+        }
+    }
+}
