@@ -32,9 +32,9 @@
 //!    read and an `epoll_wait` per budget of reads, and delays the timers
 //!    by at most a period plus one chunk: the clock is read after every
 //!    budget it spends, not after every `event_interval` of them (which,
-//!    with heavy 4 KiB reads, took 300 ms). The period is measured on the
-//!    real clock and on the runtime's (which a test may advance), whichever
-//!    ends first;
+//!    with heavy 4 KiB reads, took 300 ms). That check reads the runtime's
+//!    clock (the real one unless paused, so that a paused test or a loom
+//!    model that advances it stays deterministic);
 //!
 //!    **Second looks.** If that dispatch was large (at least the I/O
 //!    driver's events capacity, 1,024 by default: more ready sockets than
@@ -155,9 +155,11 @@ struct TickWork {
     /// When the tick has worked for a whole period `T` (real clock: the
     /// work takes real time even when the timer clock is paused).
     period_end: Instant,
-    /// The same by the runtime's clock (the one timers follow, which a
-    /// test may advance while the real clock hardly moves): checked by the
-    /// deferred rounds.
+    /// The same by the runtime's clock (the one timers follow): what the
+    /// deferred rounds check. Unless paused it is the real clock; paused,
+    /// it moves only when advanced (a test whose flood advances it is
+    /// deterministic, and so is a loom model), and a tick is then cut by
+    /// the full-chunk check or the tick budget, as before.
     clock_period_end: Instant,
     /// What the deferred rounds' I/O polls dispatched, for the tick's
     /// [`Turn`].
@@ -230,7 +232,7 @@ impl TickWork {
     /// (an overrun), fires the timers before it wakes them. The I/O poll of
     /// a round fires no timer: timers fire at the start of a tick only.
     fn deferred_round(&mut self, core: &SchedulerCore) -> bool {
-        if Instant::now() >= self.period_end || core.clock_now() >= self.clock_period_end {
+        if core.clock_now() >= self.clock_period_end {
             self.cut = true;
             return false;
         }
