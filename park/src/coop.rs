@@ -19,6 +19,27 @@
 //! (`tempo-io`, `tempo-time`) and the scheduler that refills it (`tempo`)
 //! meet only here.
 //!
+//! # Deferred wakes: the driver gets its turn
+//!
+//! Waking a task whose budget ran out puts it straight back on the run
+//! queue. If it is the only ready task (a flooded socket next to tasks
+//! waiting on timers), the scheduler polls it again at once: the timers
+//! and the other sockets wait until the scheduler polls its driver, which
+//! it does only once per `event_interval` task polls, each of which may be
+//! a whole budget of heavy reads. A flooded TCP stream read 4 KiB at a time
+//! kept a 10 ms interval waiting for 300 ms that way.
+//!
+//! So a scheduler can run its polls under [`budget_deferring`]: a poll
+//! whose budget runs out then does not wake its task, it leaves the waker
+//! in the scheduler's [`Deferred`] list, and the scheduler wakes the list
+//! *after its next driver poll*, once due timers have fired and I/O has
+//! been dispatched (as tokio's scheduler does). A task on an always-ready
+//! resource thus runs one budget per driver poll, however few other tasks
+//! are ready. The scheduler must not block in its driver while the list is
+//! not empty (the tasks in it are ready), and drops the list on shutdown.
+//! Outside such a scope (a plain [`budget`], a driver used alone) the task
+//! is woken at once, as before.
+//!
 //! # Part of the driver contract
 //!
 //! A resource operation of a driver (an I/O read or write, a readiness wait,
@@ -73,9 +94,10 @@
 //! assert_eq!(ready, usize::from(coop::INITIAL_BUDGET));
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::task::{Context, Poll};
+use std::ptr::NonNull;
+use std::task::{Context, Poll, Waker};
 
 use crate::sync::thread_local;
 
@@ -109,27 +131,208 @@ impl Budget {
     }
 }
 
+/// What is in force on this thread: the budget, and where a poll whose
+/// budget runs out leaves its waker (`None`: wake at once).
+///
+/// One cell for both, so that entering a task poll costs the same
+/// thread-local read and write as a budget alone did.
+#[derive(Debug, Clone, Copy)]
+struct State {
+    budget: Budget,
+    /// Set only by [`budget_deferring`], for the duration of its call,
+    /// which borrows the list for that long; see [`defer_or_wake`].
+    deferred: Option<NonNull<Deferred>>,
+}
+
+impl State {
+    const OUTSIDE: State = State {
+        budget: Budget::UNCONSTRAINED,
+        deferred: None,
+    };
+}
+
 #[cfg(not(loom))]
 thread_local! {
     // `const`: no lazy-initialisation check on the hot path.
-    static BUDGET: Cell<Budget> = const { Cell::new(Budget::UNCONSTRAINED) };
+    static STATE: Cell<State> = const { Cell::new(State::OUTSIDE) };
 }
 
 #[cfg(loom)]
 thread_local! {
     // loom's macro takes no `const` block.
-    static BUDGET: Cell<Budget> = Cell::new(Budget::UNCONSTRAINED);
+    static STATE: Cell<State> = Cell::new(State::OUTSIDE);
 }
 
-/// Reads the current budget; unconstrained if the thread-local is gone
+/// Reads the current state; outside any poll if the thread-local is gone
 /// (thread tear-down).
-fn current() -> Budget {
-    BUDGET.try_with(Cell::get).unwrap_or(Budget::UNCONSTRAINED)
+fn current_state() -> State {
+    STATE.try_with(Cell::get).unwrap_or(State::OUTSIDE)
 }
 
-fn set(budget: Budget) {
+fn set_state(state: State) {
     // During thread tear-down there is no budget to keep.
-    let _ = BUDGET.try_with(|cell| cell.set(budget));
+    let _ = STATE.try_with(|cell| cell.set(state));
+}
+
+/// Reads the current budget.
+fn current() -> Budget {
+    current_state().budget
+}
+
+/// Sets the budget, keeping the deferred list in force: what a
+/// [`RestoreOnPending`] guard restores (it may outlive the scope that set
+/// the list, so it must never put a list back).
+fn set(budget: Budget) {
+    let _ = STATE.try_with(|cell| {
+        let state = cell.get();
+        cell.set(State { budget, ..state });
+    });
+}
+
+/// A scheduler's list of tasks whose budget ran out: their wakers, to be
+/// woken after the scheduler's next driver poll (see the
+/// [module docs](self)).
+///
+/// `!Sync`: it belongs to the thread that runs the scheduler. Pushing
+/// happens only when a budget runs out (once per exhausted poll, with a
+/// waker clone); a scheduler that checks [`is_empty`](Self::is_empty) when
+/// none did pays a `RefCell` read.
+///
+/// ```
+/// use std::future::{poll_fn, Future};
+/// use std::sync::atomic::{AtomicUsize, Ordering};
+/// use std::sync::Arc;
+/// use std::task::{Context, Poll, Wake, Waker};
+/// use tempo_park::coop::{budget_deferring, poll_proceed, Deferred};
+///
+/// struct Count(AtomicUsize);
+/// impl Wake for Count {
+///     fn wake(self: Arc<Self>) {
+///         self.0.fetch_add(1, Ordering::Relaxed);
+///     }
+/// }
+/// let count = Arc::new(Count(AtomicUsize::new(0)));
+/// let waker = Waker::from(count.clone());
+/// let mut cx = Context::from_waker(&waker);
+///
+/// let deferred = Deferred::new();
+/// // A poll that spends its whole budget and more: it is told to yield ...
+/// let polled = budget_deferring(&deferred, || loop {
+///     match poll_proceed(&mut cx) {
+///         Poll::Ready(guard) => guard.made_progress(),
+///         Poll::Pending => break "yielded",
+///     }
+/// });
+/// assert_eq!(polled, "yielded");
+/// // ... but not woken yet: its waker waits in the list ...
+/// assert_eq!(count.0.load(Ordering::Relaxed), 0);
+/// assert_eq!(deferred.len(), 1);
+/// // ... until the scheduler has polled its driver and wakes the list.
+/// assert_eq!(deferred.wake_all(), 1);
+/// assert_eq!(count.0.load(Ordering::Relaxed), 1);
+/// assert!(deferred.is_empty());
+/// ```
+#[derive(Debug, Default)]
+pub struct Deferred {
+    wakers: RefCell<Vec<Waker>>,
+}
+
+impl Deferred {
+    /// An empty list.
+    pub const fn new() -> Deferred {
+        Deferred {
+            wakers: RefCell::new(Vec::new()),
+        }
+    }
+
+    /// `true` if no waker waits.
+    ///
+    /// ```
+    /// assert!(tempo_park::coop::Deferred::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.wakers.borrow().is_empty()
+    }
+
+    /// How many wakers wait.
+    ///
+    /// ```
+    /// assert_eq!(tempo_park::coop::Deferred::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.wakers.borrow().len()
+    }
+
+    /// Keeps `waker` for [`wake_all`](Self::wake_all). A task that runs
+    /// out twice in one poll (a `select!` over two flooded sockets) is
+    /// kept once: the same waker as the last one kept is not kept again.
+    fn defer(&self, waker: &Waker) {
+        let Ok(mut wakers) = self.wakers.try_borrow_mut() else {
+            // Only reachable if a waker's `wake` polled a resource of this
+            // very scheduler: nothing to wait for, wake at once.
+            waker.wake_by_ref();
+            return;
+        };
+        if wakers.last().is_some_and(|last| last.will_wake(waker)) {
+            return;
+        }
+        wakers.push(waker.clone());
+    }
+
+    /// Wakes every waker kept, in the order they were kept; returns how
+    /// many. The list keeps its allocation for the next ones.
+    ///
+    /// A scheduler calls it after polling its driver, so that the tasks
+    /// run after those the driver woke (fired timers, ready sockets).
+    ///
+    /// ```
+    /// assert_eq!(tempo_park::coop::Deferred::new().wake_all(), 0);
+    /// ```
+    pub fn wake_all(&self) -> usize {
+        // Take the wakers out: `wake` runs arbitrary code, which must find
+        // the list free.
+        let mut wakers = std::mem::take(&mut *self.wakers.borrow_mut());
+        let woken = wakers.len();
+        for waker in wakers.drain(..) {
+            waker.wake();
+        }
+        let mut kept = self.wakers.borrow_mut();
+        if kept.is_empty() {
+            // Give the (empty) allocation back: no allocation per round.
+            *kept = wakers;
+        }
+        woken
+    }
+
+    /// Drops every waker kept without waking it (a scheduler shutting
+    /// down: the tasks are cancelled anyway).
+    ///
+    /// ```
+    /// let deferred = tempo_park::coop::Deferred::new();
+    /// deferred.clear();
+    /// assert!(deferred.is_empty());
+    /// ```
+    pub fn clear(&self) {
+        // Dropped outside the borrow: a waker's destructor may be the last
+        // reference to a task, whose drop runs arbitrary code.
+        let wakers = std::mem::take(&mut *self.wakers.borrow_mut());
+        drop(wakers);
+    }
+}
+
+/// What to do with the waker of a poll whose budget ran out: keep it in the
+/// scheduler's list if one is in force, else wake it at once.
+fn defer_or_wake(deferred: Option<NonNull<Deferred>>, waker: &Waker) {
+    match deferred {
+        // SAFETY: only `budget_deferring` stores a list in `STATE`, from a
+        // `&Deferred` it holds for the whole of its call, and its guard
+        // puts the previous state back when the call ends (unwinding
+        // included); `set` never stores a list. So a list read from `STATE`
+        // is alive. It is `!Sync` and `STATE` is per thread: no other
+        // thread reaches it. `defer` copes with the list being borrowed.
+        Some(list) => unsafe { list.as_ref() }.defer(waker),
+        None => waker.wake_by_ref(),
+    }
 }
 
 /// Runs `f` with a fresh budget of [`INITIAL_BUDGET`] units, then restores
@@ -159,7 +362,48 @@ fn set(budget: Budget) {
 /// assert!(has_budget_remaining()); // outside: unconstrained again
 /// ```
 pub fn budget<R>(f: impl FnOnce() -> R) -> R {
-    with_budget(Budget(Some(INITIAL_BUDGET)), f)
+    with_state(
+        State {
+            budget: Budget(Some(INITIAL_BUDGET)),
+            deferred: None,
+        },
+        f,
+    )
+}
+
+/// [`budget`], with the wakes of an exhausted budget deferred to
+/// `deferred`: a resource operation that finds the budget spent leaves the
+/// current waker in the list instead of waking it (see the
+/// [module docs](self)). The caller wakes the list after its next driver
+/// poll, and must not block in the driver while the list is not empty.
+///
+/// ```
+/// use std::task::{Context, Poll};
+/// use tempo_park::coop::{budget_deferring, poll_proceed, Deferred, INITIAL_BUDGET};
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// let deferred = Deferred::new();
+/// budget_deferring(&deferred, || {
+///     for _ in 0..INITIAL_BUDGET {
+///         let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
+///         guard.made_progress();
+///     }
+///     assert!(poll_proceed(&mut cx).is_pending());
+///     assert!(poll_proceed(&mut cx).is_pending()); // the same waker: kept once
+/// });
+/// assert_eq!(deferred.len(), 1);
+/// ```
+pub fn budget_deferring<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
+    with_state(
+        State {
+            budget: Budget(Some(INITIAL_BUDGET)),
+            deferred: Some(NonNull::from(deferred)),
+        },
+        f,
+    )
 }
 
 /// Runs `f` with an unconstrained budget (operations never yield for lack
@@ -183,21 +427,30 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
 /// });
 /// ```
 pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
-    with_budget(Budget::UNCONSTRAINED, f)
+    // An unconstrained budget never runs out: the list in force is kept
+    // but never used.
+    let state = current_state();
+    with_state(
+        State {
+            budget: Budget::UNCONSTRAINED,
+            ..state
+        },
+        f,
+    )
 }
 
-fn with_budget<R>(budget: Budget, f: impl FnOnce() -> R) -> R {
-    /// Restores the outer budget on the way out, unwinding included.
-    struct Reset(Budget);
+fn with_state<R>(state: State, f: impl FnOnce() -> R) -> R {
+    /// Restores the outer state on the way out, unwinding included.
+    struct Reset(State);
 
     impl Drop for Reset {
         fn drop(&mut self) {
-            set(self.0);
+            set_state(self.0);
         }
     }
 
-    let _reset = Reset(current());
-    set(budget);
+    let _reset = Reset(current_state());
+    set_state(state);
     f()
 }
 
@@ -216,7 +469,9 @@ pub fn has_budget_remaining() -> bool {
 
 /// Asks to do one resource operation: `Ready(guard)` with one unit taken,
 /// or `Pending` with the task already woken (the budget is spent; the task
-/// runs again after the others).
+/// runs again after the others). Under [`budget_deferring`] the wake is
+/// left in the scheduler's list instead, and happens after its next driver
+/// poll.
 ///
 /// Drop the guard without calling
 /// [`made_progress`](RestoreOnPending::made_progress) if the operation
@@ -249,11 +504,12 @@ pub fn has_budget_remaining() -> bool {
 /// assert_eq!(poll_op(&mut cx, false), Poll::Pending);
 /// ```
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
-    let before = current();
+    let state = current_state();
+    let before = state.budget;
     match before.0 {
         None => Poll::Ready(RestoreOnPending::new(None)),
         Some(0) => {
-            cx.waker().wake_by_ref();
+            defer_or_wake(state.deferred, cx.waker());
             Poll::Pending
         }
         Some(units) => {
@@ -433,10 +689,68 @@ mod tests {
     }
 
     #[test]
+    fn under_budget_deferring_an_exhausted_poll_leaves_its_wake_in_the_list() {
+        let (wakes, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        let deferred = Deferred::new();
+        budget_deferring(&deferred, || {
+            assert_eq!(drain(&mut cx), usize::from(INITIAL_BUDGET));
+            assert!(poll_proceed(&mut cx).is_pending());
+        });
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 0, "not woken yet");
+        assert_eq!(deferred.len(), 1, "kept once");
+        assert_eq!(deferred.wake_all(), 1);
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
+        assert!(deferred.is_empty());
+        assert!(
+            current_state().deferred.is_none(),
+            "the list left with its scope"
+        );
+    }
+
+    #[test]
+    fn a_plain_budget_inside_a_deferring_one_wakes_at_once() {
+        let (wakes, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        let deferred = Deferred::new();
+        budget_deferring(&deferred, || {
+            // A runtime turned from inside a task: its own rules apply.
+            budget(|| drain(&mut cx));
+            assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
+            // Back in the outer poll: its budget and its list.
+            assert_eq!(drain(&mut cx), usize::from(INITIAL_BUDGET));
+        });
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
+        assert_eq!(deferred.len(), 1);
+        deferred.clear();
+        assert!(deferred.is_empty());
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 1, "cleared, not woken");
+    }
+
+    #[test]
+    fn a_guard_dropped_after_its_scope_restores_no_list() {
+        let (_, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        let deferred = Deferred::new();
+        let guard = budget_deferring(&deferred, || match poll_proceed(&mut cx) {
+            Poll::Ready(guard) => guard,
+            Poll::Pending => unreachable!("a fresh budget"),
+        });
+        drop(guard);
+        assert!(current_state().deferred.is_none());
+    }
+
+    #[test]
     fn a_panic_inside_a_budget_restores_the_outer_one() {
         let caught = std::panic::catch_unwind(|| {
             budget(|| {
-                with_budget(Budget(Some(0)), || panic!("boom"));
+                with_state(
+                    State {
+                        budget: Budget(Some(0)),
+                        deferred: None,
+                    },
+                    || panic!("boom"),
+                );
             })
         });
         assert!(caught.is_err());

@@ -16,6 +16,14 @@
 //! parking safe against remote wakes is in
 //! [`core`](super::core).
 //!
+//! A task whose cooperative budget ran out is *deferred*: it runs again
+//! after the next driver poll, not at once (see [`core`](super::core)).
+//! So when the run queue empties with tasks deferred, the loop polls the
+//! driver (zero timeout) rather than parking, and a task on an
+//! always-ready resource alternates one budget of work with one driver
+//! poll: timers fire and other sockets are served between any two of its
+//! polls, however heavy its reads.
+//!
 //! Each park dispatches every I/O event pending when it starts, even more
 //! than the driver's events buffer holds (it polls again while the buffer
 //! comes back full; see [`tempo_io::Driver`]), as a throttled tick's poll
@@ -37,7 +45,7 @@ use super::turn::Turn;
 pub(super) fn turn(core: &SchedulerCore, max_wait: Duration) -> Turn {
     let start = Instant::now();
     let tasks_polled = core.run_ready(core.event_interval);
-    let timeout = if core.has_ready() {
+    let timeout = if core.has_ready() || core.has_deferred() {
         Duration::ZERO
     } else {
         max_wait
@@ -82,7 +90,9 @@ pub(super) fn block_on<F: Future>(core: &SchedulerCore, future: F) -> F::Output 
         if work && since_driver < core.event_interval {
             continue;
         }
-        let timeout = if work { Some(Duration::ZERO) } else { None };
+        // Deferred tasks wait for this very poll: poll, do not block.
+        let poll = work || core.has_deferred();
+        let timeout = if poll { Some(Duration::ZERO) } else { None };
         let parked = core.park_driver(timeout, true);
         since_driver = 0;
         start = core.end_iteration(start, parked.parked_for);

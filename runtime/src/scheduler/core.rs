@@ -14,8 +14,29 @@
 //! Each poll of a task, and of the `block_on` future, runs with a fresh
 //! [cooperative budget](tempo_park::coop) (the outer one is restored after,
 //! so nested runtimes and host loops keep theirs): a task that loops on an
-//! always-ready socket, timer or join yields after that many operations
-//! and goes to the back of the queue, instead of starving the others.
+//! always-ready socket, timer or join yields after that many operations,
+//! instead of starving the others.
+//!
+//! # Deferred tasks: a spent budget waits for the driver
+//!
+//! A task whose poll ended because its budget ran out is not put back on
+//! the run queue at once: its waker goes to the core's
+//! [`Deferred`](tempo_park::coop::Deferred) list, which
+//! [`park_driver`](SchedulerCore::park_driver) wakes after the driver's
+//! poll, behind the tasks that poll woke (fired timers, ready sockets).
+//! Without it a task on an always-ready resource was polled again
+//! straight away, and the driver, and so every timer, waited for
+//! `event_interval` of its polls, each a whole budget of heavy reads:
+//! 300 ms for a 10 ms interval next to a flooded TCP stream. The throttling
+//! scheduler wakes the list at its next tick, or with an I/O poll of its
+//! own within a tick that runs on (see [`throttle`](super::throttle)).
+//!
+//! The list is woken only by a driver poll, so nothing may block while it
+//! is not empty: `park_driver` counts it as work (it then polls instead of
+//! blocking), [`Runtime::turn`](crate::runtime::Runtime::turn) reports it
+//! as tasks remaining, and [`shutdown`](SchedulerCore::shutdown) drops it.
+//! It costs the hot path nothing: the list is found through the same
+//! thread-local cell as the budget, and filled only when a budget runs out.
 //!
 //! # Wake-up economy
 //!
@@ -267,6 +288,9 @@ pub(crate) struct SchedulerCore {
     run_queue: RefCell<VecDeque<Notified<Arc<SchedulerShared>>>>,
     owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
     driver: RefCell<Driver>,
+    /// Tasks whose cooperative budget ran out, woken after the next driver
+    /// poll (see the module docs).
+    deferred: coop::Deferred,
     /// Task polls between two driver polls (`event_interval`).
     pub(super) event_interval: u32,
     /// Which loop runs, with its state.
@@ -313,6 +337,7 @@ impl SchedulerCore {
             run_queue: RefCell::new(VecDeque::new()),
             owned: RefCell::new(owned),
             driver: RefCell::new(driver),
+            deferred: coop::Deferred::new(),
             event_interval: config.event_interval,
             flavor,
             counters: LocalCounters::default(),
@@ -354,9 +379,23 @@ impl SchedulerCore {
         !self.run_queue.borrow().is_empty()
     }
 
-    /// `true` if a task is ready (local or injected).
+    /// `true` if a task is ready (local or injected). Deferred tasks are
+    /// not counted: they become ready at the next driver poll (see
+    /// [`has_deferred`](Self::has_deferred)).
     pub(crate) fn has_ready(&self) -> bool {
         !self.run_queue.borrow().is_empty() || !self.shared.inject.is_empty()
+    }
+
+    /// `true` if a task whose budget ran out waits for the next driver
+    /// poll: the driver must be polled, not parked, and soon.
+    pub(crate) fn has_deferred(&self) -> bool {
+        !self.deferred.is_empty()
+    }
+
+    /// Wakes the deferred tasks (onto the run queue, behind the tasks the
+    /// driver just woke). Called right after a driver poll.
+    pub(crate) fn wake_deferred(&self) {
+        self.deferred.wake_all();
     }
 
     /// Moves injected tasks to the local queue, then polls ready tasks until
@@ -369,8 +408,9 @@ impl SchedulerCore {
         while polled < u64::from(budget) {
             let next = self.run_queue.borrow_mut().pop_front();
             let Some(task) = next else { break };
-            // A fresh cooperative budget per poll (see `tempo_park::coop`).
-            coop::budget(|| OwnedTasks::run(&self.owned, task));
+            // A fresh cooperative budget per poll (see `tempo_park::coop`);
+            // if it runs out, the wake waits for the next driver poll.
+            coop::budget_deferring(&self.deferred, || OwnedTasks::run(&self.owned, task));
             polled += 1;
         }
         self.counters.work(polled, 0, 0);
@@ -379,11 +419,20 @@ impl SchedulerCore {
 
     /// Parks the driver: `Some(ZERO)` polls it; `None` or a longer timeout
     /// blocks, unless work arrived (checked after announcing `PARKED`; see
-    /// the module docs), in which case it polls. `main` says whether a
-    /// pending `block_on` wake counts as work.
+    /// the module docs) or tasks are deferred, in which case it polls.
+    /// `main` says whether a pending `block_on` wake counts as work. Then
+    /// wakes the deferred tasks.
     ///
     /// Returns what the park did, as a [`Turn`] with no task polls.
     pub(crate) fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Turn {
+        let turn = self.park_driver_only(timeout, main);
+        self.wake_deferred();
+        turn
+    }
+
+    /// [`park_driver`](Self::park_driver) without waking the deferred
+    /// tasks (the driver is released first: a wake runs arbitrary code).
+    fn park_driver_only(&self, timeout: Option<Duration>, main: bool) -> Turn {
         let mut driver = self.driver.borrow_mut();
         let before = driver.stats();
         let mut parked = false;
@@ -393,6 +442,7 @@ impl SchedulerCore {
         } else {
             self.shared.park_state.swap(PARKED, SeqCst);
             let work = !self.run_queue.borrow().is_empty()
+                || !self.deferred.is_empty()
                 || !self.shared.inject.is_empty_latest()
                 || (main && self.shared.main_woken.fetch_or(false, SeqCst));
             if work {
@@ -514,7 +564,7 @@ impl SchedulerCore {
         if !self.shared.main_woken.swap(false, SeqCst) {
             return None;
         }
-        Some(coop::budget(|| future.poll(cx)))
+        Some(coop::budget_deferring(&self.deferred, || future.poll(cx)))
     }
 
     /// `true` if the `block_on` future was woken and not polled since.
@@ -542,6 +592,8 @@ impl SchedulerCore {
         }
         self.shared.inject.close();
         OwnedTasks::close_and_shutdown_all(&self.owned);
+        // Their tasks are cancelled: drop the wakers, do not wake them.
+        self.deferred.clear();
         loop {
             let next = self.run_queue.borrow_mut().pop_front();
             let next = next.or_else(|| self.shared.inject.pop());
@@ -575,6 +627,7 @@ impl std::fmt::Debug for SchedulerCore {
         f.debug_struct("SchedulerCore")
             .field("shared", &self.shared)
             .field("ready", &self.run_queue.borrow().len())
+            .field("deferred", &self.deferred.len())
             .field("owned", &self.owned.borrow())
             .field("event_interval", &self.event_interval)
             .field("flavor", &self.flavor)

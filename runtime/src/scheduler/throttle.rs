@@ -20,7 +20,21 @@
 //!    and within one period of work; a woken `block_on` future is polled
 //!    at least every `event_interval` task polls. Each poll has a
 //!    [cooperative budget](tempo_park::coop), so a task on an always-ready
-//!    resource yields and is requeued in the same tick;
+//!    resource yields; it is *deferred* (see [`core`](super::core)) rather
+//!    than requeued at once;
+//!
+//!    **Deferred rounds.** After each chunk of task polls that left tasks
+//!    deferred, the tick checks its clock: if it has worked for a whole
+//!    period it is cut (an overrun: the next tick, which fires the timers
+//!    and wakes the deferred tasks, starts at once); otherwise it polls the
+//!    I/O driver once (zero timeout, no timers, like a second look), wakes
+//!    the deferred tasks and runs on. A flooded socket thus costs a clock
+//!    read and an `epoll_wait` per budget of reads, and delays the timers
+//!    by at most a period plus one chunk: the clock is read after every
+//!    budget it spends, not after every `event_interval` of them (which,
+//!    with heavy 4 KiB reads, took 300 ms). That check reads the runtime's
+//!    clock (the real one unless paused, so that a paused test or a loom
+//!    model that advances it stays deterministic);
 //!
 //!    **Second looks.** If that dispatch was large (at least the I/O
 //!    driver's events capacity, 1,024 by default: more ready sockets than
@@ -152,15 +166,30 @@ struct TickWork {
     /// When the tick has worked for a whole period `T` (real clock: the
     /// work takes real time even when the timer clock is paused).
     period_end: Instant,
+    /// The same by the runtime's clock (the one timers follow): what the
+    /// deferred rounds check. Unless paused it is the real clock; paused,
+    /// it moves only when advanced (a test whose flood advances it is
+    /// deterministic, and so is a loom model), and a tick is then cut by
+    /// the full-chunk check or the tick budget, as before.
+    clock_period_end: Instant,
+    /// What the deferred rounds' I/O polls dispatched, for the tick's
+    /// [`Turn`].
+    found: Turn,
 }
 
 impl TickWork {
+    /// The task-running phase of the tick begun at `start` (real clock),
+    /// after [`Throttle::begin_tick`].
     fn new(throttle: &Throttle, start: Instant) -> TickWork {
+        let period = throttle.pacer.borrow().period();
+        let began = throttle.last.get().began.unwrap_or(start);
         TickWork {
             polled: 0,
             cut: false,
             budget: u64::from(throttle.tick_budget),
-            period_end: start + throttle.pacer.borrow().period(),
+            period_end: start + period,
+            clock_period_end: began + period,
+            found: Turn::default(),
         }
     }
 
@@ -176,7 +205,9 @@ impl TickWork {
     /// end it: thousands of polls, seconds of starved timers. Cutting the
     /// tick after `T` (an overrun: the next one starts at once) keeps
     /// timers and I/O within about a period. The clock is read once per
-    /// full chunk only, which a tick of one poll per stream rarely fills.
+    /// full chunk only, which a tick of one poll per stream rarely fills,
+    /// and after each chunk that left tasks deferred (see
+    /// [`deferred_round`](Self::deferred_round)).
     fn run_chunk(&mut self, core: &SchedulerCore, main: bool) -> bool {
         let left = self.budget.saturating_sub(self.polled);
         let chunk = left.min(u64::from(core.event_interval));
@@ -187,6 +218,9 @@ impl TickWork {
             self.cut = true;
             return false;
         }
+        if core.has_deferred() {
+            return self.deferred_round(core);
+        }
         if ran < u64::from(chunk) {
             // The run queue is empty.
             return main && core.main_woken();
@@ -195,6 +229,27 @@ impl TickWork {
             self.cut = true;
             return false;
         }
+        true
+    }
+}
+
+impl TickWork {
+    /// The chunk left tasks whose budget ran out (a flooded socket): cuts
+    /// the tick if it has worked for a period, else polls the I/O driver
+    /// and wakes them, so that they run on in this tick. Returns `true` if
+    /// the tick goes on.
+    ///
+    /// A cut tick leaves them deferred: the next tick, which starts at once
+    /// (an overrun), fires the timers before it wakes them. The I/O poll of
+    /// a round fires no timer: timers fire at the start of a tick only.
+    fn deferred_round(&mut self, core: &SchedulerCore) -> bool {
+        if core.clock_now() >= self.clock_period_end {
+            self.cut = true;
+            return false;
+        }
+        let look = core.look_driver();
+        self.found = self.found.then(look);
+        core.wake_deferred();
         true
     }
 }
@@ -293,7 +348,7 @@ impl Throttle {
         };
         core.end_iteration(start, turn.parked_for);
         Turn {
-            tasks_remaining: core.has_ready(),
+            tasks_remaining: core.has_ready() || core.has_deferred(),
             ..turn
         }
     }
@@ -354,6 +409,7 @@ impl Throttle {
         Ok(Turn {
             tasks_polled: tick.polled,
             ..polled
+                .then(tick.found)
                 .then(looks.found)
                 .then(end_of_tick.unwrap_or_default())
                 .then(between)
@@ -408,7 +464,8 @@ impl Throttle {
     /// polls).
     ///
     /// Only work the tick *left behind* (its budget ran out) makes an
-    /// overrun. Tasks other threads injected while the tick ran are like
+    /// overrun; deferred tasks are such work (the tick was cut with them
+    /// waiting). Tasks other threads injected while the tick ran are like
     /// those injected during the sleep: they wait for the next tick.
     /// Counting them as leftover work made every tick that a remote wake
     /// happened to land in overrun, so a steady trickle of cross-thread
@@ -426,7 +483,8 @@ impl Throttle {
             self.set_overran(false);
             return core.park_driver(max_wait, main);
         }
-        let work_remains = budget_spent && (core.has_local_ready() || (main && core.main_woken()));
+        let left_ready = core.has_local_ready() || (main && core.main_woken());
+        let work_remains = (budget_spent && left_ready) || core.has_deferred();
         let now = core.clock_now();
         let end = self.pacer.borrow_mut().end_tick(now, work_remains);
         match end {
