@@ -46,42 +46,35 @@ pub enum Flavor {
 }
 
 impl Flavor {
-    /// Every flavor, for a test that loops instead of using the macro.
-    pub const ALL: [Flavor; 2] = [Flavor::Basic, Flavor::Throttling];
-
     /// This flavor's builder, with no driver enabled.
     pub fn builder(self) -> Builder {
+        self.builder_with_period(THROTTLE)
+    }
+
+    /// This flavor's builder, the throttling flavor at `period` instead of
+    /// [`THROTTLE`] (for a test whose counts depend on its own period); no
+    /// driver enabled. The basic flavor ignores `period`.
+    pub fn builder_with_period(self, period: Duration) -> Builder {
         let mut builder = Builder::new_current_thread();
         if self == Flavor::Throttling {
-            builder.max_throttling(THROTTLE);
+            builder.max_throttling(period);
         }
         builder
     }
 
-    /// `"basic"` or `"throttling"`, for assertion messages.
+    /// This flavor's runtime with I/O and time enabled.
+    pub fn runtime_with_all(self) -> Runtime {
+        self.builder().enable_all().build().unwrap()
+    }
+
+    /// `"basic"` or `"throttling"`, for assertion messages; also the name
+    /// of the module [`on_each_flavor!`] puts this flavor's tests in.
     pub fn name(self) -> &'static str {
         match self {
             Flavor::Basic => "basic",
             Flavor::Throttling => "throttling",
         }
     }
-}
-
-/// One runtime per flavor, named, each built from that flavor's builder
-/// after `configure`: for a test that runs one body over both in a loop.
-pub fn runtimes(configure: impl Fn(&mut Builder)) -> [(&'static str, Runtime); 2] {
-    Flavor::ALL.map(|flavor| {
-        let mut builder = flavor.builder();
-        configure(&mut builder);
-        (flavor.name(), builder.build().unwrap())
-    })
-}
-
-/// [`runtimes`] with I/O and time enabled.
-pub fn runtimes_with_all() -> [(&'static str, Runtime); 2] {
-    runtimes(|builder| {
-        builder.enable_all();
-    })
 }
 
 /// Adds one to its counter when dropped: shows that a task's future (or
