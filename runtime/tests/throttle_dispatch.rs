@@ -7,6 +7,11 @@
 //! get a datagram while a task awaits `recv_from` on it. No timing is
 //! asserted: the tests count turns, task completions and the I/O events a
 //! turn reports.
+//!
+//! The first test runs on each flavor (`on_each_flavor!`): every ready
+//! socket is served by one turn on both schedulers. The others are
+//! throttling only: the tick budget, its overrun and the second look are
+//! the throttling scheduler's (the basic scheduler has no tick).
 
 use std::net::UdpSocket as StdUdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};

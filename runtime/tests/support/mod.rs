@@ -21,7 +21,21 @@
 //! `throttling::spawn_then_join`, each module with its own [`Flavor`] in
 //! `FLAVOR` and `builder()` returning that flavor's [`Builder`] (nothing
 //! enabled: a test enables what it needs). Helpers written outside the
-//! macro are visible inside it (`use super::*`).
+//! macro are visible inside it (`use super::*`); a helper that needs the
+//! flavor takes a [`Flavor`] argument (`FLAVOR` inside the macro).
+//!
+//! The rules every runtime test file follows:
+//!
+//! * a scheduler-independent test runs on each flavor through this macro,
+//!   never in a loop over runtimes inside one test (a failure on the first
+//!   flavor would hide the second, and the test's name would not say which
+//!   flavor failed). The macro may appear once per file (it defines the
+//!   modules `basic` and `throttling`);
+//! * [`Flavor`] is the one flavor type of the tests. A test whose counts
+//!   are worked out for another period than [`THROTTLE`] keeps that period
+//!   as a constant of its file and builds with
+//!   [`Flavor::builder_with_period`];
+//! * a suite that runs on one scheduler only says why in its header.
 #![allow(dead_code, unused_macros, unused_imports)]
 
 pub mod throttle;
@@ -36,7 +50,8 @@ pub use tempo::runtime::{Builder, Runtime};
 /// quick, and long enough that a tick is a tick on a loaded 2-core machine.
 pub const THROTTLE: Duration = Duration::from_millis(5);
 
-/// A single-thread scheduler a test runs on.
+/// A single-thread scheduler a test runs on: the one flavor type of the
+/// runtime's tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
     /// `Builder::new_current_thread()`.
