@@ -1,6 +1,6 @@
 //! Model: `Context::acquire` racing the last drop of the context it finds
-//! (`runtime/src/context.rs`, issue 19). The rule under test: no reference
-//! to a context is dropped while the registry lock is held, because
+//! (`runtime/src/context/registry.rs`, issue 19). The rule under test: no
+//! reference to a context is dropped while the registry lock is held, because
 //! dropping the last strong reference runs `ContextInner::drop`, which
 //! takes that lock to forget the name.
 //!

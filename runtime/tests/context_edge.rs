@@ -14,14 +14,15 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Handle, Runtime};
+use tempo::runtime::{Handle, Runtime};
 
 mod support;
-use support::DropCounter;
+use support::{on_each_flavor, DropCounter, Flavor};
 
-/// Both flavors, with I/O and time: basic, then throttling.
-fn flavors() -> [(&'static str, Runtime); 2] {
-    support::runtimes_with_all()
+/// A second runtime for the tests that enter two: the basic flavor, with
+/// I/O and time.
+fn other_runtime() -> Runtime {
+    Flavor::Basic.runtime_with_all()
 }
 
 /// The message of a caught panic payload.
@@ -55,17 +56,12 @@ thread_local! {
 
 /// On a fresh thread: stores a runtime with live tasks, a socket and a
 /// timer in a thread-local, then lets the thread exit.
-fn runtime_in_a_thread_local(throttled: bool) -> Arc<AtomicUsize> {
+fn runtime_in_a_thread_local(flavor: Flavor) -> Arc<AtomicUsize> {
     let dropped = Arc::new(AtomicUsize::new(0));
     let task_dropped = dropped.clone();
     thread::spawn(move || {
         STORED.with(|_| {});
-        let mut builder = Builder::new_current_thread();
-        builder.enable_all();
-        if throttled {
-            builder.max_throttling(Duration::from_millis(5));
-        }
-        let rt = builder.build().unwrap();
+        let rt = flavor.runtime_with_all();
         rt.block_on(async {
             let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let on_drop = DropCounter(task_dropped.clone());
@@ -89,42 +85,66 @@ fn runtime_in_a_thread_local(throttled: bool) -> Arc<AtomicUsize> {
     dropped
 }
 
-/// The scenario itself; only does something in the child process (the old
-/// code aborted the whole process, which must not take the suite down).
-#[test]
-fn tls_child_scenario() {
-    if std::env::var_os(CHILD_ENV).is_none() {
-        return;
-    }
-    for throttled in [false, true] {
-        let dropped = runtime_in_a_thread_local(throttled);
-        assert_eq!(dropped.load(SeqCst), 2, "throttled {throttled}");
+/// Records whether its owner was dropped during a panic.
+struct RecordsPanicking {
+    dropped: Arc<AtomicBool>,
+    panicking: Arc<AtomicBool>,
+}
+
+impl Drop for RecordsPanicking {
+    fn drop(&mut self) {
+        self.panicking.store(thread::panicking(), SeqCst);
+        self.dropped.store(true, SeqCst);
     }
 }
 
-#[test]
-fn a_runtime_in_a_thread_local_drops_cleanly_at_thread_exit() {
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "tls_child_scenario", "--test-threads=1"])
-        .env(CHILD_ENV, "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "child failed ({}):\n{stdout}\n{stderr}",
-        output.status
-    );
-    assert!(stdout.contains("1 passed"), "child ran nothing:\n{stdout}");
+/// Panics on its first poll, holding a `RecordsPanicking`.
+struct PanicsOnPoll(#[allow(dead_code)] RecordsPanicking);
+
+impl Future for PanicsOnPoll {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
+        panic!("task panics on purpose");
+    }
 }
 
-// ---- 2. Enter guards dropped out of order; no stale current runtime ----
+on_each_flavor! {
+    /// The scenario itself; only does something in the child process (the old
+    /// code aborted the whole process, which must not take the suite down).
+    #[test]
+    fn tls_child_scenario() {
+        if std::env::var_os(CHILD_ENV).is_none() {
+            return;
+        }
+        let dropped = runtime_in_a_thread_local(FLAVOR);
+        assert_eq!(dropped.load(SeqCst), 2, "{}", FLAVOR.name());
+    }
 
-#[test]
-fn runtime_enter_guards_dropped_out_of_order_panic() {
-    for (name, rt) in flavors() {
-        let [(_, other), _] = flavors();
+    #[test]
+    fn a_runtime_in_a_thread_local_drops_cleanly_at_thread_exit() {
+        // This flavor's scenario: its test's full name.
+        let scenario = format!("{}::tls_child_scenario", FLAVOR.name());
+        let output = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", &scenario, "--test-threads=1"])
+            .env(CHILD_ENV, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "child failed ({}):\n{stdout}\n{stderr}",
+            output.status
+        );
+        assert!(stdout.contains("1 passed"), "child ran nothing:\n{stdout}");
+    }
+
+    // ---- 2. Enter guards dropped out of order; no stale current runtime ----
+
+    #[test]
+    fn runtime_enter_guards_dropped_out_of_order_panic() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
+        let other = other_runtime();
         let outer = rt.enter();
         let inner = other.enter();
         let message = expect_panic(name, || drop(outer));
@@ -147,12 +167,11 @@ fn runtime_enter_guards_dropped_out_of_order_panic() {
         let message = expect_panic(name, || drop(tempo::spawn_local(async {})));
         assert!(message.contains("spawn_local"), "{name}: {message}");
     }
-}
 
-#[test]
-fn handle_enter_guards_take_part_in_the_order_check() {
-    for (name, rt) in flavors() {
-        let [(_, other), _] = flavors();
+    #[test]
+    fn handle_enter_guards_take_part_in_the_order_check() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
+        let other = other_runtime();
         // A Handle::enter guard inside a Runtime::enter guard.
         let outer = rt.enter();
         let inner = other.handle().enter();
@@ -175,12 +194,11 @@ fn handle_enter_guards_take_part_in_the_order_check() {
         drop(rt);
         assert!(Handle::try_current().is_err(), "{name}: stale runtime");
     }
-}
 
-#[test]
-fn nested_enter_guards_in_order_restore_each_runtime() {
-    for (name, rt) in flavors() {
-        let [(_, other), _] = flavors();
+    #[test]
+    fn nested_enter_guards_in_order_restore_each_runtime() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
+        let other = other_runtime();
         let outer = rt.enter();
         {
             let _inner = other.enter();
@@ -203,11 +221,10 @@ fn nested_enter_guards_in_order_restore_each_runtime() {
         assert!(Handle::try_current().is_err(), "{name}");
         assert_eq!(rt.block_on(join).unwrap(), 5, "{name}");
     }
-}
 
-#[test]
-fn a_dropped_runtime_is_never_current_even_with_a_leaked_guard() {
-    for (name, rt) in flavors() {
+    #[test]
+    fn a_dropped_runtime_is_never_current_even_with_a_leaked_guard() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         std::mem::forget(rt.enter());
         assert!(Handle::try_current().is_ok(), "{name}");
         drop(rt);
@@ -218,22 +235,21 @@ fn a_dropped_runtime_is_never_current_even_with_a_leaked_guard() {
             "{name}: {message}"
         );
         // A new runtime enters and leaves normally above the leaked level.
-        let [(_, next), _] = flavors();
+        let next = other_runtime();
         {
             let _guard = next.enter();
             assert!(Handle::try_current().is_ok(), "{name}");
         }
         assert!(Handle::try_current().is_err(), "{name}");
     }
-}
 
-/// As in tokio, `Handle::enter` on another thread makes that runtime the
-/// current one there: `Handle::try_current` finds it and `tempo::spawn`
-/// queues onto it. Once the runtime is dropped, a guard still held does
-/// not make it current.
-#[test]
-fn handle_enter_on_another_thread_makes_the_runtime_current() {
-    for (name, rt) in flavors() {
+    /// As in tokio, `Handle::enter` on another thread makes that runtime the
+    /// current one there: `Handle::try_current` finds it and `tempo::spawn`
+    /// queues onto it. Once the runtime is dropped, a guard still held does
+    /// not make it current.
+    #[test]
+    fn handle_enter_on_another_thread_makes_the_runtime_current() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         let handle = rt.handle().clone();
         let join = thread::spawn(move || {
             assert!(Handle::try_current().is_err(), "{name}: not entered yet");
@@ -273,13 +289,12 @@ fn handle_enter_on_another_thread_makes_the_runtime_current() {
             "{name}: a dropped runtime is not current"
         );
     }
-}
 
-// ---- 3. Handle::block_on on the runtime's own thread ----
+    // ---- 3. Handle::block_on on the runtime's own thread ----
 
-#[test]
-fn handle_block_on_on_the_owning_thread_panics_instead_of_waiting_forever() {
-    for (name, rt) in flavors() {
+    #[test]
+    fn handle_block_on_on_the_owning_thread_panics_instead_of_waiting_forever() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         let handle = rt.handle().clone();
         // Outside block_on, not entered.
         let message = expect_panic(name, || handle.block_on(async {}));
@@ -308,36 +323,12 @@ fn handle_block_on_on_the_owning_thread_panics_instead_of_waiting_forever() {
         });
         assert_eq!(remote.join().unwrap(), 3, "{name}");
     }
-}
 
-// ---- 5. A panicking task's future is dropped while panicking ----
+    // ---- 5. A panicking task's future is dropped while panicking ----
 
-/// Records whether its owner was dropped during a panic.
-struct RecordsPanicking {
-    dropped: Arc<AtomicBool>,
-    panicking: Arc<AtomicBool>,
-}
-
-impl Drop for RecordsPanicking {
-    fn drop(&mut self) {
-        self.panicking.store(thread::panicking(), SeqCst);
-        self.dropped.store(true, SeqCst);
-    }
-}
-
-/// Panics on its first poll, holding a `RecordsPanicking`.
-struct PanicsOnPoll(#[allow(dead_code)] RecordsPanicking);
-
-impl Future for PanicsOnPoll {
-    type Output = ();
-    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {
-        panic!("task panics on purpose");
-    }
-}
-
-#[test]
-fn a_panicking_task_is_dropped_while_panicking_like_tokio() {
-    for (name, rt) in flavors() {
+    #[test]
+    fn a_panicking_task_is_dropped_while_panicking_like_tokio() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         let dropped = Arc::new(AtomicBool::new(false));
         let panicking = Arc::new(AtomicBool::new(false));
         let future = PanicsOnPoll(RecordsPanicking {

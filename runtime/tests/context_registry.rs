@@ -3,7 +3,8 @@
 //!
 //! This file holds one test on purpose: a deadlock in the registry leaves
 //! its lock held forever, which would hang every other context test of the
-//! same binary.
+//! same binary. A context always runs the throttling scheduler: there is
+//! no flavor to vary here.
 
 use std::io;
 use std::sync::mpsc;

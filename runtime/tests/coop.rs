@@ -20,7 +20,7 @@ use tempo::runtime::Runtime;
 use tempo::task::{consume_budget, unconstrained, yield_now};
 
 mod support;
-use support::on_each_flavor;
+use support::{on_each_flavor, Flavor};
 
 /// Iterations of each busy loop.
 const BUSY: u64 = 2_000;
@@ -38,12 +38,16 @@ const OTHER_BOUND: u64 = 50_000_000;
 /// budgets before the `block_on` future gets its turn.
 const EVENT_INTERVAL: u32 = 4;
 
-/// Both flavors, with I/O, time and the short event interval, run with the
-/// same test body.
-fn runtimes() -> [(&'static str, Runtime); 2] {
-    support::runtimes(|builder| {
-        builder.enable_all().event_interval(EVENT_INTERVAL);
-    })
+/// `flavor`'s runtime with I/O, time and the short event interval, and
+/// the flavor's name.
+fn runtime(flavor: Flavor) -> (&'static str, Runtime) {
+    let rt = flavor
+        .builder()
+        .enable_all()
+        .event_interval(EVENT_INTERVAL)
+        .build()
+        .unwrap();
+    (flavor.name(), rt)
 }
 
 /// The other side of a contest: counts its polls until told to stop.
@@ -160,116 +164,172 @@ enum BusyIn {
     BlockOn,
 }
 
-/// Runs `busy` against a yielding counter on every runtime flavor and
-/// returns nothing: asserts the busy loop's streak is bounded.
-fn contest<B, F>(busy: B, busy_in: BusyIn)
+/// Runs `busy` against a yielding counter on `flavor` and returns nothing:
+/// asserts the busy loop's streak is bounded.
+fn contest<B, F>(flavor: Flavor, busy: B, busy_in: BusyIn)
 where
     B: Fn(Arc<Progress>) -> F,
     F: Future<Output = u64> + Send + 'static,
 {
-    for (flavor, rt) in runtimes() {
-        let progress = Arc::new(Progress::default());
-        let busy_future = busy(progress.clone());
-        let longest = rt.block_on(async move {
-            match busy_in {
-                BusyIn::Task => {
-                    let busy = tempo::spawn(busy_future);
-                    progress.other().await;
-                    busy.await.unwrap()
-                }
-                BusyIn::BlockOn => {
-                    let other = progress.clone();
-                    let other = tempo::spawn(async move { other.other().await });
-                    let longest = busy_future.await;
-                    other.await.unwrap();
-                    longest
-                }
+    let (flavor, rt) = runtime(flavor);
+    let progress = Arc::new(Progress::default());
+    let busy_future = busy(progress.clone());
+    let longest = rt.block_on(async move {
+        match busy_in {
+            BusyIn::Task => {
+                let busy = tempo::spawn(busy_future);
+                progress.other().await;
+                busy.await.unwrap()
             }
-        });
-        let max = match busy_in {
-            BusyIn::Task => MAX_STREAK_VS_BLOCK_ON,
-            BusyIn::BlockOn => MAX_STREAK,
-        };
-        assert!(
-            longest <= max,
-            "{flavor}, busy loop in {busy_in:?}: it ran {longest} iterations in a row \
-             (of {BUSY}) while the other side never ran"
-        );
-    }
+            BusyIn::BlockOn => {
+                let other = progress.clone();
+                let other = tempo::spawn(async move { other.other().await });
+                let longest = busy_future.await;
+                other.await.unwrap();
+                longest
+            }
+        }
+    });
+    let max = match busy_in {
+        BusyIn::Task => MAX_STREAK_VS_BLOCK_ON,
+        BusyIn::BlockOn => MAX_STREAK,
+    };
+    assert!(
+        longest <= max,
+        "{flavor}, busy loop in {busy_in:?}: it ran {longest} iterations in a row \
+         (of {BUSY}) while the other side never ran"
+    );
 }
 
 /// Runs `busy` as a task next to a yielding task (the `block_on` future
-/// only waits for both): the tasks' contest.
-fn task_contest<B, F>(busy: B)
+/// only waits for both) on `flavor`: the tasks' contest.
+fn task_contest<B, F>(flavor: Flavor, busy: B)
 where
     B: Fn(Arc<Progress>) -> F,
     F: Future<Output = u64> + Send + 'static,
 {
-    for (flavor, rt) in runtimes() {
-        let progress = Arc::new(Progress::default());
-        let busy_future = busy(progress.clone());
-        let longest = rt.block_on(async move {
-            let other = tempo::spawn(async move { progress.other().await });
-            let longest = tempo::spawn(busy_future).await.unwrap();
-            other.await.unwrap();
-            longest
-        });
-        assert!(
-            longest <= MAX_STREAK,
-            "{flavor}: the busy task ran {longest} iterations in a row (of {BUSY}) \
-             while the other task never ran"
-        );
+    let (flavor, rt) = runtime(flavor);
+    let progress = Arc::new(Progress::default());
+    let busy_future = busy(progress.clone());
+    let longest = rt.block_on(async move {
+        let other = tempo::spawn(async move { progress.other().await });
+        let longest = tempo::spawn(busy_future).await.unwrap();
+        other.await.unwrap();
+        longest
+    });
+    assert!(
+        longest <= MAX_STREAK,
+        "{flavor}: the busy task ran {longest} iterations in a row (of {BUSY}) \
+         while the other task never ran"
+    );
+}
+
+/// Counts how many times the inner future was polled.
+struct CountPolls<F> {
+    inner: Pin<Box<F>>,
+    polls: u64,
+}
+
+impl<F: Future> CountPolls<F> {
+    fn new(inner: F) -> CountPolls<F> {
+        CountPolls {
+            inner: Box::pin(inner),
+            polls: 0,
+        }
+    }
+
+    /// Runs the inner future to completion; returns its output and the
+    /// number of polls it took.
+    async fn run(mut self) -> (F::Output, u64) {
+        let output = poll_fn(|cx| {
+            self.polls += 1;
+            self.inner.as_mut().poll(cx)
+        })
+        .await;
+        (output, self.polls)
     }
 }
 
-#[test]
-fn flooded_udp_socket_does_not_starve_other_tasks() {
-    task_contest(busy_udp);
+/// `n` calls of `consume_budget`.
+async fn consume(n: u64) -> u64 {
+    for _ in 0..n {
+        consume_budget().await;
+    }
+    n
 }
 
-#[test]
-fn always_ready_tcp_read_does_not_starve_other_tasks() {
-    task_contest(busy_tcp);
+/// A future that spends the whole budget on every poll and never completes.
+async fn always_exhausts_budget() {
+    for _ in 0..OTHER_BOUND {
+        consume_budget().await;
+    }
 }
 
-#[test]
-fn busy_block_on_future_does_not_starve_tasks() {
-    contest(busy_udp, BusyIn::BlockOn);
-    contest(busy_tcp, BusyIn::BlockOn);
+/// `n` receives on a tokio `mpsc` channel that always has a message (each
+/// receive is preceded by a send), calling Tempo's `consume_budget` after
+/// each receive if `cooperative`.
+async fn tokio_mpsc_loop(n: u64, cooperative: bool) -> u64 {
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut received = 0;
+    for i in 0..n {
+        tx.send(i).unwrap();
+        received += u64::from(rx.recv().await == Some(i));
+        if cooperative {
+            consume_budget().await;
+        }
+    }
+    received
 }
 
-#[test]
-fn busy_task_does_not_starve_the_block_on_future() {
-    contest(busy_udp, BusyIn::Task);
-    contest(busy_tcp, BusyIn::Task);
-}
+on_each_flavor! {
+    #[test]
+    fn flooded_udp_socket_does_not_starve_other_tasks() {
+        task_contest(FLAVOR, busy_udp);
+    }
 
-#[test]
-fn consume_budget_makes_a_cpu_loop_yield() {
-    task_contest(busy_cpu);
-    contest(busy_cpu, BusyIn::Task);
-    contest(busy_cpu, BusyIn::BlockOn);
-}
+    #[test]
+    fn always_ready_tcp_read_does_not_starve_other_tasks() {
+        task_contest(FLAVOR, busy_tcp);
+    }
 
-/// The issue's case: a flooded UDP socket next to an `interval`. Timers
-/// fire only when the scheduler polls its driver (every `event_interval`
-/// polls on the basic scheduler, at the start of a tick when throttled),
-/// so the busy task must yield *and* the scheduler must get back to the
-/// driver. The clock is real (a paused clock never advances while tasks
-/// are busy), but nothing is timed: the busy loop stops when the interval
-/// has ticked `TICKS` times, and must get there within `BOUND` receives.
-/// A receive plus a send (two syscalls) costs well over the 70 ns that
-/// would make `BOUND` of them shorter than `TICKS` periods, so a slow machine
-/// only makes the test easier; before the fix the interval never ticked
-/// (basic) or ticked once per tick budget, millions of receives (throttled).
-#[test]
-fn flooded_udp_socket_does_not_starve_an_interval() {
-    const TICKS: u64 = 2;
-    // Longer than half the throttling period: a shorter interval fires
-    // within the timer driver's firing window, without waiting for a tick.
-    const PERIOD: Duration = Duration::from_millis(10);
-    const BOUND: u64 = 300_000;
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn busy_block_on_future_does_not_starve_tasks() {
+        contest(FLAVOR, busy_udp, BusyIn::BlockOn);
+        contest(FLAVOR, busy_tcp, BusyIn::BlockOn);
+    }
+
+    #[test]
+    fn busy_task_does_not_starve_the_block_on_future() {
+        contest(FLAVOR, busy_udp, BusyIn::Task);
+        contest(FLAVOR, busy_tcp, BusyIn::Task);
+    }
+
+    #[test]
+    fn consume_budget_makes_a_cpu_loop_yield() {
+        task_contest(FLAVOR, busy_cpu);
+        contest(FLAVOR, busy_cpu, BusyIn::Task);
+        contest(FLAVOR, busy_cpu, BusyIn::BlockOn);
+    }
+
+    /// The issue's case: a flooded UDP socket next to an `interval`. Timers
+    /// fire only when the scheduler polls its driver (every `event_interval`
+    /// polls on the basic scheduler, at the start of a tick when throttled),
+    /// so the busy task must yield *and* the scheduler must get back to the
+    /// driver. The clock is real (a paused clock never advances while tasks
+    /// are busy), but nothing is timed: the busy loop stops when the interval
+    /// has ticked `TICKS` times, and must get there within `BOUND` receives.
+    /// A receive plus a send (two syscalls) costs well over the 70 ns that
+    /// would make `BOUND` of them shorter than `TICKS` periods, so a slow machine
+    /// only makes the test easier; before the fix the interval never ticked
+    /// (basic) or ticked once per tick budget, millions of receives (throttled).
+    #[test]
+    fn flooded_udp_socket_does_not_starve_an_interval() {
+        const TICKS: u64 = 2;
+        // Longer than half the throttling period: a shorter interval fires
+        // within the timer driver's firing window, without waiting for a tick.
+        const PERIOD: Duration = Duration::from_millis(10);
+        const BOUND: u64 = 300_000;
+        let (flavor, rt) = runtime(FLAVOR);
         let received = rt.block_on(async {
             let ticks = Arc::new(AtomicU64::new(0));
             let ticker = {
@@ -307,45 +367,10 @@ fn flooded_udp_socket_does_not_starve_an_interval() {
             "{flavor}: the interval did not tick {TICKS} times in {BOUND} receives"
         );
     }
-}
 
-/// Counts how many times the inner future was polled.
-struct CountPolls<F> {
-    inner: Pin<Box<F>>,
-    polls: u64,
-}
-
-impl<F: Future> CountPolls<F> {
-    fn new(inner: F) -> CountPolls<F> {
-        CountPolls {
-            inner: Box::pin(inner),
-            polls: 0,
-        }
-    }
-
-    /// Runs the inner future to completion; returns its output and the
-    /// number of polls it took.
-    async fn run(mut self) -> (F::Output, u64) {
-        let output = poll_fn(|cx| {
-            self.polls += 1;
-            self.inner.as_mut().poll(cx)
-        })
-        .await;
-        (output, self.polls)
-    }
-}
-
-/// `n` calls of `consume_budget`.
-async fn consume(n: u64) -> u64 {
-    for _ in 0..n {
-        consume_budget().await;
-    }
-    n
-}
-
-#[test]
-fn budget_is_128_units_per_poll_for_tasks_and_block_on() {
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn budget_is_128_units_per_poll_for_tasks_and_block_on() {
+        let (flavor, rt) = runtime(FLAVOR);
         let polls = rt.block_on(async {
             let in_task = tempo::spawn(CountPolls::new(consume(1_000)).run())
                 .await
@@ -357,11 +382,10 @@ fn budget_is_128_units_per_poll_for_tasks_and_block_on() {
         // ceil(1000 / 128) = 8 polls: 7 that spend 128 units, 1 that ends.
         assert_eq!(polls, (8, 8), "{flavor}");
     }
-}
 
-#[test]
-fn unconstrained_future_never_yields_for_budget() {
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn unconstrained_future_never_yields_for_budget() {
+        let (flavor, rt) = runtime(FLAVOR);
         let polls = rt.block_on(async {
             let in_task = tempo::spawn(CountPolls::new(unconstrained(consume(1_000))).run())
                 .await
@@ -383,11 +407,10 @@ fn unconstrained_future_never_yields_for_budget() {
         });
         assert_eq!(polls, 8, "{flavor}");
     }
-}
 
-#[test]
-fn join_handles_spend_budget() {
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn join_handles_spend_budget() {
+        let (flavor, rt) = runtime(FLAVOR);
         let polls = rt.block_on(async {
             let handles: Vec<_> = (0..300u64)
                 .map(|i| tempo::spawn(async move { i }))
@@ -414,11 +437,10 @@ fn join_handles_spend_budget() {
         // ceil(300 / 128) = 3 polls.
         assert_eq!(polls.1, 3, "{flavor}");
     }
-}
 
-#[test]
-fn elapsed_timers_spend_budget() {
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn elapsed_timers_spend_budget() {
+        let (flavor, rt) = runtime(FLAVOR);
         let polls = rt.block_on(async {
             CountPolls::new(async {
                 for _ in 0..300 {
@@ -431,18 +453,10 @@ fn elapsed_timers_spend_budget() {
         });
         assert_eq!(polls, 3, "{flavor}");
     }
-}
 
-/// A future that spends the whole budget on every poll and never completes.
-async fn always_exhausts_budget() {
-    for _ in 0..OTHER_BOUND {
-        consume_budget().await;
-    }
-}
-
-#[test]
-fn timeout_fires_even_if_the_inner_future_spends_the_budget() {
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn timeout_fires_even_if_the_inner_future_spends_the_budget() {
+        let (flavor, rt) = runtime(FLAVOR);
         let (result, polls) = rt.block_on(async {
             // A zero timeout has elapsed already: the first poll must see
             // it, although the inner future leaves no budget for the timer.
@@ -456,13 +470,12 @@ fn timeout_fires_even_if_the_inner_future_spends_the_budget() {
         assert!(result.is_err(), "{flavor}: the timeout must elapse");
         assert_eq!(polls, 1, "{flavor}");
     }
-}
 
-#[test]
-fn try_methods_and_outside_runtime_do_not_spend_budget() {
-    // Outside any runtime the budget is unconstrained.
-    assert!(tempo::task::coop::has_budget_remaining());
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn try_methods_and_outside_runtime_do_not_spend_budget() {
+        // Outside any runtime the budget is unconstrained.
+        assert!(tempo::task::coop::has_budget_remaining());
+        let (flavor, rt) = runtime(FLAVOR);
         let polls = rt.block_on(async {
             let socket = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let target = socket.local_addr().unwrap();
@@ -479,13 +492,12 @@ fn try_methods_and_outside_runtime_do_not_spend_budget() {
         });
         assert_eq!(polls, (true, 1), "{flavor}");
     }
-}
 
-/// The same busy TCP reader, but through `poll_fn` on `poll_read`, as a
-/// codec would call it: the budget is in the poll path, not the async fn.
-#[test]
-fn poll_read_spends_budget() {
-    for (flavor, rt) in runtimes() {
+    /// The same busy TCP reader, but through `poll_fn` on `poll_read`, as a
+    /// codec would call it: the budget is in the poll path, not the async fn.
+    #[test]
+    fn poll_read_spends_budget() {
+        let (flavor, rt) = runtime(FLAVOR);
         let polls = rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
@@ -506,6 +518,73 @@ fn poll_read_spends_budget() {
         // The 300 bytes may arrive in more than one segment, but at most
         // 128 reads complete per poll: at least ceil(300 / 128) = 3 polls.
         assert!(polls >= 3, "{flavor}: {polls} polls");
+    }
+
+    /// tokio's channels spend *tokio's* cooperative budget, which only a
+    /// tokio runtime sets (tokio has no public way to set it), so inside a
+    /// Tempo task they never run out: a loop on a busy tokio `mpsc` channel
+    /// runs 1,000 receives in one poll and never yields. The workaround the
+    /// README's "Coming from tokio" table gives, `tempo::task::consume_budget()`
+    /// in the loop, makes it yield every 128 receives: ceil(1000 / 128) = 8
+    /// polls.
+    #[test]
+    fn tokio_mpsc_loop_yields_with_consume_budget() {
+        let rt = builder().build().unwrap();
+        let polls = rt.block_on(async {
+            let plain = tempo::spawn(CountPolls::new(tokio_mpsc_loop(1_000, false)).run());
+            let cooperative = tempo::spawn(CountPolls::new(tokio_mpsc_loop(1_000, true)).run());
+            (plain.await.unwrap(), cooperative.await.unwrap())
+        });
+        assert_eq!(
+            polls.0,
+            (1_000, 1),
+            "{}: tokio's budget is not Tempo's",
+            FLAVOR.name()
+        );
+        assert_eq!(
+            polls.1,
+            (1_000, 8),
+            "{}: with consume_budget",
+            FLAVOR.name()
+        );
+    }
+
+    /// The same loop, with `consume_budget`, next to another task: the
+    /// other task runs at least every 128 receives or so.
+    #[test]
+    fn tokio_mpsc_loop_with_consume_budget_does_not_starve_other_tasks() {
+        let rt = builder()
+            .enable_all()
+            .event_interval(EVENT_INTERVAL)
+            .build()
+            .unwrap();
+        let progress = Arc::new(Progress::default());
+        let busy = {
+            let progress = progress.clone();
+            async move {
+                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+                let mut streak = Streak::new(&progress);
+                for i in 0..BUSY {
+                    tx.send(i).unwrap();
+                    assert_eq!(rx.recv().await, Some(i));
+                    consume_budget().await;
+                    streak.step();
+                }
+                streak.finish()
+            }
+        };
+        let longest = rt.block_on(async move {
+            let other = tempo::spawn(async move { progress.other().await });
+            let longest = tempo::spawn(busy).await.unwrap();
+            other.await.unwrap();
+            longest
+        });
+        assert!(
+            longest <= MAX_STREAK,
+            "{}: the busy task ran {longest} receives in a row (of {BUSY}) \
+         while the other task never ran",
+            FLAVOR.name()
+        );
     }
 }
 
@@ -588,75 +667,4 @@ fn readiness_of_a_held_datagram_spends_budget() {
         let n = socket.try_recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"two");
     });
-}
-
-/// `n` receives on a tokio `mpsc` channel that always has a message (each
-/// receive is preceded by a send), calling Tempo's `consume_budget` after
-/// each receive if `cooperative`.
-async fn tokio_mpsc_loop(n: u64, cooperative: bool) -> u64 {
-    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-    let mut received = 0;
-    for i in 0..n {
-        tx.send(i).unwrap();
-        received += u64::from(rx.recv().await == Some(i));
-        if cooperative {
-            consume_budget().await;
-        }
-    }
-    received
-}
-
-on_each_flavor! {
-    /// tokio's channels spend *tokio's* cooperative budget, which only a
-    /// tokio runtime sets (tokio has no public way to set it), so inside a
-    /// Tempo task they never run out: a loop on a busy tokio `mpsc` channel
-    /// runs 1,000 receives in one poll and never yields. The workaround the
-    /// README's "Coming from tokio" table gives, `tempo::task::consume_budget()`
-    /// in the loop, makes it yield every 128 receives: ceil(1000 / 128) = 8
-    /// polls.
-    #[test]
-    fn tokio_mpsc_loop_yields_with_consume_budget() {
-        let rt = builder().build().unwrap();
-        let polls = rt.block_on(async {
-            let plain = tempo::spawn(CountPolls::new(tokio_mpsc_loop(1_000, false)).run());
-            let cooperative = tempo::spawn(CountPolls::new(tokio_mpsc_loop(1_000, true)).run());
-            (plain.await.unwrap(), cooperative.await.unwrap())
-        });
-        assert_eq!(polls.0, (1_000, 1), "{}: tokio's budget is not Tempo's", FLAVOR.name());
-        assert_eq!(polls.1, (1_000, 8), "{}: with consume_budget", FLAVOR.name());
-    }
-
-    /// The same loop, with `consume_budget`, next to another task: the
-    /// other task runs at least every 128 receives or so.
-    #[test]
-    fn tokio_mpsc_loop_with_consume_budget_does_not_starve_other_tasks() {
-        let rt = builder().enable_all().event_interval(EVENT_INTERVAL).build().unwrap();
-        let progress = Arc::new(Progress::default());
-        let busy = {
-            let progress = progress.clone();
-            async move {
-                let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
-                let mut streak = Streak::new(&progress);
-                for i in 0..BUSY {
-                    tx.send(i).unwrap();
-                    assert_eq!(rx.recv().await, Some(i));
-                    consume_budget().await;
-                    streak.step();
-                }
-                streak.finish()
-            }
-        };
-        let longest = rt.block_on(async move {
-            let other = tempo::spawn(async move { progress.other().await });
-            let longest = tempo::spawn(busy).await.unwrap();
-            other.await.unwrap();
-            longest
-        });
-        assert!(
-            longest <= MAX_STREAK,
-            "{}: the busy task ran {longest} receives in a row (of {BUSY}) \
-             while the other task never ran",
-            FLAVOR.name()
-        );
-    }
 }

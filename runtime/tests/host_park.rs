@@ -11,6 +11,9 @@ use tempo::net::UdpSocket;
 use tempo::park::{DriverStats, Park};
 use tempo::runtime::{Builder, IoDriver, Runtime};
 
+mod support;
+use support::{on_each_flavor, Flavor};
+
 /// The host's driver: forwards to the I/O driver, counts its parks and
 /// publishes the I/O driver's dispatch round before each park returns.
 struct WrappingPark {
@@ -54,59 +57,25 @@ struct Wrapped {
     throttled: bool,
 }
 
-/// Both schedulers over a `WrappingPark`, with `enable_io` and timers.
-fn flavors() -> Vec<Wrapped> {
-    [Duration::ZERO, Duration::from_millis(5)]
-        .into_iter()
-        .map(|period| {
-            let parks = Arc::new(AtomicU64::new(0));
-            let round = Arc::new(AtomicU64::new(0));
-            let (p, r) = (parks.clone(), round);
-            let rt = Builder::new_current_thread()
-                .enable_all()
-                .max_throttling(period)
-                .with_park_fn(move |io| WrappingPark {
-                    io,
-                    parks: p,
-                    round: r,
-                })
-                .build()
-                .expect("with_park_fn combines with enable_io");
-            Wrapped {
-                rt,
-                parks,
-                throttled: !period.is_zero(),
-            }
+/// `flavor`'s runtime over a `WrappingPark`, with `enable_io` and timers.
+fn wrapped(flavor: Flavor) -> Wrapped {
+    let parks = Arc::new(AtomicU64::new(0));
+    let round = Arc::new(AtomicU64::new(0));
+    let (p, r) = (parks.clone(), round);
+    let rt = flavor
+        .builder()
+        .enable_all()
+        .with_park_fn(move |io| WrappingPark {
+            io,
+            parks: p,
+            round: r,
         })
-        .collect()
-}
-
-#[test]
-fn host_park_wrapping_the_io_driver_receives_a_datagram() {
-    for wrapped in flavors() {
-        let got = wrapped.rt.block_on(async {
-            let receiver = UdpSocket::bind("127.0.0.1:0").await?;
-            let sender = UdpSocket::bind("127.0.0.1:0").await?;
-            let to = receiver.local_addr()?;
-            // The receive waits in the driver: the datagram is sent by a
-            // task that runs after the receiver is pending.
-            let send = tempo::spawn(async move { sender.send_to(b"via host", to).await });
-            let mut buf = [0u8; 32];
-            let (n, _) = receiver.recv_from(&mut buf).await?;
-            send.await.expect("sender task")?;
-            Ok::<_, std::io::Error>(buf[..n].to_vec())
-        });
-        assert_eq!(
-            got.unwrap(),
-            b"via host",
-            "throttled: {}",
-            wrapped.throttled
-        );
-        assert!(
-            wrapped.parks.load(SeqCst) > 0,
-            "the scheduler parks through the host's driver (throttled: {})",
-            wrapped.throttled
-        );
+        .build()
+        .expect("with_park_fn combines with enable_io");
+    Wrapped {
+        rt,
+        parks,
+        throttled: flavor == Flavor::Throttling,
     }
 }
 
@@ -135,14 +104,43 @@ fn a_second_build_without_a_new_host_driver_is_an_error() {
     drop((first, third));
 }
 
-/// Under throttling the runtime turns the receive-ahead rule on in the I/O
-/// driver it hands to the host: of two datagrams already queued, the first
-/// receive takes both from the kernel (the second is held, the kernel queue
-/// is empty). The basic scheduler leaves it off: the second stays in the
-/// kernel until its own receive.
-#[test]
-fn runtime_applies_the_recv_ahead_rule_under_a_host_park() {
-    for wrapped in flavors() {
+on_each_flavor! {
+    #[test]
+    fn host_park_wrapping_the_io_driver_receives_a_datagram() {
+        let wrapped = wrapped(FLAVOR);
+        let got = wrapped.rt.block_on(async {
+            let receiver = UdpSocket::bind("127.0.0.1:0").await?;
+            let sender = UdpSocket::bind("127.0.0.1:0").await?;
+            let to = receiver.local_addr()?;
+            // The receive waits in the driver: the datagram is sent by a
+            // task that runs after the receiver is pending.
+            let send = tempo::spawn(async move { sender.send_to(b"via host", to).await });
+            let mut buf = [0u8; 32];
+            let (n, _) = receiver.recv_from(&mut buf).await?;
+            send.await.expect("sender task")?;
+            Ok::<_, std::io::Error>(buf[..n].to_vec())
+        });
+        assert_eq!(
+            got.unwrap(),
+            b"via host",
+            "throttled: {}",
+            wrapped.throttled
+        );
+        assert!(
+            wrapped.parks.load(SeqCst) > 0,
+            "the scheduler parks through the host's driver (throttled: {})",
+            wrapped.throttled
+        );
+    }
+
+    /// Under throttling the runtime turns the receive-ahead rule on in the I/O
+    /// driver it hands to the host: of two datagrams already queued, the first
+    /// receive takes both from the kernel (the second is held, the kernel queue
+    /// is empty). The basic scheduler leaves it off: the second stays in the
+    /// kernel until its own receive.
+    #[test]
+    fn runtime_applies_the_recv_ahead_rule_under_a_host_park() {
+        let wrapped = wrapped(FLAVOR);
         let kernel_empty_after_first = wrapped.rt.block_on(async move {
             let receiver = UdpSocket::bind("127.0.0.1:0").await?;
             let sender = UdpSocket::bind("127.0.0.1:0").await?;

@@ -12,21 +12,16 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tempo::net::{TcpListener, UdpSocket};
-use tempo::runtime::Runtime;
 use tempo::task::JoinHandle;
 
 mod support;
+use support::on_each_flavor;
 
 /// Generous bound on a test's wait: reached only when a waiter is lost.
 const LOST_WAITER: Duration = Duration::from_secs(10);
 
 /// Upper bound on the yields the main task makes while the waiters start.
 const MAX_YIELDS: usize = 10_000;
-
-/// Both flavors, with I/O and time.
-fn runtimes() -> [(&'static str, Runtime); 2] {
-    support::runtimes_with_all()
-}
 
 /// Yields until `started` reaches `count`: every waiter task has then been
 /// polled once, and so waits on its socket.
@@ -56,9 +51,10 @@ async fn join_all<T>(flavor: &str, what: &str, handles: Vec<JoinHandle<T>>) -> V
     outputs
 }
 
-#[test]
-fn two_tasks_recv_from_one_udp_socket_both_complete() {
-    for (flavor, rt) in runtimes() {
+on_each_flavor! {
+    #[test]
+    fn two_tasks_recv_from_one_udp_socket_both_complete() {
+        let (flavor, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         rt.block_on(async {
             let socket = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
             let addr = socket.local_addr().unwrap();
@@ -85,12 +81,11 @@ fn two_tasks_recv_from_one_udp_socket_both_complete() {
             assert_eq!(got, [b"one".to_vec(), b"two".to_vec()], "{flavor}");
         });
     }
-}
 
-#[test]
-fn fifty_tasks_accept_on_one_listener_all_complete() {
-    const ACCEPTORS: usize = 50;
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn fifty_tasks_accept_on_one_listener_all_complete() {
+        const ACCEPTORS: usize = 50;
+        let (flavor, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         rt.block_on(async {
             let listener = Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
             let addr = listener.local_addr().unwrap();
@@ -120,11 +115,10 @@ fn fifty_tasks_accept_on_one_listener_all_complete() {
             assert_eq!(peers, expected, "{flavor}: each connection accepted once");
         });
     }
-}
 
-#[test]
-fn two_tasks_readable_on_one_tcp_stream_both_complete() {
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn two_tasks_readable_on_one_tcp_stream_both_complete() {
+        let (flavor, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
@@ -148,13 +142,12 @@ fn two_tasks_readable_on_one_tcp_stream_both_complete() {
             assert_eq!(stream.read(&mut buf).await.unwrap(), 1, "{flavor}");
         });
     }
-}
 
-#[test]
-fn a_receiver_aborted_while_waiting_leaves_the_other_working() {
-    // A receive future dropped while registered (its task aborted) leaves
-    // nothing behind: the remaining receiver still gets its datagram.
-    for (flavor, rt) in runtimes() {
+    #[test]
+    fn a_receiver_aborted_while_waiting_leaves_the_other_working() {
+        // A receive future dropped while registered (its task aborted) leaves
+        // nothing behind: the remaining receiver still gets its datagram.
+        let (flavor, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         rt.block_on(async {
             let socket = Arc::new(UdpSocket::bind("127.0.0.1:0").await.unwrap());
             let addr = socket.local_addr().unwrap();

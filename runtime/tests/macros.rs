@@ -1,6 +1,11 @@
 //! `#[tempo::main]` and `#[tempo::test]`: the runtime they build has the
 //! settings their arguments ask for. (Bad arguments: the `compile_fail`
 //! doctests in `tempo`'s lib.rs and the unit tests of `tempo-macros`.)
+//!
+//! The attribute builds each test's runtime from its literal arguments, so
+//! these tests cannot take a runtime from the support module's
+//! `on_each_flavor!`: `on_both_schedulers!` below writes the same body
+//! under both attributes instead.
 #![cfg(feature = "macros")]
 
 use std::time::Duration;

@@ -9,24 +9,22 @@ use std::sync::Arc;
 use std::thread;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Runtime};
+use tempo::runtime::Runtime;
 use tempo::time::{self, Instant};
 
+mod support;
+use support::{on_each_flavor, Flavor};
+
+/// The throttling flavor's period in these tests.
 const T: Duration = Duration::from_millis(20);
 
-fn basic_paused() -> Runtime {
-    Builder::new_current_thread()
+/// `flavor`'s runtime (throttled at [`T`]) with I/O, time and the paused
+/// clock.
+fn paused(flavor: Flavor) -> Runtime {
+    flavor
+        .builder_with_period(T)
         .enable_all()
         .start_paused(true)
-        .build()
-        .unwrap()
-}
-
-fn throttled_paused() -> Runtime {
-    Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .max_throttling(T)
         .build()
         .unwrap()
 }
@@ -43,9 +41,10 @@ fn spawn_yielders(rt: &Runtime) -> Vec<tempo::task::JoinHandle<()>> {
         .collect()
 }
 
-#[test]
-fn a_fresh_runtime_reports_zeroes() {
-    for rt in [basic_paused(), throttled_paused()] {
+on_each_flavor! {
+    #[test]
+    fn a_fresh_runtime_reports_zeroes() {
+        let rt = paused(FLAVOR);
         let m = rt.metrics();
         assert_eq!(
             (
@@ -60,14 +59,13 @@ fn a_fresh_runtime_reports_zeroes() {
         );
         assert_eq!(m.timer_error.unwrap().count(), 0);
         assert_eq!(m.parked_ratio(), 1.0);
+        let no_time = builder().build().unwrap();
+        assert!(no_time.metrics().timer_error.is_none());
     }
-    let no_time = Builder::new_current_thread().build().unwrap();
-    assert!(no_time.metrics().timer_error.is_none());
-}
 
-#[test]
-fn tasks_polled_and_ticks_count_turns_and_polls() {
-    for rt in [basic_paused(), throttled_paused()] {
+    #[test]
+    fn tasks_polled_and_ticks_count_turns_and_polls() {
+        let rt = paused(FLAVOR);
         let joins = spawn_yielders(&rt);
         let mut turns = 0;
         while joins.iter().any(|j| !j.is_finished()) {
@@ -91,16 +89,11 @@ fn tasks_polled_and_ticks_count_turns_and_polls() {
         assert_eq!(delta.tasks_polled, 30);
         assert!(delta.ticks >= 1);
     }
-}
 
-#[test]
-fn io_events_count_a_datagram() {
-    for throttle in [Duration::ZERO, Duration::from_millis(5)] {
-        let rt = Builder::new_current_thread()
-            .enable_all()
-            .max_throttling(throttle)
-            .build()
-            .unwrap();
+    #[test]
+    fn io_events_count_a_datagram() {
+        let flavor = FLAVOR.name();
+        let rt = builder().enable_all().build().unwrap();
         let before = rt.metrics();
         let n = rt.block_on(async {
             let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
@@ -121,10 +114,7 @@ fn io_events_count_a_datagram() {
                 }
                 tempo::task::yield_now().await;
             }
-            assert!(
-                waiting.load(SeqCst),
-                "{throttle:?}: the receive never waited"
-            );
+            assert!(waiting.load(SeqCst), "{flavor}: the receive never waited");
             StdUdpSocket::bind("127.0.0.1:0")
                 .unwrap()
                 .send_to(b"ping", addr)
@@ -136,26 +126,25 @@ fn io_events_count_a_datagram() {
         });
         assert_eq!(n, 4);
         let delta = rt.metrics().since(&before);
-        assert!(delta.io_events >= 1, "{throttle:?}: no I/O event counted");
+        assert!(delta.io_events >= 1, "{flavor}: no I/O event counted");
     }
-}
 
-/// Runs `future`, setting `flag` the first time it returns `Pending`.
-async fn pending_once_flagged<F: Future>(flag: Arc<AtomicBool>, future: F) -> F::Output {
-    let mut future = pin!(future);
-    poll_fn(|cx| {
-        let poll = future.as_mut().poll(cx);
-        if poll.is_pending() {
-            flag.store(true, SeqCst);
-        }
-        poll
-    })
-    .await
-}
+    /// Runs `future`, setting `flag` the first time it returns `Pending`.
+    async fn pending_once_flagged<F: Future>(flag: Arc<AtomicBool>, future: F) -> F::Output {
+        let mut future = pin!(future);
+        poll_fn(|cx| {
+            let poll = future.as_mut().poll(cx);
+            if poll.is_pending() {
+                flag.store(true, SeqCst);
+            }
+            poll
+        })
+        .await
+    }
 
-#[test]
-fn timers_fired_and_the_error_histogram_agree() {
-    for rt in [basic_paused(), throttled_paused()] {
+    #[test]
+    fn timers_fired_and_the_error_histogram_agree() {
+        let rt = paused(FLAVOR);
         let before = rt.metrics();
         rt.block_on(async {
             // Deadlines well past the firing window, so the driver fires
@@ -181,17 +170,12 @@ fn timers_fired_and_the_error_histogram_agree() {
             8
         );
     }
-}
 
-#[test]
-fn busy_parked_and_the_parked_ratio() {
-    // Real clock: the thread really parks while sleeping.
-    for throttle in [Duration::ZERO, Duration::from_millis(5)] {
-        let rt = Builder::new_current_thread()
-            .enable_time()
-            .max_throttling(throttle)
-            .build()
-            .unwrap();
+    #[test]
+    fn busy_parked_and_the_parked_ratio() {
+        // Real clock: the thread really parks while sleeping.
+        let flavor = FLAVOR.name();
+        let rt = builder().enable_time().build().unwrap();
         rt.block_on(async {
             for _ in 0..3 {
                 time::sleep(Duration::from_millis(15)).await;
@@ -203,67 +187,59 @@ fn busy_parked_and_the_parked_ratio() {
             }
         });
         let m = rt.metrics();
-        assert!(m.parked > Duration::ZERO, "{throttle:?}: never parked");
-        assert!(m.busy > Duration::ZERO, "{throttle:?}: never busy");
+        assert!(m.parked > Duration::ZERO, "{flavor}: never parked");
+        assert!(m.busy > Duration::ZERO, "{flavor}: never busy");
         let ratio = m.parked_ratio();
         assert!((0.0..=1.0).contains(&ratio), "ratio {ratio}");
     }
-}
 
-#[test]
-fn unparks_and_remote_snapshots() {
-    let rt = Builder::new_current_thread()
-        .enable_all()
-        .max_throttling(T)
-        .build()
-        .unwrap();
-    let handle = rt.handle().clone();
-    let remote = handle.clone();
-    // An idle runtime is unparked by a remote spawn: counted.
-    let waiter = thread::spawn(move || {
-        // No way to know from here that the runtime is parked yet; whether
-        // this spawn unparks it or not, the counters must agree.
-        remote.spawn(async { 1 })
-    });
-    let join = waiter.join().unwrap();
-    assert_eq!(rt.block_on(join).unwrap(), 1);
-    let m = rt.metrics();
-    assert_eq!(m.unparks, rt.handle().unpark_count());
-    let remote = handle.clone();
-    let seen = thread::spawn(move || remote.metrics()).join().unwrap();
-    assert_eq!(seen, rt.metrics(), "a snapshot is the same from any thread");
-    assert!(seen.ticks >= 1);
-}
-
-#[test]
-fn explicit_unparks_count_only_when_they_wake_an_idle_runtime() {
-    let rt = Builder::new_current_thread()
-        .enable_time()
-        .max_throttling(T)
-        .build()
-        .unwrap();
-    // A running (here: not parked) runtime: the unpark is remembered for
-    // the next sleep, no driver unpark.
-    rt.handle().unpark();
-    assert_eq!(rt.metrics().unparks, 0);
-    // An idle runtime blocked in the driver: the unpark wakes it, counted.
-    let handle = rt.handle().clone();
-    let waker = thread::spawn(move || {
-        for _ in 0..10_000_000 {
-            if handle.unpark_count() > 0 {
-                break;
-            }
-            handle.unpark();
-            thread::yield_now();
-        }
-    });
-    // Returns once an unpark reached the parked driver.
-    let mut turns = 0;
-    while rt.metrics().unparks == 0 {
-        rt.turn(Duration::from_millis(100));
-        turns += 1;
-        assert!(turns < 10_000, "no unpark reached the idle runtime");
+    #[test]
+    fn unparks_and_remote_snapshots() {
+        let rt = FLAVOR.builder_with_period(T).enable_all().build().unwrap();
+        let handle = rt.handle().clone();
+        let remote = handle.clone();
+        // An idle runtime is unparked by a remote spawn: counted.
+        let waiter = thread::spawn(move || {
+            // No way to know from here that the runtime is parked yet; whether
+            // this spawn unparks it or not, the counters must agree.
+            remote.spawn(async { 1 })
+        });
+        let join = waiter.join().unwrap();
+        assert_eq!(rt.block_on(join).unwrap(), 1);
+        let m = rt.metrics();
+        assert_eq!(m.unparks, rt.handle().unpark_count());
+        let remote = handle.clone();
+        let seen = thread::spawn(move || remote.metrics()).join().unwrap();
+        assert_eq!(seen, rt.metrics(), "a snapshot is the same from any thread");
+        assert!(seen.ticks >= 1);
     }
-    waker.join().unwrap();
-    assert!(rt.metrics().unparks >= 1);
+
+    #[test]
+    fn explicit_unparks_count_only_when_they_wake_an_idle_runtime() {
+        let rt = FLAVOR.builder_with_period(T).enable_time().build().unwrap();
+        // A running (here: not parked) runtime: the unpark is remembered for
+        // the next sleep, no driver unpark.
+        rt.handle().unpark();
+        assert_eq!(rt.metrics().unparks, 0);
+        // An idle runtime blocked in the driver: the unpark wakes it, counted.
+        let handle = rt.handle().clone();
+        let waker = thread::spawn(move || {
+            for _ in 0..10_000_000 {
+                if handle.unpark_count() > 0 {
+                    break;
+                }
+                handle.unpark();
+                thread::yield_now();
+            }
+        });
+        // Returns once an unpark reached the parked driver.
+        let mut turns = 0;
+        while rt.metrics().unparks == 0 {
+            rt.turn(Duration::from_millis(100));
+            turns += 1;
+            assert!(turns < 10_000, "no unpark reached the idle runtime");
+        }
+        waker.join().unwrap();
+        assert!(rt.metrics().unparks >= 1);
+    }
 }

@@ -8,17 +8,13 @@ use std::thread;
 use std::time::Duration;
 
 use tempo::net::{TcpListener, TcpStream, UdpSocket};
-use tempo::runtime::{Builder, Runtime};
+use tempo::runtime::Builder;
 use tempo::time;
 
 mod support;
+use support::on_each_flavor;
 
 const ROUNDS: usize = 50;
-
-/// Both flavors, with I/O and time.
-fn runtimes() -> [(&'static str, Runtime); 2] {
-    support::runtimes_with_all()
-}
 
 /// Echoes `ROUNDS` datagrams back to their sender.
 async fn udp_echo_server(socket: UdpSocket) {
@@ -78,9 +74,10 @@ async fn tcp_echo_client(server: SocketAddr) {
 /// the test run).
 const DEADLINE: Duration = Duration::from_secs(30);
 
-#[test]
-fn udp_echo_with_sockets_created_in_block_on() {
-    for (name, rt) in runtimes() {
+on_each_flavor! {
+    #[test]
+    fn udp_echo_with_sockets_created_in_block_on() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         rt.block_on(async {
             let server = UdpSocket::bind("127.0.0.1:0").await.unwrap();
             let addr = server.local_addr().unwrap();
@@ -91,11 +88,10 @@ fn udp_echo_with_sockets_created_in_block_on() {
             server.await.unwrap();
         });
     }
-}
 
-#[test]
-fn tcp_echo_with_sockets_created_in_block_on() {
-    for (name, rt) in runtimes() {
+    #[test]
+    fn tcp_echo_with_sockets_created_in_block_on() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         rt.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
@@ -106,11 +102,10 @@ fn tcp_echo_with_sockets_created_in_block_on() {
             server.await.unwrap();
         });
     }
-}
 
-#[test]
-fn sockets_created_under_handle_enter_on_another_thread() {
-    for (name, rt) in runtimes() {
+    #[test]
+    fn sockets_created_under_handle_enter_on_another_thread() {
+        let (name, rt) = (FLAVOR.name(), FLAVOR.runtime_with_all());
         let handle = rt.handle().clone();
         // A media framework's thread creates the element's sockets, then
         // hands them to tasks.

@@ -9,8 +9,10 @@ use std::future::Future;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Runtime};
 use tempo::signal::unix::{signal, SignalKind};
+
+mod support;
+use support::{on_each_flavor, Flavor};
 
 /// Signals are process-wide: the tests of this file take turns, so that a
 /// delivery one test raises cannot satisfy another's `recv`.
@@ -20,34 +22,14 @@ static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 /// hanging it; deliveries take microseconds, the bound is never near.
 const HANG_GUARD: Duration = Duration::from_secs(30);
 
-fn runtimes() -> [(&'static str, Runtime); 2] {
-    [
-        (
-            "basic",
-            Builder::new_current_thread().enable_all().build().unwrap(),
-        ),
-        (
-            "throttled",
-            Builder::new_current_thread()
-                .enable_all()
-                .max_throttling(Duration::from_millis(10))
-                .build()
-                .unwrap(),
-        ),
-    ]
-}
-
-/// Runs `body` on each scheduler in turn, one test at a time.
-fn on_both_schedulers<F, Fut>(body: F)
+/// Runs `body` on `flavor`'s runtime (I/O and time), one test at a time.
+fn on_flavor<F, Fut>(flavor: Flavor, body: F)
 where
-    F: Fn() -> Fut,
+    F: FnOnce() -> Fut,
     Fut: Future<Output = ()>,
 {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    for (flavor, rt) in runtimes() {
-        eprintln!("scheduler: {flavor}");
-        rt.block_on(body());
-    }
+    flavor.runtime_with_all().block_on(body());
 }
 
 fn raise(signum: libc::c_int) {
@@ -80,51 +62,10 @@ async fn within_hang_guard<F: Future>(fut: F) -> F::Output {
 }
 
 #[test]
-fn raised_signal_completes_recv() {
-    on_both_schedulers(|| async {
-        let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
-        let waiter = tempo::spawn(async move {
-            recv_or_hang_guard(&mut usr1).await;
-        });
-        // Let the waiter reach `recv` before raising.
-        tempo::task::yield_now().await;
-        raise(libc::SIGUSR1);
-        waiter.await.unwrap();
-    });
-}
-
-#[test]
-fn signal_raised_before_recv_is_not_lost() {
-    on_both_schedulers(|| async {
-        let mut hup = signal(SignalKind::hangup()).unwrap();
-        raise(libc::SIGHUP);
-        // Let the runtime poll I/O before anyone awaits `recv`: the wake-up
-        // byte is consumed by nobody, the delivery must still be there.
-        for _ in 0..3 {
-            tempo::task::yield_now().await;
-        }
-        recv_or_hang_guard(&mut hup).await;
-    });
-}
-
-#[test]
-fn every_listener_of_a_kind_gets_the_delivery() {
-    on_both_schedulers(|| async {
-        let mut first = signal(SignalKind::user_defined2()).unwrap();
-        let mut second = signal(SignalKind::user_defined2()).unwrap();
-        let first_waiter = tempo::spawn(async move { recv_or_hang_guard(&mut first).await });
-        let second_waiter = tempo::spawn(async move { recv_or_hang_guard(&mut second).await });
-        tempo::task::yield_now().await;
-        raise(libc::SIGUSR2);
-        first_waiter.await.unwrap();
-        second_waiter.await.unwrap();
-    });
-}
-
-#[test]
 fn listeners_in_two_runtimes_both_get_the_delivery() {
     let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    let [(_, basic), (_, throttled)] = runtimes();
+    let basic = Flavor::Basic.runtime_with_all();
+    let throttled = Flavor::Throttling.runtime_with_all();
     let mut in_basic = basic.block_on(async { signal(SignalKind::user_defined1()).unwrap() });
     let mut in_throttled =
         throttled.block_on(async { signal(SignalKind::user_defined1()).unwrap() });
@@ -134,79 +75,120 @@ fn listeners_in_two_runtimes_both_get_the_delivery() {
 }
 
 #[test]
-fn deliveries_between_recvs_coalesce_and_later_ones_still_arrive() {
-    on_both_schedulers(|| async {
-        let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
-        raise(libc::SIGUSR1);
-        raise(libc::SIGUSR1);
-        recv_or_hang_guard(&mut usr1).await;
-        raise(libc::SIGUSR1);
-        recv_or_hang_guard(&mut usr1).await;
-    });
-}
-
-#[test]
-fn signals_that_cannot_be_handled_are_refused_by_name() {
-    on_both_schedulers(|| async {
-        for signum in [
-            libc::SIGKILL,
-            libc::SIGSTOP,
-            libc::SIGSEGV,
-            libc::SIGILL,
-            libc::SIGFPE,
-        ] {
-            let err = signal(SignalKind::from_raw(signum)).unwrap_err();
-            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-            assert!(
-                err.to_string().contains(&format!("signal {signum}")),
-                "{err}"
-            );
-        }
-        for signum in [0, -1, 1000] {
-            let err = signal(SignalKind::from_raw(signum)).unwrap_err();
-            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-            assert!(err.to_string().contains("out of range"), "{err}");
-        }
-    });
-}
-
-#[test]
 fn signal_outside_a_runtime_is_an_error() {
     let err = signal(SignalKind::user_defined1()).unwrap_err();
     assert!(err.to_string().contains("runtime"), "{err}");
 }
 
-/// Set in the child process that `ctrl_c_completes_on_sigint` starts.
-const CTRL_C_CHILD: &str = "TEMPO_SIGNAL_TEST_CTRL_C_CHILD";
-
-#[test]
-fn ctrl_c_completes_on_sigint() {
-    if let Ok(flavor) = std::env::var(CTRL_C_CHILD) {
-        // In the child: SIGINT reaches ctrl_c, not the default action.
-        let rt = runtimes()
-            .into_iter()
-            .find(|(name, _)| *name == flavor)
-            .expect("known flavor")
-            .1;
-        rt.block_on(async {
-            let mut ctrl_c = std::pin::pin!(tempo::signal::ctrl_c());
-            // The first poll registers the listener.
-            std::future::poll_fn(|cx| {
-                assert!(ctrl_c.as_mut().poll(cx).is_pending());
-                std::task::Poll::Ready(())
-            })
-            .await;
-            raise(libc::SIGINT);
-            within_hang_guard(ctrl_c).await.unwrap();
+on_each_flavor! {
+    #[test]
+    fn raised_signal_completes_recv() {
+        on_flavor(FLAVOR, || async {
+            let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
+            let waiter = tempo::spawn(async move {
+                recv_or_hang_guard(&mut usr1).await;
+            });
+            // Let the waiter reach `recv` before raising.
+            tempo::task::yield_now().await;
+            raise(libc::SIGUSR1);
+            waiter.await.unwrap();
         });
-        println!("ctrl_c completed on {flavor}");
-        return;
     }
-    for flavor in ["basic", "throttled"] {
+
+    #[test]
+    fn signal_raised_before_recv_is_not_lost() {
+        on_flavor(FLAVOR, || async {
+            let mut hup = signal(SignalKind::hangup()).unwrap();
+            raise(libc::SIGHUP);
+            // Let the runtime poll I/O before anyone awaits `recv`: the wake-up
+            // byte is consumed by nobody, the delivery must still be there.
+            for _ in 0..3 {
+                tempo::task::yield_now().await;
+            }
+            recv_or_hang_guard(&mut hup).await;
+        });
+    }
+
+    #[test]
+    fn every_listener_of_a_kind_gets_the_delivery() {
+        on_flavor(FLAVOR, || async {
+            let mut first = signal(SignalKind::user_defined2()).unwrap();
+            let mut second = signal(SignalKind::user_defined2()).unwrap();
+            let first_waiter = tempo::spawn(async move { recv_or_hang_guard(&mut first).await });
+            let second_waiter = tempo::spawn(async move { recv_or_hang_guard(&mut second).await });
+            tempo::task::yield_now().await;
+            raise(libc::SIGUSR2);
+            first_waiter.await.unwrap();
+            second_waiter.await.unwrap();
+        });
+    }
+
+    #[test]
+    fn deliveries_between_recvs_coalesce_and_later_ones_still_arrive() {
+        on_flavor(FLAVOR, || async {
+            let mut usr1 = signal(SignalKind::user_defined1()).unwrap();
+            raise(libc::SIGUSR1);
+            raise(libc::SIGUSR1);
+            recv_or_hang_guard(&mut usr1).await;
+            raise(libc::SIGUSR1);
+            recv_or_hang_guard(&mut usr1).await;
+        });
+    }
+
+    #[test]
+    fn signals_that_cannot_be_handled_are_refused_by_name() {
+        on_flavor(FLAVOR, || async {
+            for signum in [
+                libc::SIGKILL,
+                libc::SIGSTOP,
+                libc::SIGSEGV,
+                libc::SIGILL,
+                libc::SIGFPE,
+            ] {
+                let err = signal(SignalKind::from_raw(signum)).unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+                assert!(
+                    err.to_string().contains(&format!("signal {signum}")),
+                    "{err}"
+                );
+            }
+            for signum in [0, -1, 1000] {
+                let err = signal(SignalKind::from_raw(signum)).unwrap_err();
+                assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+                assert!(err.to_string().contains("out of range"), "{err}");
+            }
+        });
+    }
+
+    /// Set in the child process that `ctrl_c_completes_on_sigint` starts.
+    const CTRL_C_CHILD: &str = "TEMPO_SIGNAL_TEST_CTRL_C_CHILD";
+
+    #[test]
+    fn ctrl_c_completes_on_sigint() {
+        let flavor = FLAVOR.name();
+        if std::env::var_os(CTRL_C_CHILD).is_some() {
+            // In the child: SIGINT reaches ctrl_c, not the default action.
+            let rt = FLAVOR.runtime_with_all();
+            rt.block_on(async {
+                let mut ctrl_c = std::pin::pin!(tempo::signal::ctrl_c());
+                // The first poll registers the listener.
+                std::future::poll_fn(|cx| {
+                    assert!(ctrl_c.as_mut().poll(cx).is_pending());
+                    std::task::Poll::Ready(())
+                })
+                .await;
+                raise(libc::SIGINT);
+                within_hang_guard(ctrl_c).await.unwrap();
+            });
+            println!("ctrl_c completed on {flavor}");
+            return;
+        }
+        // This flavor's test, by its full name, in a child process.
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args(["--exact", "ctrl_c_completes_on_sigint", "--nocapture"])
+            .args(["--exact", &format!("{flavor}::ctrl_c_completes_on_sigint")])
+            .arg("--nocapture")
             .args(["--test-threads", "1"])
-            .env(CTRL_C_CHILD, flavor)
+            .env(CTRL_C_CHILD, "1")
             .output()
             .unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);

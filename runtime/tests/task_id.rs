@@ -11,12 +11,17 @@ use tempo::runtime::Runtime;
 use tempo::task::{self, Id};
 
 mod support;
+use support::{on_each_flavor, Flavor};
 
-/// Both flavors, with I/O, time and the paused clock.
-fn runtimes() -> [(&'static str, Runtime); 2] {
-    support::runtimes(|builder| {
-        builder.enable_all().start_paused(true);
-    })
+/// `flavor`'s runtime with I/O, time and the paused clock, and its name.
+fn runtime(flavor: Flavor) -> (&'static str, Runtime) {
+    let rt = flavor
+        .builder()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .unwrap();
+    (flavor.name(), rt)
 }
 
 /// Records `task::try_id()` (as a u64, 0 for none) when dropped.
@@ -29,9 +34,10 @@ impl Drop for IdOnDrop {
     }
 }
 
-#[test]
-fn task_sees_the_id_of_its_join_handle_and_ids_are_unique() {
-    for (name, rt) in runtimes() {
+on_each_flavor! {
+    #[test]
+    fn task_sees_the_id_of_its_join_handle_and_ids_are_unique() {
+        let (name, rt) = runtime(FLAVOR);
         rt.block_on(async {
             let handles: Vec<_> = (0..50)
                 .map(|i| {
@@ -53,12 +59,11 @@ fn task_sees_the_id_of_its_join_handle_and_ids_are_unique() {
             }
         });
     }
-}
 
-#[test]
-fn no_id_outside_a_task() {
-    assert_eq!(task::try_id(), None);
-    for (name, rt) in runtimes() {
+    #[test]
+    fn no_id_outside_a_task() {
+        assert_eq!(task::try_id(), None);
+        let (name, rt) = runtime(FLAVOR);
         rt.block_on(async {
             // The future of block_on is not a task.
             assert_eq!(task::try_id(), None, "{name}");
@@ -69,17 +74,10 @@ fn no_id_outside_a_task() {
             assert_eq!(task::try_id(), None, "{name}");
         });
     }
-}
 
-#[test]
-#[should_panic(expected = "tempo::task::id() called outside a task")]
-fn id_outside_a_task_panics_with_a_clear_message() {
-    task::id();
-}
-
-#[test]
-fn id_is_visible_while_an_aborted_or_shut_down_future_drops() {
-    for (name, rt) in runtimes() {
+    #[test]
+    fn id_is_visible_while_an_aborted_or_shut_down_future_drops() {
+        let (name, rt) = runtime(FLAVOR);
         let on_abort = Arc::new(AtomicU64::new(u64::MAX));
         let abort_id = rt.block_on({
             let on_abort = on_abort.clone();
@@ -115,11 +113,10 @@ fn id_is_visible_while_an_aborted_or_shut_down_future_drops() {
             "{name}: shutdown"
         );
     }
-}
 
-#[test]
-fn join_error_names_the_task() {
-    for (name, rt) in runtimes() {
+    #[test]
+    fn join_error_names_the_task() {
+        let (name, rt) = runtime(FLAVOR);
         rt.block_on(async {
             let handle = tempo::spawn(async { panic!("boom {}", 7) });
             let id: Id = handle.id();
@@ -148,4 +145,10 @@ fn join_error_names_the_task() {
             );
         });
     }
+}
+
+#[test]
+#[should_panic(expected = "tempo::task::id() called outside a task")]
+fn id_outside_a_task_panics_with_a_clear_message() {
+    task::id();
 }

@@ -7,13 +7,18 @@
 //! get a datagram while a task awaits `recv_from` on it. No timing is
 //! asserted: the tests count turns, task completions and the I/O events a
 //! turn reports.
+//!
+//! The first test runs on each flavor (`on_each_flavor!`): every ready
+//! socket is served by one turn on both schedulers. The others are
+//! throttling only: the tick budget, its overrun and the second look are
+//! the throttling scheduler's (the basic scheduler has no tick).
 
 use std::net::UdpSocket as StdUdpSocket;
 use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Turn, MAX_THROTTLING};
+use tempo::runtime::{Turn, MAX_THROTTLING};
 use tempo_test_support::net::wait_until_queued;
 
 mod support;
@@ -29,14 +34,6 @@ const CAPACITY: usize = 8;
 /// so the long period costs no time.
 const PERIOD: Duration = MAX_THROTTLING;
 
-/// The flavor's builder, throttled at [`PERIOD`] on the throttling one.
-fn builder_for(flavor: Flavor) -> Builder {
-    let mut builder = flavor.builder();
-    if flavor == Flavor::Throttling {
-        builder.max_throttling(PERIOD);
-    }
-    builder
-}
 /// Ready sockets per test: three reactor polls' worth.
 const SOCKETS: usize = 3 * CAPACITY;
 
@@ -72,7 +69,7 @@ on_each_flavor! {
     /// and left the rest to later ticks.
     #[test]
     fn every_ready_socket_is_served_in_one_tick() {
-        let rt = builder_for(FLAVOR)
+        let rt = FLAVOR.builder_with_period(PERIOD)
             .enable_io()
             .io_events_capacity(CAPACITY)
             .build()
@@ -108,7 +105,8 @@ on_each_flavor! {
 /// every socket's event was dispatched by the first.
 #[test]
 fn the_tick_budget_is_the_only_limit_and_counts_an_overrun() {
-    let rt = builder_for(Flavor::Throttling)
+    let rt = Flavor::Throttling
+        .builder_with_period(PERIOD)
         .enable_io()
         .io_events_capacity(CAPACITY)
         .tick_budget((SOCKETS / 2) as u32)
@@ -195,7 +193,8 @@ fn run_each_once(rt: &Runtime, count: usize) {
 fn tick_that_readies_more_sockets(
     first: usize,
 ) -> (Runtime, Turn, Vec<Arc<AtomicBool>>, Vec<Arc<AtomicBool>>) {
-    let rt = builder_for(Flavor::Throttling)
+    let rt = Flavor::Throttling
+        .builder_with_period(PERIOD)
         .enable_all()
         .io_events_capacity(CAPACITY)
         .build()

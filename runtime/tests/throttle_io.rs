@@ -3,6 +3,11 @@
 //! queued datagram is received in the same tick (issue 13's receive-ahead:
 //! no added tick of latency).
 //!
+//! Throttling scheduler only: a tick boundary for I/O and receive-ahead
+//! exist only there (the basic scheduler polls I/O whenever it runs out of
+//! work and leaves receive-ahead off); I/O on both schedulers is tested in
+//! `net.rs`, `datagram.rs` and `io_waiters.rs`.
+//!
 //! Timing is observed through the paused clock, `Turn` reports and counters,
 //! never asserted on the real clock. The helpers these files share are in
 //! `support/throttle.rs`.

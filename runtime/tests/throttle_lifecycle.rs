@@ -2,6 +2,11 @@
 //! validation, `with_park` vs `enable_io`), driven from a host loop on a
 //! custom `Park`, and dropped with live tasks and pending timers.
 //!
+//! Throttling scheduler only: the period's validation has no basic
+//! counterpart, and the rest is the throttling side of what `turn.rs`
+//! (host loop) and `shutdown.rs` (drop with live tasks, on each flavor)
+//! test for the basic scheduler.
+//!
 //! Timing is observed through the paused clock, `Turn` reports and counters,
 //! never asserted on the real clock. The helpers these files share are in
 //! `support/throttle.rs`.

@@ -2,6 +2,9 @@
 //! overruns, idle blocking, remote spawns and wakes batched to the next tick,
 //! and the explicit unparks that cut the sleep between ticks short.
 //!
+//! Throttling scheduler only: ticks, overruns and wakes batched to the next
+//! tick are its cadence; the basic scheduler has none.
+//!
 //! Timing is observed through the paused clock, `Turn` reports and counters,
 //! never asserted on the real clock. The helpers these files share are in
 //! `support/throttle.rs`.

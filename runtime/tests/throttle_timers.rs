@@ -3,6 +3,11 @@
 //! tasks keep the runtime busy, intervals, `Duration::MAX` sleeps and
 //! timeouts that are never early.
 //!
+//! Throttling scheduler only: both policies' error bounds are in units of
+//! the period `T`; with `T = 0` (the basic scheduler) the two policies are
+//! one rule, tested in `time.rs`. Timer rules that hold on both schedulers
+//! are in `time_rules.rs`.
+//!
 //! Timing is observed through the paused clock, `Turn` reports and counters,
 //! never asserted on the real clock. The helpers these files share are in
 //! `support/throttle.rs`.

@@ -2,6 +2,14 @@
 //! sleep, interval, timeout and the paused clock; timers created on other
 //! threads; timers owned by tasks that are aborted, finish, or outlive the
 //! runtime; the error without `enable_time`.
+//!
+//! Basic scheduler only (not `on_each_flavor!`): these tests assert tokio's
+//! exact instants on the paused clock (a 100 ms timeout completes after
+//! exactly 100 ms, an interval ticks at 0, 250, 500 ms). Under throttling a
+//! timer fires at the tick nearest its deadline instead, within `±T/2`;
+//! `time_rules.rs` (rules on both schedulers), `nearest_tick.rs` and
+//! `throttle_timers.rs` test that. The one throttled test here is
+//! `sleep_at_least`'s never-early promise.
 
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
@@ -12,7 +20,7 @@ use tempo::runtime::{Builder, Runtime};
 use tempo::time::{self, Instant, MissedTickBehavior};
 
 mod support;
-use support::DropCounter;
+use support::{DropCounter, Flavor};
 
 fn paused() -> Runtime {
     Builder::new_current_thread()
@@ -148,11 +156,7 @@ fn sleep_is_never_early_on_the_real_clock() {
 
 #[test]
 fn sleep_at_least_is_never_early_under_throttling_on_the_real_clock() {
-    let rt = Builder::new_current_thread()
-        .enable_time()
-        .max_throttling(ms(5))
-        .build()
-        .unwrap();
+    let rt = Flavor::Throttling.builder().enable_time().build().unwrap();
     rt.block_on(async {
         for d in [1u64, 4, 9] {
             let start = std::time::Instant::now();

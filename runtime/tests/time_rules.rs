@@ -22,28 +22,27 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use tempo::runtime::{Builder, Runtime};
+use tempo::runtime::Runtime;
 use tempo::time::{self, Instant};
 
+mod support;
+use support::{on_each_flavor, Flavor};
+
+/// The throttling flavor's period here: the counts below (a 5 ms interval
+/// falls due about four times per tick) are worked out for it.
 const T: Duration = Duration::from_millis(20);
 /// Turns each poll-count test drives.
 const TURNS: u64 = 50;
 
-#[derive(Debug, Clone, Copy)]
-enum Flavor {
-    Basic,
-    Throttled,
-}
-
-const FLAVORS: [Flavor; 2] = [Flavor::Basic, Flavor::Throttled];
-
+/// `flavor`'s runtime (throttled at [`T`]) with I/O and time, its clock
+/// paused if `paused`.
 fn runtime(flavor: Flavor, paused: bool) -> Runtime {
-    let mut builder = Builder::new_current_thread();
-    builder.enable_all().start_paused(paused);
-    if let Flavor::Throttled = flavor {
-        builder.max_throttling(T);
-    }
-    builder.build().unwrap()
+    flavor
+        .builder_with_period(T)
+        .enable_all()
+        .start_paused(paused)
+        .build()
+        .unwrap()
 }
 
 /// Counts the polls of a task, and records the most loop iterations (timer
@@ -135,9 +134,10 @@ fn assert_one_poll_per_tick(flavor: Flavor, what: &str, stats: &PollStats, max_i
     );
 }
 
-#[test]
-fn a_short_sleep_loop_costs_at_most_one_poll_per_tick() {
-    for flavor in FLAVORS {
+on_each_flavor! {
+    #[test]
+    fn a_short_sleep_loop_costs_at_most_one_poll_per_tick() {
+        let flavor = FLAVOR;
         for d in [1, 5, 9] {
             let stats = drive_loop(flavor, 2, |stats| async move {
                 loop {
@@ -150,11 +150,10 @@ fn a_short_sleep_loop_costs_at_most_one_poll_per_tick() {
             assert_one_poll_per_tick(flavor, &format!("sleep({d} ms)"), &stats, 1);
         }
     }
-}
 
-#[test]
-fn a_short_interval_loop_costs_at_most_one_poll_per_tick() {
-    for flavor in FLAVORS {
+    #[test]
+    fn a_short_interval_loop_costs_at_most_one_poll_per_tick() {
+        let flavor = FLAVOR;
         // A 5 ms interval under a 20 ms throttle makes about four ticks per
         // poll (they fall due between two scheduler ticks): legitimate
         // completions, but each poll must come from a fire pass.
@@ -170,11 +169,10 @@ fn a_short_interval_loop_costs_at_most_one_poll_per_tick() {
         });
         assert_one_poll_per_tick(flavor, "interval(5 ms)", &stats, 5);
     }
-}
 
-#[test]
-fn a_short_timeout_loop_costs_at_most_one_poll_per_tick() {
-    for flavor in FLAVORS {
+    #[test]
+    fn a_short_timeout_loop_costs_at_most_one_poll_per_tick() {
+        let flavor = FLAVOR;
         let stats = drive_loop(flavor, 2, |stats| async move {
             loop {
                 let timed_out =
@@ -187,11 +185,10 @@ fn a_short_timeout_loop_costs_at_most_one_poll_per_tick() {
         });
         assert_one_poll_per_tick(flavor, "timeout(1 ms)", &stats, 1);
     }
-}
 
-#[test]
-fn a_future_deadline_never_completes_in_the_creating_poll() {
-    for flavor in FLAVORS {
+    #[test]
+    fn a_future_deadline_never_completes_in_the_creating_poll() {
+        let flavor = FLAVOR;
         let rt = runtime(flavor, true);
         rt.block_on(async {
             // Let the driver make a fire pass first, so that the firing
@@ -216,29 +213,28 @@ fn a_future_deadline_never_completes_in_the_creating_poll() {
             assert!(interval.poll_tick(&mut cx).is_pending());
         });
     }
-}
 
-#[derive(Default)]
-struct CountingWaker(AtomicU64);
+    #[derive(Default)]
+    struct CountingWaker(AtomicU64);
 
-impl Wake for CountingWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, SeqCst);
+    impl Wake for CountingWaker {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, SeqCst);
+        }
     }
-}
 
-/// A foreign waker (another executor's, a user's own `Wake`) that panics.
-struct PanickingWaker;
+    /// A foreign waker (another executor's, a user's own `Wake`) that panics.
+    struct PanickingWaker;
 
-impl Wake for PanickingWaker {
-    fn wake(self: Arc<Self>) {
-        panic!("foreign waker panicked");
+    impl Wake for PanickingWaker {
+        fn wake(self: Arc<Self>) {
+            panic!("foreign waker panicked");
+        }
     }
-}
 
-#[test]
-fn a_panicking_waker_does_not_lose_the_other_timers_of_its_batch() {
-    for flavor in FLAVORS {
+    #[test]
+    fn a_panicking_waker_does_not_lose_the_other_timers_of_its_batch() {
+        let flavor = FLAVOR;
         let rt = runtime(flavor, true);
         let fired = Arc::new(AtomicU64::new(0));
         let spawn_sleepers = |n: usize| {
@@ -289,11 +285,10 @@ fn a_panicking_waker_does_not_lose_the_other_timers_of_its_batch() {
         });
         assert_eq!(fired.load(SeqCst), 10, "{flavor:?}");
     }
-}
 
-#[test]
-fn pause_then_sleep_max_completes_in_bounded_turns() {
-    for flavor in FLAVORS {
+    #[test]
+    fn pause_then_sleep_max_completes_in_bounded_turns() {
+        let flavor = FLAVOR;
         let rt = runtime(flavor, false);
         let done = Arc::new(AtomicBool::new(false));
         let done2 = done.clone();
@@ -311,15 +306,14 @@ fn pause_then_sleep_max_completes_in_bounded_turns() {
             turns += 1;
         }
         assert!(
-            done.load(SeqCst),
-            "{flavor:?}: sleep(Duration::MAX) still pending after {turns} turns on the paused clock"
-        );
+        done.load(SeqCst),
+        "{flavor:?}: sleep(Duration::MAX) still pending after {turns} turns on the paused clock"
+    );
     }
-}
 
-#[test]
-fn sleep_max_on_the_real_clock_stays_pending_while_work_proceeds() {
-    for flavor in FLAVORS {
+    #[test]
+    fn sleep_max_on_the_real_clock_stays_pending_while_work_proceeds() {
+        let flavor = FLAVOR;
         let rt = runtime(flavor, false);
         let sleeper = rt.spawn(async { time::sleep(Duration::MAX).await });
         let polls_before = rt.metrics().tasks_polled;

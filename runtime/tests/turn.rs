@@ -1,11 +1,20 @@
 //! Driving a runtime from a host loop with `Runtime::turn`, on a custom
 //! driver; and the poll budget.
+//!
+//! The first two tests count the basic scheduler's turns (one driver run
+//! per turn, an unpark only when a turn parked): the throttling
+//! scheduler's turn is one tick on its grid, with its own unpark rules,
+//! and `throttle_ticks.rs` and `throttle_lifecycle.rs` count it. The
+//! others hold on both schedulers and run on each (`on_each_flavor!`).
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
 
 use tempo::runtime::Builder;
+
+mod support;
+use support::on_each_flavor;
 use tempo_park::{DriverStats, Park, ParkThread};
 
 /// A driver over ParkThread that counts its parks (blocking and polling
@@ -146,49 +155,47 @@ fn remote_spawn_unparks_a_turn_parked_forever() {
     assert_eq!(rt.block_on(join).unwrap(), 1);
 }
 
-#[test]
-fn self_waking_task_does_not_starve_remote_spawns_or_the_driver() {
-    let (park, blocking, polls) = counting();
-    let rt = Builder::new_current_thread()
-        .event_interval(8)
-        .with_park(park)
-        .build()
-        .unwrap();
-    let spins = Arc::new(AtomicU64::new(0));
-    let s = spins.clone();
-    let spinner = rt.spawn(async move {
-        loop {
-            s.fetch_add(1, SeqCst);
-            tempo::task::yield_now().await;
-        }
-    });
-    let handle = rt.handle().clone();
-    let remote = std::thread::spawn(move || handle.spawn(async { "ran" }))
-        .join()
-        .unwrap();
-    let out = rt.block_on(remote).unwrap();
-    assert_eq!(out, "ran");
-    // The driver was polled although the spinner was always ready.
-    assert!(polls.load(SeqCst) >= 1);
-    assert_eq!(blocking.load(SeqCst), 0, "never blocked with work pending");
-    spinner.abort();
-    assert!(rt.block_on(spinner).unwrap_err().is_cancelled());
-    assert!(spins.load(SeqCst) >= 1);
-}
+on_each_flavor! {
+    #[test]
+    fn self_waking_task_does_not_starve_remote_spawns_or_the_driver() {
+        let (park, blocking, polls) = counting();
+        let rt = builder().event_interval(8).with_park(park).build().unwrap();
+        let spins = Arc::new(AtomicU64::new(0));
+        let s = spins.clone();
+        let spinner = rt.spawn(async move {
+            loop {
+                s.fetch_add(1, SeqCst);
+                tempo::task::yield_now().await;
+            }
+        });
+        let handle = rt.handle().clone();
+        let remote = std::thread::spawn(move || handle.spawn(async { "ran" }))
+            .join()
+            .unwrap();
+        let out = rt.block_on(remote).unwrap();
+        assert_eq!(out, "ran");
+        // The driver was polled although the spinner was always ready.
+        assert!(polls.load(SeqCst) >= 1);
+        assert_eq!(blocking.load(SeqCst), 0, "never blocked with work pending");
+        spinner.abort();
+        assert!(rt.block_on(spinner).unwrap_err().is_cancelled());
+        assert!(spins.load(SeqCst) >= 1);
+    }
 
-#[test]
-fn turn_inside_a_task_panics() {
-    let rt = std::rc::Rc::new(Builder::new_current_thread().build().unwrap());
-    let rt2 = rt.clone();
-    let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.block_on(async {
-            rt2.turn(Duration::ZERO);
-        })
-    }))
-    .unwrap_err();
-    let msg = err.downcast_ref::<String>().unwrap();
-    assert!(
-        msg.contains("Cannot call turn from inside a Tempo runtime"),
-        "{msg}"
-    );
+    #[test]
+    fn turn_inside_a_task_panics() {
+        let rt = std::rc::Rc::new(builder().build().unwrap());
+        let rt2 = rt.clone();
+        let err = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            rt.block_on(async {
+                rt2.turn(Duration::ZERO);
+            })
+        }))
+        .unwrap_err();
+        let msg = err.downcast_ref::<String>().unwrap();
+        assert!(
+            msg.contains("Cannot call turn from inside a Tempo runtime"),
+            "{msg}"
+        );
+    }
 }

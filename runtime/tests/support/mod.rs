@@ -21,7 +21,21 @@
 //! `throttling::spawn_then_join`, each module with its own [`Flavor`] in
 //! `FLAVOR` and `builder()` returning that flavor's [`Builder`] (nothing
 //! enabled: a test enables what it needs). Helpers written outside the
-//! macro are visible inside it (`use super::*`).
+//! macro are visible inside it (`use super::*`); a helper that needs the
+//! flavor takes a [`Flavor`] argument (`FLAVOR` inside the macro).
+//!
+//! The rules every runtime test file follows:
+//!
+//! * a scheduler-independent test runs on each flavor through this macro,
+//!   never in a loop over runtimes inside one test (a failure on the first
+//!   flavor would hide the second, and the test's name would not say which
+//!   flavor failed). The macro may appear once per file (it defines the
+//!   modules `basic` and `throttling`);
+//! * [`Flavor`] is the one flavor type of the tests. A test whose counts
+//!   are worked out for another period than [`THROTTLE`] keeps that period
+//!   as a constant of its file and builds with
+//!   [`Flavor::builder_with_period`];
+//! * a suite that runs on one scheduler only says why in its header.
 #![allow(dead_code, unused_macros, unused_imports)]
 
 pub mod throttle;
@@ -36,7 +50,8 @@ pub use tempo::runtime::{Builder, Runtime};
 /// quick, and long enough that a tick is a tick on a loaded 2-core machine.
 pub const THROTTLE: Duration = Duration::from_millis(5);
 
-/// A single-thread scheduler a test runs on.
+/// A single-thread scheduler a test runs on: the one flavor type of the
+/// runtime's tests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Flavor {
     /// `Builder::new_current_thread()`.
@@ -46,42 +61,35 @@ pub enum Flavor {
 }
 
 impl Flavor {
-    /// Every flavor, for a test that loops instead of using the macro.
-    pub const ALL: [Flavor; 2] = [Flavor::Basic, Flavor::Throttling];
-
     /// This flavor's builder, with no driver enabled.
     pub fn builder(self) -> Builder {
+        self.builder_with_period(THROTTLE)
+    }
+
+    /// This flavor's builder, the throttling flavor at `period` instead of
+    /// [`THROTTLE`] (for a test whose counts depend on its own period); no
+    /// driver enabled. The basic flavor ignores `period`.
+    pub fn builder_with_period(self, period: Duration) -> Builder {
         let mut builder = Builder::new_current_thread();
         if self == Flavor::Throttling {
-            builder.max_throttling(THROTTLE);
+            builder.max_throttling(period);
         }
         builder
     }
 
-    /// `"basic"` or `"throttling"`, for assertion messages.
+    /// This flavor's runtime with I/O and time enabled.
+    pub fn runtime_with_all(self) -> Runtime {
+        self.builder().enable_all().build().unwrap()
+    }
+
+    /// `"basic"` or `"throttling"`, for assertion messages; also the name
+    /// of the module [`on_each_flavor!`] puts this flavor's tests in.
     pub fn name(self) -> &'static str {
         match self {
             Flavor::Basic => "basic",
             Flavor::Throttling => "throttling",
         }
     }
-}
-
-/// One runtime per flavor, named, each built from that flavor's builder
-/// after `configure`: for a test that runs one body over both in a loop.
-pub fn runtimes(configure: impl Fn(&mut Builder)) -> [(&'static str, Runtime); 2] {
-    Flavor::ALL.map(|flavor| {
-        let mut builder = flavor.builder();
-        configure(&mut builder);
-        (flavor.name(), builder.build().unwrap())
-    })
-}
-
-/// [`runtimes`] with I/O and time enabled.
-pub fn runtimes_with_all() -> [(&'static str, Runtime); 2] {
-    runtimes(|builder| {
-        builder.enable_all();
-    })
 }
 
 /// Adds one to its counter when dropped: shows that a task's future (or

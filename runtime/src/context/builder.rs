@@ -1,0 +1,338 @@
+//! [`ContextBuilder`]: what a context's runtime is built with.
+//!
+//! A context's runtime is always a single-thread runtime with I/O and
+//! timers, named after the context; everything else a [`Builder`] sets and
+//! that makes sense for a thread that lives as long as its context is
+//! here. It is a separate type, not a [`Builder`], because the registry
+//! must compare a request with a running context (a [`Builder`] does not
+//! expose its settings) and because a context's runtime is never built
+//! paused or on a host's park.
+//!
+//! Two kinds of settings, and the rule for a context that already runs:
+//!
+//! * what a task on the context observes: the period
+//!   ([`max_throttling`](ContextBuilder::new)) and the
+//!   [`timer_policy`](ContextBuilder::timer_policy). Two elements that need
+//!   different values cannot share one thread, so a request that differs
+//!   from the running context is refused ([`conflict`](ContextBuilder::conflict));
+//! * resources (events capacity, tick budget, blocking pool): the running
+//!   context keeps what it was started with, whatever a later request
+//!   asks; the first acquirer configures them.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::runtime::{Builder, TimerPolicy};
+
+/// The configuration of a context's runtime, for
+/// [`Context::acquire_with`](super::Context::acquire_with).
+///
+/// Each setting is the [`Builder`] setting of the same name; a setting not
+/// given is the [`Builder`] default, except the blocking threads' name
+/// (`"{context name}-blocking"`).
+///
+/// ```
+/// use std::time::Duration;
+/// use tempo::context::{Context, ContextBuilder};
+/// use tempo::runtime::TimerPolicy;
+///
+/// let mut config = ContextBuilder::new(Duration::from_millis(20));
+/// config
+///     .timer_policy(TimerPolicy::NeverEarly)
+///     .io_events_capacity(4096)
+///     .max_blocking_threads(2)
+///     .thread_name("video-files");
+/// let video = Context::acquire_with("doc-builder-video", &config)?;
+/// assert_eq!(video.max_throttling(), Duration::from_millis(20));
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct ContextBuilder {
+    max_throttling: Duration,
+    timer_policy: TimerPolicy,
+    io_events_capacity: Option<usize>,
+    tick_budget: Option<u32>,
+    max_blocking_threads: Option<usize>,
+    thread_keep_alive: Option<Duration>,
+    thread_name: Option<Arc<str>>,
+}
+
+impl ContextBuilder {
+    /// A configuration for a context whose scheduler runs with
+    /// [`max_throttling`](Builder::max_throttling) `max_throttling`; every
+    /// other setting is the default ([`Context::acquire`](super::Context::acquire)'s
+    /// configuration).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    ///
+    /// let config = ContextBuilder::new(Duration::from_millis(10));
+    /// let ctx = Context::acquire_with("doc-builder-new", &config)?;
+    /// // The same context as `acquire` with that period would give.
+    /// let again = Context::acquire("doc-builder-new", Duration::from_millis(10))?;
+    /// assert_eq!(ctx.thread_id(), again.thread_id());
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn new(max_throttling: Duration) -> ContextBuilder {
+        ContextBuilder {
+            max_throttling,
+            timer_policy: TimerPolicy::default(),
+            io_events_capacity: None,
+            tick_budget: None,
+            max_blocking_threads: None,
+            thread_keep_alive: None,
+            thread_name: None,
+        }
+    }
+
+    /// When timers fire relative to their deadline; see
+    /// [`Builder::timer_policy`]. Must match a running context's.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    /// use tempo::runtime::TimerPolicy;
+    ///
+    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
+    /// config.timer_policy(TimerPolicy::NeverEarly);
+    /// let ctx = Context::acquire_with("doc-builder-policy", &config)?;
+    /// // The default policy is another request: refused while it runs.
+    /// let err = Context::acquire("doc-builder-policy", Duration::from_millis(10)).unwrap_err();
+    /// assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
+    /// # drop(ctx);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn timer_policy(&mut self, policy: TimerPolicy) -> &mut ContextBuilder {
+        self.timer_policy = policy;
+        self
+    }
+
+    /// The I/O driver's events buffer; see [`Builder::io_events_capacity`].
+    ///
+    /// # Panics
+    ///
+    /// If `capacity` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    ///
+    /// // A context for many sockets: more readiness events per poll.
+    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
+    /// config.io_events_capacity(8192);
+    /// let ctx = Context::acquire_with("doc-builder-events", &config)?;
+    /// # drop(ctx);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn io_events_capacity(&mut self, capacity: usize) -> &mut ContextBuilder {
+        assert!(capacity > 0, "io_events_capacity must be at least 1");
+        self.io_events_capacity = Some(capacity);
+        self
+    }
+
+    /// The most tasks polled per tick; see [`Builder::tick_budget`].
+    ///
+    /// # Panics
+    ///
+    /// If `budget` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    ///
+    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
+    /// config.tick_budget(1024);
+    /// let ctx = Context::acquire_with("doc-builder-budget", &config)?;
+    /// # drop(ctx);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn tick_budget(&mut self, budget: u32) -> &mut ContextBuilder {
+        assert!(budget > 0, "tick_budget must be at least 1");
+        self.tick_budget = Some(budget);
+        self
+    }
+
+    /// The most threads of the context's blocking pool; see
+    /// [`Builder::max_blocking_threads`].
+    ///
+    /// # Panics
+    ///
+    /// If `max` is zero.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    ///
+    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
+    /// config.max_blocking_threads(1); // file reads one at a time
+    /// let ctx = Context::acquire_with("doc-builder-blocking", &config)?;
+    /// # drop(ctx);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    #[track_caller]
+    pub fn max_blocking_threads(&mut self, max: usize) -> &mut ContextBuilder {
+        assert!(max > 0, "max_blocking_threads must be at least 1");
+        self.max_blocking_threads = Some(max);
+        self
+    }
+
+    /// How long an idle blocking thread waits for work before it exits;
+    /// see [`Builder::thread_keep_alive`].
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    ///
+    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
+    /// config.thread_keep_alive(Duration::from_secs(1));
+    /// let ctx = Context::acquire_with("doc-builder-keep-alive", &config)?;
+    /// # drop(ctx);
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut ContextBuilder {
+        self.thread_keep_alive = Some(keep_alive);
+        self
+    }
+
+    /// The name of the blocking pool's threads, as
+    /// [`Builder::thread_name`]; default `"{context name}-blocking"`. The
+    /// context's own thread is always named after the context.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo::context::{Context, ContextBuilder};
+    ///
+    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
+    /// config.thread_name("doc-files");
+    /// let ctx = Context::acquire_with("doc-builder-name", &config)?;
+    /// let name = ctx.block_on(async {
+    ///     tempo::task::spawn_blocking(|| std::thread::current().name().map(str::to_owned))
+    ///         .await
+    ///         .unwrap()
+    /// });
+    /// assert_eq!(name.as_deref(), Some("doc-files"));
+    /// # Ok::<(), std::io::Error>(())
+    /// ```
+    pub fn thread_name(&mut self, name: impl Into<String>) -> &mut ContextBuilder {
+        self.thread_name = Some(Arc::from(name.into()));
+        self
+    }
+
+    /// The period asked for.
+    pub(super) fn period(&self) -> Duration {
+        self.max_throttling
+    }
+
+    /// Why a context called `name` that runs with `running` (the
+    /// configuration it was started with) cannot be returned for this
+    /// request, or `None` if it can: the settings a task observes (period,
+    /// timer policy) differ. Resource settings never conflict.
+    pub(super) fn conflict(&self, name: &str, running: &ContextBuilder) -> Option<String> {
+        if running.max_throttling != self.max_throttling {
+            return Some(format!(
+                "context {name:?} is already running with max_throttling {:?}, \
+                 not the {:?} asked for: acquire it with {:?}, or use \
+                 another name for a context with another period",
+                running.max_throttling, self.max_throttling, running.max_throttling
+            ));
+        }
+        if running.timer_policy != self.timer_policy {
+            return Some(format!(
+                "context {name:?} is already running with timer_policy {:?}, \
+                 not the {:?} asked for: acquire it with {:?}, or use \
+                 another name for a context with another policy",
+                running.timer_policy, self.timer_policy, running.timer_policy
+            ));
+        }
+        None
+    }
+
+    /// The runtime builder for a context called `name`.
+    pub(super) fn runtime_builder(&self, name: &str) -> Builder {
+        let mut builder = Builder::new_current_thread();
+        builder
+            .enable_all()
+            .max_throttling(self.max_throttling)
+            .timer_policy(self.timer_policy);
+        match &self.thread_name {
+            Some(thread_name) => builder.thread_name(&**thread_name),
+            // The context's own thread is named `name`; its blocking
+            // pool's threads say whose they are.
+            None => builder.thread_name(format!("{name}-blocking")),
+        };
+        if let Some(capacity) = self.io_events_capacity {
+            builder.io_events_capacity(capacity);
+        }
+        if let Some(budget) = self.tick_budget {
+            builder.tick_budget(budget);
+        }
+        if let Some(max) = self.max_blocking_threads {
+            builder.max_blocking_threads(max);
+        }
+        if let Some(keep_alive) = self.thread_keep_alive {
+            builder.thread_keep_alive(keep_alive);
+        }
+        builder
+    }
+}
+
+impl fmt::Debug for ContextBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ContextBuilder")
+            .field("max_throttling", &self.max_throttling)
+            .field("timer_policy", &self.timer_policy)
+            .field("io_events_capacity", &self.io_events_capacity)
+            .field("tick_budget", &self.tick_budget)
+            .field("max_blocking_threads", &self.max_blocking_threads)
+            .field("thread_keep_alive", &self.thread_keep_alive)
+            .field("thread_name", &self.thread_name)
+            .finish()
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    const T: Duration = Duration::from_millis(5);
+
+    #[test]
+    fn a_request_conflicts_on_period_or_policy_only() {
+        let running = ContextBuilder::new(T);
+        let mut resources = ContextBuilder::new(T);
+        resources
+            .io_events_capacity(7)
+            .tick_budget(3)
+            .max_blocking_threads(2)
+            .thread_keep_alive(Duration::from_secs(1))
+            .thread_name("other");
+        assert_eq!(resources.conflict("c", &running), None);
+
+        let period = ContextBuilder::new(Duration::from_millis(10))
+            .conflict("c", &running)
+            .expect("another period conflicts");
+        assert!(
+            period.contains("5ms") && period.contains("10ms"),
+            "{period}"
+        );
+
+        let policy = ContextBuilder::new(T)
+            .timer_policy(TimerPolicy::NeverEarly)
+            .conflict("c", &running)
+            .expect("another policy conflicts");
+        assert!(
+            policy.contains("NearestTick") && policy.contains("NeverEarly"),
+            "{policy}"
+        );
+    }
+
+    #[test]
+    #[should_panic(expected = "io_events_capacity must be at least 1")]
+    fn zero_events_capacity_panics_on_the_caller() {
+        ContextBuilder::new(T).io_events_capacity(0);
+    }
+}
