@@ -96,7 +96,6 @@
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
-use std::ptr::NonNull;
 use std::task::{Context, Poll, Waker};
 
 use crate::sync::thread_local;
@@ -131,8 +130,9 @@ impl Budget {
     }
 }
 
-/// What is in force on this thread: the budget, and where a poll whose
-/// budget runs out leaves its waker (`None`: wake at once).
+/// What is in force on this thread: the budget, and whether a poll whose
+/// budget runs out leaves its waker in the thread's deferred list
+/// ([`DEFERRED`]) instead of waking it at once.
 ///
 /// One cell for both, so that entering a task poll costs the same
 /// thread-local read and write as a budget alone did.
@@ -140,14 +140,14 @@ impl Budget {
 struct State {
     budget: Budget,
     /// Set only by [`budget_deferring`], for the duration of its call,
-    /// which borrows the list for that long; see [`defer_or_wake`].
-    deferred: Option<NonNull<Deferred>>,
+    /// during which [`DEFERRED`] holds that scheduler's list.
+    deferring: bool,
 }
 
 impl State {
     const OUTSIDE: State = State {
         budget: Budget::UNCONSTRAINED,
-        deferred: None,
+        deferring: false,
     };
 }
 
@@ -155,12 +155,26 @@ impl State {
 thread_local! {
     // `const`: no lazy-initialisation check on the hot path.
     static STATE: Cell<State> = const { Cell::new(State::OUTSIDE) };
+    /// The wakers of polls whose budget ran out, while a [`budget_deferring`]
+    /// call lends its scheduler's list to the thread (moved in at the start
+    /// of the call, moved back at its end): a list owned by the thread, so
+    /// that reaching it needs no pointer to the scheduler's.
+    static DEFERRED: RefCell<Vec<Waker>> = const { RefCell::new(Vec::new()) };
 }
 
 #[cfg(loom)]
 thread_local! {
     // loom's macro takes no `const` block.
     static STATE: Cell<State> = Cell::new(State::OUTSIDE);
+    static DEFERRED: RefCell<Vec<Waker>> = RefCell::new(Vec::new());
+}
+
+/// Puts `list` in the thread's deferred slot and returns what was there.
+fn swap_thread_list(list: Vec<Waker>) -> Vec<Waker> {
+    DEFERRED
+        .try_with(|slot| std::mem::replace(&mut *slot.borrow_mut(), list))
+        // Thread tear-down: nothing can be deferred any more.
+        .unwrap_or_default()
 }
 
 /// Reads the current state; outside any poll if the thread-local is gone
@@ -263,22 +277,6 @@ impl Deferred {
         self.wakers.borrow().len()
     }
 
-    /// Keeps `waker` for [`wake_all`](Self::wake_all). A task that runs
-    /// out twice in one poll (a `select!` over two flooded sockets) is
-    /// kept once: the same waker as the last one kept is not kept again.
-    fn defer(&self, waker: &Waker) {
-        let Ok(mut wakers) = self.wakers.try_borrow_mut() else {
-            // Only reachable if a waker's `wake` polled a resource of this
-            // very scheduler: nothing to wait for, wake at once.
-            waker.wake_by_ref();
-            return;
-        };
-        if wakers.last().is_some_and(|last| last.will_wake(waker)) {
-            return;
-        }
-        wakers.push(waker.clone());
-    }
-
     /// Wakes every waker kept, in the order they were kept; returns how
     /// many. The list keeps its allocation for the next ones.
     ///
@@ -321,17 +319,27 @@ impl Deferred {
 }
 
 /// What to do with the waker of a poll whose budget ran out: keep it in the
-/// scheduler's list if one is in force, else wake it at once.
-fn defer_or_wake(deferred: Option<NonNull<Deferred>>, waker: &Waker) {
-    match deferred {
-        // SAFETY: only `budget_deferring` stores a list in `STATE`, from a
-        // `&Deferred` it holds for the whole of its call, and its guard
-        // puts the previous state back when the call ends (unwinding
-        // included); `set` never stores a list. So a list read from `STATE`
-        // is alive. It is `!Sync` and `STATE` is per thread: no other
-        // thread reaches it. `defer` copes with the list being borrowed.
-        Some(list) => unsafe { list.as_ref() }.defer(waker),
-        None => waker.wake_by_ref(),
+/// list a [`budget_deferring`] call lent the thread, if one is in force,
+/// else wake it at once. A task that runs out twice in one poll (a
+/// `select!` over two flooded sockets) is kept once: the same waker as the
+/// last one kept is not kept again.
+fn defer_or_wake(deferring: bool, waker: &Waker) {
+    let kept = deferring
+        && DEFERRED
+            .try_with(|slot| {
+                // Busy only if a waker's `wake` polled a resource of this
+                // very scheduler: nothing to wait for, wake at once.
+                let Ok(mut wakers) = slot.try_borrow_mut() else {
+                    return false;
+                };
+                if !wakers.last().is_some_and(|last| last.will_wake(waker)) {
+                    wakers.push(waker.clone());
+                }
+                true
+            })
+            .unwrap_or(false);
+    if !kept {
+        waker.wake_by_ref();
     }
 }
 
@@ -365,7 +373,7 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     with_state(
         State {
             budget: Budget(Some(INITIAL_BUDGET)),
-            deferred: None,
+            deferring: false,
         },
         f,
     )
@@ -397,10 +405,31 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
 /// assert_eq!(deferred.len(), 1);
 /// ```
 pub fn budget_deferring<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
+    /// Gives the scheduler its list back and the thread the list that was
+    /// in force before (a nested scheduler's caller's), unwinding included.
+    struct Lent<'a> {
+        deferred: &'a Deferred,
+        outer: Vec<Waker>,
+    }
+
+    impl Drop for Lent<'_> {
+        fn drop(&mut self) {
+            let mine = swap_thread_list(std::mem::take(&mut self.outer));
+            let mut wakers = self.deferred.wakers.borrow_mut();
+            // Anything the scheduler added meanwhile (it does not, during a
+            // poll) is kept too.
+            let added = std::mem::replace(&mut *wakers, mine);
+            wakers.extend(added);
+        }
+    }
+
+    let mine = std::mem::take(&mut *deferred.wakers.borrow_mut());
+    let outer = swap_thread_list(mine);
+    let _lent = Lent { deferred, outer };
     with_state(
         State {
             budget: Budget(Some(INITIAL_BUDGET)),
-            deferred: Some(NonNull::from(deferred)),
+            deferring: true,
         },
         f,
     )
@@ -509,7 +538,7 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     match before.0 {
         None => Poll::Ready(RestoreOnPending::new(None)),
         Some(0) => {
-            defer_or_wake(state.deferred, cx.waker());
+            defer_or_wake(state.deferring, cx.waker());
             Poll::Pending
         }
         Some(units) => {
@@ -702,10 +731,7 @@ mod tests {
         assert_eq!(deferred.wake_all(), 1);
         assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
         assert!(deferred.is_empty());
-        assert!(
-            current_state().deferred.is_none(),
-            "the list left with its scope"
-        );
+        assert!(!current_state().deferring, "the list left with its scope");
     }
 
     #[test]
@@ -737,7 +763,29 @@ mod tests {
             Poll::Pending => unreachable!("a fresh budget"),
         });
         drop(guard);
-        assert!(current_state().deferred.is_none());
+        assert!(!current_state().deferring);
+    }
+
+    #[test]
+    fn nested_deferring_schedulers_keep_their_own_lists() {
+        let (wakes, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        let (outer, inner) = (Deferred::new(), Deferred::new());
+        budget_deferring(&outer, || {
+            budget_deferring(&inner, || {
+                drain(&mut cx);
+            });
+            assert_eq!(inner.len(), 1, "the inner scheduler's list has its wake");
+            drain(&mut cx);
+        });
+        assert_eq!(outer.len(), 1);
+        assert_eq!(inner.len(), 1);
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 0);
+        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            budget_deferring(&outer, || panic!("boom"));
+        }));
+        assert!(caught.is_err());
+        assert_eq!(outer.len(), 1, "a panicking poll gives the list back");
     }
 
     #[test]
@@ -747,7 +795,7 @@ mod tests {
                 with_state(
                     State {
                         budget: Budget(Some(0)),
-                        deferred: None,
+                        deferring: false,
                     },
                     || panic!("boom"),
                 );
