@@ -542,7 +542,13 @@ pub fn run_sweep(exe: &Path, cfg: &SweepConfig) -> Result<SweepOutput, String> {
                         let mut row = CsvRow::new();
                         row.push("run", run + 1);
                         for name in r.receiver.names() {
-                            row.push(name, r.receiver.get(name).unwrap_or(""));
+                            // Another build's receiver reports its runtime's
+                            // name: the row carries the build's label.
+                            let value = match name {
+                                "runtime" => Some(r.runtime.as_str()),
+                                _ => r.receiver.get(name),
+                            };
+                            row.push(name, value.unwrap_or(""));
                         }
                         for name in r.sender.names().filter(|c| *c != "streams") {
                             row.push(&format!("sender_{name}"), r.sender.get(name).unwrap_or(""));
