@@ -27,12 +27,11 @@ use std::sync::{Arc, Mutex};
 use std::task::Poll;
 use std::time::Duration;
 
+use support::throttle::{signed_us, throttled, HALF_T_US, T, T_US};
 use support::*;
 use tempo::runtime::TimerPolicy;
 use tempo::time::{self, Instant, MissedTickBehavior};
 
-/// The throttle period of these tests.
-const T: Duration = Duration::from_millis(20);
 /// How long each stream runs (virtual time).
 const RUN: Duration = Duration::from_secs(1);
 
@@ -61,16 +60,6 @@ fn spawn_metronome() {
 
 /// `(deadline, completion instant)` of every fire of one stream.
 type Fires = Arc<Mutex<Vec<(Instant, Instant)>>>;
-
-fn throttled(policy: TimerPolicy) -> Runtime {
-    Builder::new_current_thread()
-        .enable_all()
-        .start_paused(true)
-        .max_throttling(T)
-        .timer_policy(policy)
-        .build()
-        .unwrap()
-}
 
 /// One periodic stream whose first deadline is `first`, recording its fires
 /// until `end`.
@@ -104,11 +93,7 @@ async fn stream(rearm: Rearm, first: Instant, end: Instant, fires: Fires) {
 
 /// Fire error (completion - deadline) in microseconds.
 fn error_us((deadline, fired): (Instant, Instant)) -> i64 {
-    if fired >= deadline {
-        (fired - deadline).as_micros() as i64
-    } else {
-        -((deadline - fired).as_micros() as i64)
-    }
+    signed_us(fired, deadline)
 }
 
 /// First-deadline offsets from "now" inside a running tick: 40 phases
@@ -192,9 +177,6 @@ fn assert_errors(
         "{what}: mean error {mean} us, want {mean_target} +- {mean_bound} us"
     );
 }
-
-const HALF_T_US: i64 = (T.as_micros() / 2) as i64;
-const T_US: i64 = T.as_micros() as i64;
 
 #[test]
 fn streams_started_now_fire_at_the_nearest_tick_for_every_rearm_form() {
