@@ -1,16 +1,25 @@
 //! The `tokio-compat` feature: tokio's runtime-bound calls, unchanged,
 //! inside Tempo tasks on both schedulers, on a context, and under
-//! `#[tempo::test]`. None of these runtimes enables Tempo's own drivers:
-//! tokio's calls need only the helper runtime.
+//! `#[tempo::test]`, and a tokio-bound crate built on them (hyper's HTTP/1
+//! server and client over 127.0.0.1). None of these runtimes enables
+//! Tempo's own drivers: tokio's calls need only the helper runtime.
 //!
 //! Run with `cargo test -p tempo --features tokio-compat --test tokio_compat`
 //! (the README's test command does).
 #![cfg(feature = "tokio-compat")]
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::body::Incoming;
+use hyper::{Method, Request, Response, StatusCode};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
 mod support;
 use support::*;
@@ -38,6 +47,215 @@ impl Drop for TempPath {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.0);
     }
+}
+
+/// A tokio stream seen through hyper's I/O traits.
+///
+/// hyper 1 has its own `hyper::rt::{Read, Write}` so that it is not tied to
+/// tokio; `hyper-util`'s `TokioIo` bridges the two, but the test needs only
+/// this much of it and keeps hyper-util out of the build. Reads go through
+/// a small stack buffer and `ReadBufCursor::put_slice`, so the adapter needs
+/// no `unsafe` (a copy per read is nothing in a test); writes, flushes and
+/// shutdowns are forwarded as they are. The inner streams of the test are
+/// `Unpin`, so no pin projection is needed either.
+struct HyperIo<T>(T);
+
+impl<T: AsyncRead + Unpin> hyper::rt::Read for HyperIo<T> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        mut buf: hyper::rt::ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let mut bounce = [0u8; 4096];
+        let len = bounce.len().min(buf.remaining());
+        let mut read = tokio::io::ReadBuf::new(&mut bounce[..len]);
+        match Pin::new(&mut self.0).poll_read(cx, &mut read) {
+            Poll::Ready(Ok(())) => {
+                // Nothing filled is end of stream, in both traits.
+                buf.put_slice(read.filled());
+                Poll::Ready(Ok(()))
+            }
+            other => other,
+        }
+    }
+}
+
+impl<T: AsyncWrite + Unpin> hyper::rt::Write for HyperIo<T> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.0.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write_vectored(cx, bufs)
+    }
+}
+
+/// Where a hyper connection task of [`hyper_exchange`] runs.
+#[derive(Debug, Clone, Copy)]
+enum SpawnOn {
+    /// `tokio::spawn`: the helper runtime's worker thread.
+    Tokio,
+    /// `tempo::spawn`: the Tempo runtime's own thread.
+    Tempo,
+}
+
+impl SpawnOn {
+    /// Spawns `task` here; the returned future is its output (a panic in
+    /// the task fails the test when it is awaited).
+    fn spawn<F>(self, task: F) -> Pin<Box<dyn Future<Output = F::Output> + Send>>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        match self {
+            SpawnOn::Tokio => {
+                let join = tokio::spawn(task);
+                Box::pin(async move { join.await.unwrap() })
+            }
+            SpawnOn::Tempo => {
+                let join = tempo::spawn(task);
+                Box::pin(async move { join.await.unwrap() })
+            }
+        }
+    }
+}
+
+/// Requests the hyper test sends on its one connection.
+const HTTP_REQUESTS: usize = 3;
+
+/// The bound on the whole exchange: far beyond what it takes, so that a
+/// stuck exchange fails the test instead of hanging it (not a timing
+/// assertion).
+const HTTP_DEADLINE: Duration = Duration::from_secs(60);
+
+/// One exchange of hyper's HTTP/1 server and client over 127.0.0.1 on
+/// tokio's sockets: the server's connection is served by a task spawned
+/// `server_on`, the client's connection is driven by a task spawned
+/// `client_on`, and the caller sends [`HTTP_REQUESTS`] POSTs with bodies
+/// on the client's `SendRequest`. The server echoes each body with status
+/// 201 and the request's path in a header.
+async fn hyper_exchange(server_on: SpawnOn, client_on: SpawnOn) -> Exchange {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+
+    let served = Arc::new(Mutex::new(Vec::new()));
+    let seen = served.clone();
+    let server = server_on.spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        let echo = hyper::service::service_fn(move |request: Request<Incoming>| {
+            seen.lock().unwrap().push(thread_name());
+            async move {
+                let path = request.uri().path().to_owned();
+                let body = request.into_body().collect().await?.to_bytes();
+                Ok::<_, hyper::Error>(
+                    Response::builder()
+                        .status(StatusCode::CREATED)
+                        .header("x-echo-path", path)
+                        .body(Full::new(body))
+                        .unwrap(),
+                )
+            }
+        });
+        // Ends when the client closes the connection.
+        hyper::server::conn::http1::Builder::new()
+            .serve_connection(HyperIo(stream), echo)
+            .await
+    });
+
+    let stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let (mut sender, connection) =
+        hyper::client::conn::http1::handshake::<_, Full<Bytes>>(HyperIo(stream))
+            .await
+            .unwrap();
+    let client = client_on.spawn(connection);
+
+    let mut replies = Vec::new();
+    for i in 0..HTTP_REQUESTS {
+        sender.ready().await.unwrap();
+        let request = Request::builder()
+            .method(Method::POST)
+            .uri(format!("/echo/{i}"))
+            .header(hyper::header::HOST, addr.to_string())
+            .body(Full::new(Bytes::from(format!("body of request {i}"))))
+            .unwrap();
+        let response = sender.send_request(request).await.unwrap();
+        let status = response.status();
+        let path = response.headers()["x-echo-path"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body = response.into_body().collect().await.unwrap().to_bytes();
+        replies.push((status, path, body));
+    }
+    // Dropping the sender ends the client's connection task, which closes
+    // the socket, which ends the server's.
+    drop(sender);
+    client.await.unwrap();
+    server.await.unwrap();
+    let served = std::mem::take(&mut *served.lock().unwrap());
+    Exchange { replies, served }
+}
+
+/// What [`hyper_exchange`] saw.
+struct Exchange {
+    /// Per request, as the client received it: the status, the
+    /// `x-echo-path` header and the body.
+    replies: Vec<(StatusCode, String, Bytes)>,
+    /// Per request the server's service handled, the name of the thread it
+    /// ran on (the thread of the task serving the connection).
+    served: Vec<Option<String>>,
+}
+
+impl Exchange {
+    /// Asserts that every request was answered with its own echo and served
+    /// on the thread of `server_on` (the helper's, or the Tempo runtime's
+    /// whose thread is named `tempo_thread`).
+    fn check(&self, server_on: SpawnOn, tempo_thread: &Option<String>, flavor: Flavor) {
+        assert_eq!(self.replies, expected_replies(), "{}", flavor.name());
+        let server_thread = match server_on {
+            SpawnOn::Tokio => Some(tempo::tokio_compat::THREAD_NAME.to_owned()),
+            SpawnOn::Tempo => tempo_thread.clone(),
+        };
+        assert_eq!(
+            self.served,
+            vec![server_thread; HTTP_REQUESTS],
+            "{}: {server_on:?}",
+            flavor.name()
+        );
+    }
+}
+
+/// What [`hyper_exchange`] must return.
+fn expected_replies() -> Vec<(StatusCode, String, Bytes)> {
+    (0..HTTP_REQUESTS)
+        .map(|i| {
+            (
+                StatusCode::CREATED,
+                format!("/echo/{i}"),
+                Bytes::from(format!("body of request {i}")),
+            )
+        })
+        .collect()
 }
 
 on_each_flavor! {
@@ -102,6 +320,34 @@ on_each_flavor! {
             echoed
         });
         assert_eq!(echoed, b"ping");
+    }
+
+    #[test]
+    fn hyper_http1_server_on_tokio_spawn_client_on_tempo_spawn() {
+        let rt = builder().build().unwrap();
+        // The client side in a Tempo task, which runs on this thread.
+        let exchange = rt
+            .block_on(rt.spawn(async {
+                tokio::time::timeout(HTTP_DEADLINE, hyper_exchange(SpawnOn::Tokio, SpawnOn::Tempo))
+                    .await
+                    .expect("the HTTP/1 exchange did not finish")
+            }))
+            .unwrap();
+        exchange.check(SpawnOn::Tokio, &thread_name(), FLAVOR);
+    }
+
+    #[test]
+    fn hyper_http1_server_on_tempo_spawn_client_on_tokio_spawn() {
+        let rt = builder().build().unwrap();
+        // The client side in a Tempo task, which runs on this thread.
+        let exchange = rt
+            .block_on(rt.spawn(async {
+                tokio::time::timeout(HTTP_DEADLINE, hyper_exchange(SpawnOn::Tempo, SpawnOn::Tokio))
+                    .await
+                    .expect("the HTTP/1 exchange did not finish")
+            }))
+            .unwrap();
+        exchange.check(SpawnOn::Tempo, &thread_name(), FLAVOR);
     }
 
     #[test]
