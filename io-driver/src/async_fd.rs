@@ -22,7 +22,9 @@
 //! * [`AsyncFdReadyGuard::clear_ready`] (or `clear_ready_matching`), after
 //!   an operation returned `WouldBlock`;
 //! * [`AsyncFdReadyGuard::try_io`], which does that itself when its closure
-//!   returns `WouldBlock`.
+//!   returns `WouldBlock`;
+//! * [`AsyncFd::try_io`] / [`AsyncFd::async_io`], the same without a
+//!   guard (the latter also waits and retries).
 //!
 //! Dropping the guard (or calling [`retain_ready`](AsyncFdReadyGuard::retain_ready))
 //! keeps the readiness: the next wait completes at once. Clearing without
@@ -105,7 +107,20 @@ impl Source for Fd {
 /// with [`readable`](Self::readable), [`writable`](Self::writable) or
 /// [`ready`](Self::ready), do the I/O through the guard's
 /// [`try_io`](AsyncFdReadyGuard::try_io), and wait again when it reports
-/// `WouldBlock`. See the [module docs](self) for how readiness is cleared.
+/// `WouldBlock`.
+///
+/// Readiness is edge-triggered and cached: a wait completes at once while
+/// the cached readiness is set, and it stays set until a guard's
+/// [`clear_ready`](AsyncFdReadyGuard::clear_ready) or a `try_io` whose
+/// operation returned `WouldBlock` clears it. Clear only after seeing
+/// `WouldBlock`: clearing a descriptor that still has data loses the edge.
+/// A clear never erases an edge that arrived after the guard was made.
+/// Every completed wait spends a unit of the task's cooperative budget.
+///
+/// Dropping the `AsyncFd` deregisters the descriptor, then drops `T`
+/// (which closes it if it owns it); [`into_inner`](Self::into_inner)
+/// deregisters and returns `T`. Once the driver is gone (its runtime
+/// dropped), waits fail with an error.
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -428,6 +443,124 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// ```
     pub async fn writable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
         self.ready_mut(Interest::WRITABLE).await
+    }
+
+    /// Runs the I/O operation `f` until it does not return `WouldBlock`,
+    /// waiting for readiness in between (tokio's `AsyncFd::async_io`).
+    /// `interest` is one direction: `READABLE` or `WRITABLE`.
+    ///
+    /// As every Tempo operation, it tries `f` first and waits only after
+    /// a `WouldBlock` (which clears the readiness); completing spends a
+    /// budget unit.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::{Read, Write};
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let rx = AsyncFd::new(rx)?;
+    /// tx.write_all(b"abc")?;
+    /// let mut buf = [0u8; 8];
+    /// let n = rx.async_io(Interest::READABLE, |mut fd| fd.read(&mut buf)).await?;
+    /// assert_eq!(&buf[..n], b"abc");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut f: impl FnMut(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        self.registration().io(direction, || f(&self.inner)).await
+    }
+
+    /// [`async_io`](Self::async_io) with mutable access to the inner
+    /// object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let mut tx = AsyncFd::new(tx)?;
+    /// assert_eq!(tx.async_io_mut(Interest::WRITABLE, |fd| fd.write(b"hi")).await?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn async_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        mut f: impl FnMut(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        let AsyncFd { io, inner, .. } = self;
+        io.registration.io(direction, || f(inner)).await
+    }
+
+    /// Runs the I/O operation `f` once, without waiting; a `WouldBlock`
+    /// clears the readiness of `interest`'s direction (`READABLE` or
+    /// `WRITABLE`), so the next wait sleeps until the next edge.
+    ///
+    /// Unlike tokio's, which returns `WouldBlock` without calling `f` when
+    /// no readiness is cached, it always calls `f`, as every Tempo `try_*`
+    /// (see the crate docs: under a throttling scheduler the cached
+    /// readiness lags behind the descriptor by up to a tick).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Read;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let rx = AsyncFd::new(rx)?;
+    /// let mut buf = [0u8; 8];
+    /// let e = rx.try_io(Interest::READABLE, |fd| (&*fd).read(&mut buf)).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        self.registration().try_io(direction, || f(&self.inner))
+    }
+
+    /// [`try_io`](Self::try_io) with mutable access to the inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let mut tx = AsyncFd::new(tx)?;
+    /// assert_eq!(tx.try_io_mut(Interest::WRITABLE, |fd| fd.write(b"hi"))?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn try_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        f: impl FnOnce(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        let AsyncFd { io, inner, .. } = self;
+        io.registration.try_io(direction, || f(inner))
+    }
+
+    /// The one direction of a single-direction `interest` the `AsyncFd`
+    /// was made with.
+    fn direction(&self, interest: Interest) -> io::Result<Direction> {
+        match (interest.is_readable(), interest.is_writable()) {
+            (true, true) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "AsyncFd::async_io / try_io take one direction: Interest::READABLE or Interest::WRITABLE",
+            )),
+            (true, false) => self.allowed(interest).map(|_| Direction::Read),
+            _ => self.allowed(interest).map(|_| Direction::Write),
+        }
     }
 
     fn registration(&self) -> &Registration {

@@ -325,6 +325,27 @@ on_each_flavor! {
     }
 
     #[test]
+    fn async_io_and_try_io_on_an_eventfd() {
+        let rt = builder().enable_io().build().unwrap();
+        rt.block_on(async {
+            let efd = AsyncFd::new(eventfd())?;
+            // Empty: try_io calls the closure, which blocks, and clears.
+            let e = efd.try_io(Interest::READABLE, read_u64).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::WouldBlock);
+            assert!(ready_now(efd.readable()).is_none());
+            let writer = efd.get_ref().try_clone()?;
+            let thread = std::thread::spawn(move || (&writer).write_all(&5u64.to_ne_bytes()));
+            assert_eq!(efd.async_io(Interest::READABLE, read_u64).await?, 5);
+            thread.join().unwrap()?;
+            let both = Interest::READABLE | Interest::WRITABLE;
+            let e = efd.try_io(both, read_u64).unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+            Ok::<_, io::Error>(())
+        })
+        .unwrap();
+    }
+
+    #[test]
     fn a_regular_file_is_a_clear_error() {
         let rt = builder().enable_io().build().unwrap();
         rt.block_on(async {
