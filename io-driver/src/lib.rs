@@ -141,6 +141,7 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
+mod async_fd;
 mod compat;
 #[cfg(not(loom))]
 mod doc_support;
@@ -157,6 +158,12 @@ mod sys;
 mod wake_batch;
 
 pub mod net;
+
+/// Unix-only I/O: [`AsyncFd`](unix::AsyncFd), waiting on any file
+/// descriptor (a device, an eventfd, a timerfd, a pipe).
+pub mod unix {
+    pub use crate::async_fd::{AsyncFd, AsyncFdReadyGuard, AsyncFdReadyMutGuard, TryIoError};
+}
 
 #[cfg(not(loom))]
 #[doc(hidden)]

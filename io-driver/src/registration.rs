@@ -55,7 +55,7 @@ const MAX_RETRIES: usize = 32;
 pub(crate) struct Registration {
     handle: Handle,
     token: Token,
-    io: Arc<ScheduledIo>,
+    pub(crate) io: Arc<ScheduledIo>,
 }
 
 impl Registration {

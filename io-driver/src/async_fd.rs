@@ -1,0 +1,1067 @@
+//! [`AsyncFd`]: wait for readiness on any file descriptor.
+//!
+//! # Why
+//!
+//! The net types cover sockets Tempo creates. A media runtime also waits
+//! on descriptors that other code owns: an ALSA PCM or a V4L2 capture
+//! device, an `eventfd` another library signals, a `timerfd`, the read end
+//! of a pipe a decoder writes to. `AsyncFd` registers such a descriptor
+//! with the current I/O driver and lets a task await its readiness; the
+//! task then does the I/O itself (`read`, `ioctl`, `snd_pcm_readi`, ...).
+//! The API and semantics are tokio's `tokio::io::unix::AsyncFd`.
+//!
+//! # How readiness is cached and cleared
+//!
+//! The driver registers the descriptor *edge-triggered*: epoll reports a
+//! transition to readable once, not "is readable" on every wait. The
+//! driver caches each edge in the registration's readiness word, and
+//! [`readable`](AsyncFd::readable) / [`writable`](AsyncFd::writable) /
+//! [`ready`](AsyncFd::ready) complete at once while the cached readiness is
+//! set. It stays set until the caller says the descriptor is drained:
+//!
+//! * [`AsyncFdReadyGuard::clear_ready`] (or `clear_ready_matching`), after
+//!   an operation returned `WouldBlock`;
+//! * [`AsyncFdReadyGuard::try_io`], which does that itself when its closure
+//!   returns `WouldBlock`;
+//! * [`AsyncFd::try_io`] / [`AsyncFd::async_io`], the same without a
+//!   guard (the latter also waits and retries).
+//!
+//! Dropping the guard (or calling [`retain_ready`](AsyncFdReadyGuard::retain_ready))
+//! keeps the readiness: the next wait completes at once. Clearing without
+//! having seen `WouldBlock` loses the edge, and the next wait may sleep
+//! forever although data is there.
+//!
+//! A guard remembers the registration's event sequence number from when it
+//! was made: clearing does nothing if an event arrived since, so an edge
+//! that lands between the `WouldBlock` and the clear is never erased (see
+//! `scheduled_io`).
+//!
+//! # Rules the descriptor must follow
+//!
+//! * It must be in **non-blocking** mode, or a read on a drained descriptor
+//!   blocks the whole scheduler thread instead of returning `WouldBlock`.
+//! * `as_raw_fd` must return the same descriptor for the `AsyncFd`'s life.
+//! * epoll must support it: a regular file or a directory is refused
+//!   (`EPERM`), and [`AsyncFd::new`] says so; read files with `tempo::fs`.
+//!
+//! # Budget and lifetime
+//!
+//! Every readiness wait spends a unit of the task's [cooperative
+//! budget](tempo_park::coop) when it completes, like every other readiness
+//! wait (it goes through the registration's `ready_for` / `poll_ready`): a
+//! loop over an always-readable descriptor yields to the other tasks.
+//! Dropping the `AsyncFd` deregisters the descriptor *before* dropping the
+//! inner object (which usually closes it); [`AsyncFd::into_inner`]
+//! deregisters it and gives the object back open. When the driver is
+//! dropped (its runtime shut down), every wait fails with an error instead
+//! of hanging.
+
+use std::fmt;
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::task::{ready, Context, Poll};
+
+use mio::event::Source;
+use mio::unix::SourceFd;
+use mio::{Registry, Token};
+
+use crate::poll_io::PollIo;
+use crate::ready::{Direction, Interest, Ready};
+use crate::registration::Registration;
+use crate::scheduled_io::ReadyEvent;
+
+/// The descriptor as a mio source (`SourceFd` borrows the fd; this owns
+/// the number, not the descriptor).
+#[derive(Debug)]
+struct Fd(RawFd);
+
+impl Source for Fd {
+    fn register(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interest: mio::Interest,
+    ) -> io::Result<()> {
+        SourceFd(&self.0).register(registry, token, interest)
+    }
+
+    fn reregister(
+        &mut self,
+        registry: &Registry,
+        token: Token,
+        interest: mio::Interest,
+    ) -> io::Result<()> {
+        SourceFd(&self.0).reregister(registry, token, interest)
+    }
+
+    fn deregister(&mut self, registry: &Registry) -> io::Result<()> {
+        SourceFd(&self.0).deregister(registry)
+    }
+}
+
+/// A file descriptor registered with the I/O driver, whose readiness a
+/// task can await (tokio's `tokio::io::unix::AsyncFd`).
+///
+/// `T` owns the descriptor (an [`OwnedFd`](std::os::fd::OwnedFd), a
+/// `std` socket or pipe, a device handle); it must be non-blocking. Wait
+/// with [`readable`](Self::readable), [`writable`](Self::writable) or
+/// [`ready`](Self::ready), do the I/O through the guard's
+/// [`try_io`](AsyncFdReadyGuard::try_io), and wait again when it reports
+/// `WouldBlock`.
+///
+/// Readiness is edge-triggered and cached: a wait completes at once while
+/// the cached readiness is set, and it stays set until a guard's
+/// [`clear_ready`](AsyncFdReadyGuard::clear_ready) or a `try_io` whose
+/// operation returned `WouldBlock` clears it. Clear only after seeing
+/// `WouldBlock`: clearing a descriptor that still has data loses the edge.
+/// A clear never erases an edge that arrived after the guard was made.
+/// Every completed wait spends a unit of the task's cooperative budget.
+///
+/// Dropping the `AsyncFd` deregisters the descriptor, then drops `T`
+/// (which closes it if it owns it); [`into_inner`](Self::into_inner)
+/// deregisters and returns `T`. Once the driver is gone (its runtime
+/// dropped), waits fail with an error.
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use std::io::{Read, Write};
+/// use std::os::unix::net::UnixStream;
+/// use tempo_io::unix::AsyncFd;
+///
+/// let (mut tx, rx) = UnixStream::pair()?;
+/// rx.set_nonblocking(true)?;
+/// let rx = AsyncFd::new(rx)?;
+/// tx.write_all(b"frame")?;
+///
+/// let mut buf = [0u8; 16];
+/// let len = loop {
+///     let mut guard = rx.readable().await?;
+///     match guard.try_io(|fd| fd.get_ref().read(&mut buf)) {
+///         Ok(result) => break result?,
+///         Err(_would_block) => continue, // readiness cleared: wait again
+///     }
+/// };
+/// assert_eq!(&buf[..len], b"frame");
+/// # Ok(()) }).unwrap();
+/// ```
+pub struct AsyncFd<T: AsRawFd> {
+    // Field order is drop order: the registration is removed before
+    // `inner` closes the descriptor (a closed number may be reused at once
+    // by another thread, whose registration a late deregister would hit).
+    io: PollIo<Fd>,
+    interest: Interest,
+    inner: T,
+}
+
+impl<T: AsRawFd> AsyncFd<T> {
+    /// Registers `inner`'s descriptor with the current thread's I/O driver
+    /// for read and write readiness.
+    ///
+    /// Fails, dropping `inner`, when there is no driver (outside a runtime,
+    /// or on one built without `enable_io()`), when the driver has shut
+    /// down, or when epoll refuses the descriptor (a regular file or a
+    /// directory: the error says so).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::os::unix::net::UnixStream;
+    /// use tempo_io::unix::AsyncFd;
+    ///
+    /// let (a, _b) = UnixStream::pair()?;
+    /// a.set_nonblocking(true)?;
+    /// let a = AsyncFd::new(a)?;
+    /// a.writable().await?.retain_ready(); // a fresh socket has room
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
+        AsyncFd::with_interest(inner, Interest::READABLE | Interest::WRITABLE)
+    }
+
+    /// [`new`](Self::new), waiting only for `interest`: a wait for another
+    /// direction fails with `InvalidInput` (tokio's would never complete).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::os::unix::net::UnixStream;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    ///
+    /// let (a, _b) = UnixStream::pair()?;
+    /// a.set_nonblocking(true)?;
+    /// let a = AsyncFd::with_interest(a, Interest::WRITABLE)?;
+    /// a.writable().await?.retain_ready();
+    /// assert_eq!(a.readable().await.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
+        let fd = inner.as_raw_fd();
+        let io = PollIo::new(Fd(fd)).map_err(|e| explain_register_error(e, fd))?;
+        Ok(AsyncFd {
+            io,
+            interest,
+            inner,
+        })
+    }
+
+    /// The inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::os::fd::AsRawFd;
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
+    /// let fd = tempo_io::unix::AsyncFd::new(a)?;
+    /// assert_eq!(fd.get_ref().as_raw_fd(), fd.as_raw_fd());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_ref(&self) -> &T {
+        &self.inner
+    }
+
+    /// The inner object, mutably (it must keep the same descriptor).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut fd = tempo_io::unix::AsyncFd::new(a)?;
+    /// fd.get_mut().set_nonblocking(true)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_mut(&mut self) -> &mut T {
+        &mut self.inner
+    }
+
+    /// Deregisters the descriptor and returns the inner object, still open.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::{Read, Write};
+    /// # let (mut a, b) = std::os::unix::net::UnixStream::pair()?;
+    /// let b = tempo_io::unix::AsyncFd::new(b)?.into_inner();
+    /// a.write_all(b"still open")?;
+    /// let mut buf = [0u8; 10];
+    /// (&b).read_exact(&mut buf)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn into_inner(self) -> T {
+        let AsyncFd { io, inner, .. } = self;
+        // A failed deregister (the driver is gone) leaves nothing to undo.
+        let _ = io.into_inner();
+        inner
+    }
+
+    /// Polls for read readiness (`poll_*` form: only the last caller's
+    /// waker is kept, as in tokio; [`readable`](Self::readable) has no such
+    /// limit).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::future::poll_fn;
+    /// use std::io::Write;
+    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
+    /// tx.write_all(b"x")?;
+    /// poll_fn(|cx| rx.poll_read_ready(cx).map_ok(|mut guard| guard.retain_ready())).await?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn poll_read_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.poll_event(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard::new(self, event)))
+    }
+
+    /// [`poll_read_ready`](Self::poll_read_ready) with a guard that gives
+    /// mutable access to the inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::future::poll_fn;
+    /// use std::io::Write;
+    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut rx = tempo_io::unix::AsyncFd::new(rx)?;
+    /// tx.write_all(b"x")?;
+    /// poll_fn(|cx| rx.poll_read_ready_mut(cx).map_ok(|mut guard| guard.retain_ready())).await?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn poll_read_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let event = ready!(self.poll_event(cx, Direction::Read))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
+    }
+
+    /// Polls for write readiness (`poll_*` form, see
+    /// [`poll_read_ready`](Self::poll_read_ready)).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::future::poll_fn;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// poll_fn(|cx| tx.poll_write_ready(cx).map_ok(|mut guard| guard.retain_ready())).await?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn poll_write_ready<'a>(
+        &'a self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyGuard<'a, T>>> {
+        let event = ready!(self.poll_event(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyGuard::new(self, event)))
+    }
+
+    /// [`poll_write_ready`](Self::poll_write_ready) with a guard that gives
+    /// mutable access to the inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::future::poll_fn;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// poll_fn(|cx| tx.poll_write_ready_mut(cx).map_ok(|mut guard| guard.retain_ready())).await?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn poll_write_ready_mut<'a>(
+        &'a mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<io::Result<AsyncFdReadyMutGuard<'a, T>>> {
+        let event = ready!(self.poll_event(cx, Direction::Write))?;
+        Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
+    }
+
+    /// Waits until the descriptor is ready for any part of `interest`. The
+    /// guard's [`ready`](AsyncFdReadyGuard::ready) says which; with a
+    /// combined interest, clear only the direction that returned
+    /// `WouldBlock` ([`clear_ready_matching`](AsyncFdReadyGuard::clear_ready_matching)).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::{Interest, Ready};
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
+    /// let a = tempo_io::unix::AsyncFd::new(a)?;
+    /// let mut guard = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+    /// assert!(guard.ready().is_writable() && !guard.ready().is_readable());
+    /// guard.clear_ready_matching(Ready::WRITABLE); // as if a write blocked
+    /// assert!(guard.ready().is_empty());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        let event = self.event(interest).await?;
+        Ok(AsyncFdReadyGuard::new(self, event))
+    }
+
+    /// [`ready`](Self::ready) with a guard that gives mutable access to the
+    /// inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut a = tempo_io::unix::AsyncFd::new(a)?;
+    /// let mut guard = a.ready_mut(tempo_io::Interest::WRITABLE).await?;
+    /// guard.get_inner_mut().set_nonblocking(true)?;
+    /// guard.retain_ready();
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn ready_mut(
+        &mut self,
+        interest: Interest,
+    ) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        let event = self.event(interest).await?;
+        Ok(AsyncFdReadyMutGuard::new(self, event))
+    }
+
+    /// Waits until the descriptor is readable (or its read side closed, or
+    /// it has an error). Any number of tasks may wait at once.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::{Read, Write};
+    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
+    /// tx.write_all(b"ab")?;
+    /// let mut guard = rx.readable().await?;
+    /// let mut buf = [0u8; 8];
+    /// assert_eq!(guard.try_io(|fd| fd.get_ref().read(&mut buf)).unwrap()?, 2);
+    /// // Drained: the next read blocks, and `try_io` clears the readiness.
+    /// assert!(guard.try_io(|fd| fd.get_ref().read(&mut buf)).is_err());
+    /// assert!(guard.ready().is_empty());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn readable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        self.ready(Interest::READABLE).await
+    }
+
+    /// [`readable`](Self::readable) with a guard that gives mutable access
+    /// to the inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::{Read, Write};
+    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let mut rx = tempo_io::unix::AsyncFd::new(rx)?;
+    /// tx.write_all(b"ab")?;
+    /// let mut guard = rx.readable_mut().await?;
+    /// let mut buf = [0u8; 8];
+    /// assert_eq!(guard.try_io(|fd| fd.get_mut().read(&mut buf)).unwrap()?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn readable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::READABLE).await
+    }
+
+    /// Waits until the descriptor is writable (or its write side closed,
+    /// or it has an error). Any number of tasks may wait at once.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let mut guard = tx.writable().await?;
+    /// assert_eq!(guard.try_io(|fd| fd.get_ref().write(b"hi")).unwrap()?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn writable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
+        self.ready(Interest::WRITABLE).await
+    }
+
+    /// [`writable`](Self::writable) with a guard that gives mutable access
+    /// to the inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let mut guard = tx.writable_mut().await?;
+    /// assert_eq!(guard.try_io(|fd| fd.get_mut().write(b"hi")).unwrap()?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn writable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
+        self.ready_mut(Interest::WRITABLE).await
+    }
+
+    /// Runs the I/O operation `f` until it does not return `WouldBlock`,
+    /// waiting for readiness in between (tokio's `AsyncFd::async_io`).
+    /// `interest` is one direction: `READABLE` or `WRITABLE`.
+    ///
+    /// As every Tempo operation, it tries `f` first and waits only after
+    /// a `WouldBlock` (which clears the readiness); completing spends a
+    /// budget unit.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::{Read, Write};
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let rx = AsyncFd::new(rx)?;
+    /// tx.write_all(b"abc")?;
+    /// let mut buf = [0u8; 8];
+    /// let n = rx.async_io(Interest::READABLE, |mut fd| fd.read(&mut buf)).await?;
+    /// assert_eq!(&buf[..n], b"abc");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn async_io<R>(
+        &self,
+        interest: Interest,
+        mut f: impl FnMut(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        self.registration().io(direction, || f(&self.inner)).await
+    }
+
+    /// [`async_io`](Self::async_io) with mutable access to the inner
+    /// object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let mut tx = AsyncFd::new(tx)?;
+    /// assert_eq!(tx.async_io_mut(Interest::WRITABLE, |fd| fd.write(b"hi")).await?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn async_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        mut f: impl FnMut(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        let AsyncFd { io, inner, .. } = self;
+        io.registration.io(direction, || f(inner)).await
+    }
+
+    /// Runs the I/O operation `f` once, without waiting; a `WouldBlock`
+    /// clears the readiness of `interest`'s direction (`READABLE` or
+    /// `WRITABLE`), so the next wait sleeps until the next edge.
+    ///
+    /// Unlike tokio's, which returns `WouldBlock` without calling `f` when
+    /// no readiness is cached, it always calls `f`, as every Tempo `try_*`
+    /// (see the crate docs: under a throttling scheduler the cached
+    /// readiness lags behind the descriptor by up to a tick).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Read;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let rx = AsyncFd::new(rx)?;
+    /// let mut buf = [0u8; 8];
+    /// let e = rx.try_io(Interest::READABLE, |fd| (&*fd).read(&mut buf)).unwrap_err();
+    /// assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn try_io<R>(
+        &self,
+        interest: Interest,
+        f: impl FnOnce(&T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        self.registration().try_io(direction, || f(&self.inner))
+    }
+
+    /// [`try_io`](Self::try_io) with mutable access to the inner object.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// use tempo_io::{unix::AsyncFd, Interest};
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let mut tx = AsyncFd::new(tx)?;
+    /// assert_eq!(tx.try_io_mut(Interest::WRITABLE, |fd| fd.write(b"hi"))?, 2);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn try_io_mut<R>(
+        &mut self,
+        interest: Interest,
+        f: impl FnOnce(&mut T) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let direction = self.direction(interest)?;
+        let AsyncFd { io, inner, .. } = self;
+        io.registration.try_io(direction, || f(inner))
+    }
+
+    /// The one direction of a single-direction `interest` the `AsyncFd`
+    /// was made with.
+    fn direction(&self, interest: Interest) -> io::Result<Direction> {
+        match (interest.is_readable(), interest.is_writable()) {
+            (true, true) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "AsyncFd::async_io / try_io take one direction: Interest::READABLE or Interest::WRITABLE",
+            )),
+            (true, false) => self.allowed(interest).map(|_| Direction::Read),
+            _ => self.allowed(interest).map(|_| Direction::Write),
+        }
+    }
+
+    fn registration(&self) -> &Registration {
+        &self.io.registration
+    }
+
+    /// `interest` restricted to the registered interest; an error if
+    /// nothing is left.
+    fn allowed(&self, interest: Interest) -> io::Result<Interest> {
+        let read = interest.is_readable() && self.interest.is_readable();
+        let write = interest.is_writable() && self.interest.is_writable();
+        match (read, write) {
+            (true, true) => Ok(Interest::READABLE | Interest::WRITABLE),
+            (true, false) => Ok(Interest::READABLE),
+            (false, true) => Ok(Interest::WRITABLE),
+            (false, false) => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "waiting for {interest:?} on an AsyncFd made with_interest({:?}): \
+                     it would never complete",
+                    self.interest
+                ),
+            )),
+        }
+    }
+
+    /// Waits for `interest` (spending a budget unit, through the
+    /// registration), then takes the event the guard clears against.
+    async fn event(&self, interest: Interest) -> io::Result<Event> {
+        let interest = self.allowed(interest)?;
+        loop {
+            self.registration().ready_for(interest).await?;
+            // Taken after the wait and before the caller's I/O: a clear
+            // through it erases no edge the caller has not acted on.
+            if let Some(event) = Event::of(self.snapshot(), interest) {
+                return Ok(event);
+            }
+            // Another task cleared the readiness meanwhile: wait again.
+        }
+    }
+
+    /// [`event`](Self::event), `poll_*` form.
+    fn poll_event(&self, cx: &mut Context<'_>, direction: Direction) -> Poll<io::Result<Event>> {
+        let interest = match direction {
+            Direction::Read => Interest::READABLE,
+            Direction::Write => Interest::WRITABLE,
+        };
+        if let Err(e) = self.allowed(interest) {
+            return Poll::Ready(Err(e));
+        }
+        loop {
+            ready!(self.registration().poll_ready(cx, direction))?;
+            if let Some(event) = Event::of(self.snapshot(), interest) {
+                return Poll::Ready(Ok(event));
+            }
+        }
+    }
+
+    fn snapshot(&self) -> ReadyEvent {
+        self.registration().io.snapshot()
+    }
+
+    /// Clears the readiness of `event` in the directions of its interest
+    /// that `ready` names (`READABLE` / `WRITABLE`, or `ERROR`). Closed
+    /// states are final: the registration keeps them.
+    fn clear(&self, event: &Event, ready: Ready) {
+        let directions = [
+            (
+                event.interest.is_readable(),
+                Direction::Read,
+                Ready::READABLE,
+            ),
+            (
+                event.interest.is_writable(),
+                Direction::Write,
+                Ready::WRITABLE,
+            ),
+        ];
+        for (waited, direction, bit) in directions {
+            if waited && !(ready & (bit | Ready::ERROR)).is_empty() {
+                self.registration()
+                    .io
+                    .clear_readiness(event.seen, direction);
+            }
+        }
+    }
+}
+
+/// Maps epoll's refusal of a regular file or directory (`EPERM`) to an
+/// error that says what happened.
+fn explain_register_error(e: io::Error, fd: RawFd) -> io::Error {
+    if e.raw_os_error() == Some(libc::EPERM) {
+        io::Error::new(
+            e.kind(),
+            format!(
+                "AsyncFd: the I/O driver cannot wait on fd {fd}: epoll does not support this kind \
+                 of file (a regular file or a directory is always ready; use tempo::fs or \
+                 spawn_blocking for it) ({e})"
+            ),
+        )
+    } else {
+        e
+    }
+}
+
+impl<T: AsRawFd> AsRawFd for AsyncFd<T> {
+    fn as_raw_fd(&self) -> RawFd {
+        self.inner.as_raw_fd()
+    }
+}
+
+impl<T: AsRawFd + AsFd> AsFd for AsyncFd<T> {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.inner.as_fd()
+    }
+}
+
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFd<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFd")
+            .field("inner", &self.inner)
+            .field("interest", &self.interest)
+            .finish()
+    }
+}
+
+/// What a guard holds: the snapshot it clears against, the interest
+/// waited for (the directions it may clear) and the readiness it reports
+/// (the snapshot's, within that interest).
+#[derive(Debug, Clone, Copy)]
+struct Event {
+    seen: ReadyEvent,
+    interest: Interest,
+    ready: Ready,
+}
+
+impl Event {
+    /// `None` if `seen` is not ready for `interest`.
+    fn of(seen: ReadyEvent, interest: Interest) -> Option<Event> {
+        let ready = seen.ready() & interest.mask();
+        (!ready.is_empty()).then_some(Event {
+            seen,
+            interest,
+            ready,
+        })
+    }
+}
+
+/// The error of a guard's `try_io` whose closure returned `WouldBlock`:
+/// the readiness was cleared, wait again.
+///
+/// ```
+/// let e = tempo_io::unix::TryIoError::default();
+/// assert!(format!("{e:?}").contains("TryIoError"));
+/// ```
+#[derive(Debug, Default)]
+pub struct TryIoError(());
+
+/// Readiness of an [`AsyncFd`] seen by a wait and not yet acknowledged,
+/// with shared access to it (tokio's `AsyncFdReadyGuard`).
+///
+/// Say what the I/O found: [`clear_ready`](Self::clear_ready) after a
+/// `WouldBlock` (or let [`try_io`](Self::try_io) do it), or
+/// [`retain_ready`](Self::retain_ready) / drop to keep the readiness.
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+/// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+/// let guard = tx.writable().await?;
+/// assert!(guard.ready().is_writable());
+/// assert!(std::ptr::eq(guard.get_ref(), &tx));
+/// # Ok(()) }).unwrap();
+/// ```
+#[must_use = "say whether the descriptor is drained: clear_ready, try_io or retain_ready"]
+pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
+    async_fd: &'a AsyncFd<T>,
+    event: Option<Event>,
+}
+
+impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
+    fn new(async_fd: &'a AsyncFd<T>, event: Event) -> Self {
+        AsyncFdReadyGuard {
+            async_fd,
+            event: Some(event),
+        }
+    }
+
+    /// Clears the readiness this guard saw: the next wait sleeps until
+    /// the next edge. Call it only after an operation returned
+    /// `WouldBlock`. An event that arrived after the guard was made is
+    /// kept.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
+    /// let mut guard = rx.writable().await?;
+    /// guard.clear_ready(); // as if a write had returned WouldBlock
+    /// assert!(guard.ready().is_empty());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn clear_ready(&mut self) {
+        if let Some(event) = self.event.take() {
+            self.async_fd.clear(&event, event.ready);
+        }
+    }
+
+    /// Clears only the readiness in `ready` (after a read blocked on a
+    /// guard of a combined interest: `Ready::READABLE`). Closed states are
+    /// final and stay.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::{Interest, Ready};
+    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
+    /// let a = tempo_io::unix::AsyncFd::new(a)?;
+    /// let mut guard = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+    /// guard.clear_ready_matching(Ready::READABLE); // nothing to clear there
+    /// assert!(guard.ready().is_writable());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn clear_ready_matching(&mut self, ready: Ready) {
+        if let Some(mut event) = self.event.take() {
+            self.async_fd.clear(&event, ready);
+            event.ready = event.ready - ready;
+            if !event.ready.is_empty() {
+                self.event = Some(event);
+            }
+        }
+    }
+
+    /// Keeps the readiness (the next wait completes at once). Dropping
+    /// the guard does the same; this says so explicitly.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// tx.writable().await?.retain_ready();
+    /// tx.writable().await?.retain_ready(); // still writable, at once
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn retain_ready(&mut self) {}
+
+    /// The readiness this guard saw, within the interest waited for;
+    /// empty after [`clear_ready`](Self::clear_ready).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let guard = tx.writable().await?;
+    /// assert!(guard.ready().is_writable() && !guard.ready().is_readable());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn ready(&self) -> Ready {
+        self.event.map_or(Ready::EMPTY, |event| event.ready)
+    }
+
+    /// Runs the I/O operation `f`. If it returns `WouldBlock`, clears the
+    /// readiness and returns `Err(TryIoError)`: wait again. Otherwise
+    /// returns `f`'s result.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Read;
+    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
+    /// rx.set_nonblocking(true)?;
+    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
+    /// let mut guard = rx.writable().await?; // any guard of `rx`
+    /// let mut buf = [0u8; 4];
+    /// assert!(guard.try_io(|fd| fd.get_ref().read(&mut buf)).is_err());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn try_io<R>(
+        &mut self,
+        f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>,
+    ) -> Result<io::Result<R>, TryIoError> {
+        match f(self.async_fd) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.clear_ready();
+                Err(TryIoError(()))
+            }
+            result => Ok(result),
+        }
+    }
+
+    /// The [`AsyncFd`] this guard belongs to.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// assert!(std::ptr::eq(tx.writable().await?.get_ref(), &tx));
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_ref(&self) -> &'a AsyncFd<T> {
+        self.async_fd
+    }
+
+    /// The inner object of the [`AsyncFd`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::os::fd::AsRawFd;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// assert_eq!(tx.writable().await?.get_inner().as_raw_fd(), tx.as_raw_fd());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_inner(&self) -> &'a T {
+        self.async_fd.get_ref()
+    }
+}
+
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFdReadyGuard")
+            .field("async_fd", &self.async_fd)
+            .field("ready", &self.ready())
+            .finish()
+    }
+}
+
+/// [`AsyncFdReadyGuard`] with mutable access to the [`AsyncFd`] (tokio's
+/// `AsyncFdReadyMutGuard`), from the `_mut` waits.
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+/// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+/// let mut guard = tx.writable_mut().await?;
+/// guard.get_mut().get_mut().set_nonblocking(true)?;
+/// guard.retain_ready();
+/// # Ok(()) }).unwrap();
+/// ```
+#[must_use = "say whether the descriptor is drained: clear_ready, try_io or retain_ready"]
+pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
+    async_fd: &'a mut AsyncFd<T>,
+    event: Option<Event>,
+}
+
+impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
+    fn new(async_fd: &'a mut AsyncFd<T>, event: Event) -> Self {
+        AsyncFdReadyMutGuard {
+            async_fd,
+            event: Some(event),
+        }
+    }
+
+    /// [`AsyncFdReadyGuard::clear_ready`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let mut guard = tx.writable_mut().await?;
+    /// guard.clear_ready();
+    /// assert!(guard.ready().is_empty());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn clear_ready(&mut self) {
+        if let Some(event) = self.event.take() {
+            self.async_fd.clear(&event, event.ready);
+        }
+    }
+
+    /// [`AsyncFdReadyGuard::clear_ready_matching`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::Ready;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let mut guard = tx.writable_mut().await?;
+    /// guard.clear_ready_matching(Ready::WRITABLE);
+    /// assert!(guard.ready().is_empty());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn clear_ready_matching(&mut self, ready: Ready) {
+        if let Some(mut event) = self.event.take() {
+            self.async_fd.clear(&event, ready);
+            event.ready = event.ready - ready;
+            if !event.ready.is_empty() {
+                self.event = Some(event);
+            }
+        }
+    }
+
+    /// [`AsyncFdReadyGuard::retain_ready`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// tx.writable_mut().await?.retain_ready();
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn retain_ready(&mut self) {}
+
+    /// [`AsyncFdReadyGuard::ready`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// assert!(tx.writable_mut().await?.ready().is_writable());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn ready(&self) -> Ready {
+        self.event.map_or(Ready::EMPTY, |event| event.ready)
+    }
+
+    /// [`AsyncFdReadyGuard::try_io`], with `&mut AsyncFd`.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::io::Write;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// tx.set_nonblocking(true)?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let mut guard = tx.writable_mut().await?;
+    /// assert_eq!(guard.try_io(|fd| fd.get_mut().write(b"x")).unwrap()?, 1);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn try_io<R>(
+        &mut self,
+        f: impl FnOnce(&mut AsyncFd<T>) -> io::Result<R>,
+    ) -> Result<io::Result<R>, TryIoError> {
+        match f(self.async_fd) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.clear_ready();
+                Err(TryIoError(()))
+            }
+            result => Ok(result),
+        }
+    }
+
+    /// The [`AsyncFd`] this guard belongs to.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::os::fd::AsRawFd;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let fd = tx.as_raw_fd();
+    /// assert_eq!(tx.writable_mut().await?.get_ref().as_raw_fd(), fd);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_ref(&self) -> &AsyncFd<T> {
+        self.async_fd
+    }
+
+    /// The [`AsyncFd`] this guard belongs to, mutably.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// tx.writable_mut().await?.get_mut().get_mut().set_nonblocking(true)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_mut(&mut self) -> &mut AsyncFd<T> {
+        self.async_fd
+    }
+
+    /// The inner object of the [`AsyncFd`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use std::os::fd::AsRawFd;
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// let fd = tx.as_raw_fd();
+    /// assert_eq!(tx.writable_mut().await?.get_inner().as_raw_fd(), fd);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_inner(&self) -> &T {
+        self.async_fd.get_ref()
+    }
+
+    /// The inner object of the [`AsyncFd`], mutably.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
+    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
+    /// tx.writable_mut().await?.get_inner_mut().set_nonblocking(true)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn get_inner_mut(&mut self) -> &mut T {
+        self.async_fd.get_mut()
+    }
+}
+
+impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyMutGuard<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AsyncFdReadyMutGuard")
+            .field("async_fd", &self.async_fd)
+            .field("ready", &self.ready())
+            .finish()
+    }
+}
