@@ -129,10 +129,13 @@
 //! * `poll_io`: a mio source plus its registration, the net types' field.
 //! * `ready`: readiness bits ([`Ready`]), [`Interest`], directions.
 //! * `wake_batch`: waking a batch of wakers when one may panic.
-//! * [`net`]: the socket types; `net/methods.rs` holds the method bodies
-//!   they share, `net/batch.rs` the batch types, `net/addr.rs` address
-//!   resolution, `net/tcp/socket.rs` [`net::TcpSocket`], `net/buf.rs` the
-//!   `*_buf` receives.
+//! * [`net`]: the socket types. Each public method is a documented
+//!   forward to generic code written once: `net/datagram.rs`
+//!   (`DatagramIo`, the datagram sockets' operations), `net/byte_stream.rs`
+//!   (the streams' reads and writes), `net/accept.rs` (the listeners'
+//!   `accept`); `net/batch.rs` holds the batch types, `net/addr.rs`
+//!   address resolution, `net/tcp/socket.rs` [`net::TcpSocket`],
+//!   `net/buf.rs` the `*_buf` receives.
 //! * `sys`: every OS call std and mio lack, and so every `unsafe` of the
 //!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/socket.rs`:
 //!   `TcpSocket`'s calls).

@@ -78,13 +78,13 @@
 //! `sendmmsg`; both allocate nothing once the batch is built. See
 //! [`RecvBatch`] for the limits ([`MAX_BATCH`]) and errors.
 
-#[macro_use]
-mod methods;
-
+mod accept;
 mod addr;
 mod batch;
 #[cfg(feature = "bytes")]
 mod buf;
+mod byte_stream;
+mod datagram;
 
 mod tcp;
 mod udp;
