@@ -1,13 +1,30 @@
 //! [`DatagramIo`]: the operations [`UdpSocket`](crate::net::UdpSocket) and
 //! [`UnixDatagram`](crate::net::UnixDatagram) share, written once as
-//! generic code over [`DatagramSource`].
+//! generic code over [`DatagramSource`], and the state they share: the
+//! receive-ahead rule's held datagram (`net/recv_ahead.rs`).
 //!
 //! Each public method of the two types is a documented one-line forward
-//! to the method of the same name here; the method here runs its
-//! operation through the socket's [`Registration`](crate::registration)
-//! loop: `send*` through the plain loop, `recv*` through the receive loop
-//! of the receive-ahead rule (`recv_ahead`), each in the async, `poll_*`
-//! and `try_*` forms.
+//! to the method of the same name here. A receive reads top-down: the
+//! public method, the method here, the socket's
+//! [`Registration`](crate::registration) loop (budget, readiness,
+//! waiting) with this module's receive attempt as its operation, then
+//! [`RecvAhead`] (the held datagram, or the syscall in `sys/mmsg.rs`).
+//!
+//! # Which operations see a held datagram first
+//!
+//! A datagram received ahead and held (see `recv_ahead`) has left the
+//! kernel: only these see it, before any syscall.
+//!
+//! * `recv`, `recv_from`, `recv_many`, `recv_buf`, `recv_buf_from`, in
+//!   every form (async, `poll_*`, `try_*`), return it first and release it
+//!   (`recv_many` puts it in slot 0).
+//! * `peek_from` and `peek_sender` (UDP) show it without releasing it.
+//! * `readable()`, `poll_recv_ready` and `ready(Interest::READABLE ..)` are
+//!   ready at once while one is held.
+//! * [`discard_held`](DatagramIo::discard_held) drops it (a media flush).
+//! * `into_std` drops it with the Tempo socket.
+//!
+//! Sends, `connect` and the socket options never touch it.
 
 use std::io;
 use std::ops::Deref;
@@ -16,10 +33,11 @@ use std::task::{Context, Poll};
 
 use mio::event::Source;
 
+use crate::net::recv_ahead::{RecvAhead, RecvAttempt};
 use crate::net::{RecvBatch, SendBatch};
 use crate::poll_io::PollIo;
-use crate::ready::Direction;
-use crate::recv_ahead::{RecvAhead, RecvAttempt};
+use crate::ready::{Direction, Interest, Ready};
+use crate::scheduled_io::ReadyEvent;
 use crate::sys::mmsg::RawAddr;
 
 /// A mio datagram socket: what [`DatagramIo`] needs of UDP and Unix
@@ -60,10 +78,13 @@ impl DatagramSource for mio::net::UnixDatagram {
 }
 
 /// A registered datagram socket: its [`PollIo`] (reached through `Deref`,
-/// for the type-specific methods) and the shared datagram operations.
+/// for the type-specific methods), its receive-ahead state, and the
+/// shared datagram operations.
 #[derive(Debug)]
 pub(crate) struct DatagramIo<S: DatagramSource> {
     io: PollIo<S>,
+    /// The held datagram and the drained knowledge (`recv_ahead`), inline.
+    ahead: RecvAhead,
 }
 
 impl<S: DatagramSource> Deref for DatagramIo<S> {
@@ -74,22 +95,55 @@ impl<S: DatagramSource> Deref for DatagramIo<S> {
     }
 }
 
-/// The value of one receive attempt, and whether it left the socket known
-/// drained (see `recv_ahead`).
-type Received<T> = io::Result<(T, bool)>;
-
 impl<S: DatagramSource> DatagramIo<S> {
     pub(crate) fn new(io: PollIo<S>) -> DatagramIo<S> {
-        DatagramIo { io }
+        DatagramIo {
+            io,
+            ahead: RecvAhead::default(),
+        }
     }
 
-    /// Deregisters and returns the source (for `into_std`).
+    /// Deregisters and returns the source (for `into_std`); a held
+    /// datagram is dropped.
     pub(crate) fn into_inner(self) -> io::Result<S> {
         self.io.into_inner()
     }
 
     fn fd(&self) -> RawFd {
         self.io.as_raw_fd()
+    }
+
+    /// Whether a datagram is held (a receive is ready without a syscall).
+    pub(crate) fn has_held(&self) -> bool {
+        self.ahead.has_held()
+    }
+
+    /// Drops the held datagram, if any, and forgets that the socket was
+    /// found drained, so the next receive makes the syscall. Returns
+    /// whether a datagram was dropped.
+    pub(crate) fn discard_held(&self) -> bool {
+        self.ahead.discard()
+    }
+
+    /// The held datagram copied into `buf` without releasing it (for
+    /// `peek*`).
+    pub(crate) fn peek_held(&self, buf: &mut [u8]) -> Option<(usize, RawAddr)> {
+        self.ahead.peek_held(buf)
+    }
+
+    pub(crate) async fn readable(&self) -> io::Result<()> {
+        let held = || self.has_held();
+        self.registration.ready_or(Direction::Read, held).await
+    }
+
+    pub(crate) fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let held = || self.has_held();
+        self.registration.poll_ready_or(cx, Direction::Read, held)
+    }
+
+    pub(crate) async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        let held = || self.has_held();
+        self.registration.ready_for_or(interest, held).await
     }
 
     pub(crate) async fn send(&self, buf: &[u8]) -> io::Result<usize> {
@@ -129,21 +183,49 @@ impl<S: DatagramSource> DatagramIo<S> {
         self.registration.try_io(Direction::Write, op)
     }
 
-    /// One receive into `buf` under the rule: its length, the source as
-    /// the kernel wrote it.
-    fn recv_op<'a>(
+    /// One receive attempt under the rule, from the readiness `seen`
+    /// before it: `receive` takes the held datagram or makes the syscall,
+    /// and says whether it left the socket drained; then the read
+    /// readiness it saw is cleared, so that `readable()` waits for the
+    /// next event and the next receive, skipping its syscall, waits too.
+    /// `may_skip` is `false` for `try_*`, which always try.
+    fn attempt<T>(
         &self,
+        seen: ReadyEvent,
+        may_skip: bool,
+        receive: impl FnOnce(RecvAttempt, &RecvAhead) -> io::Result<(T, bool)>,
+    ) -> io::Result<T> {
+        let attempt = RecvAttempt {
+            event_seq: seen.event_seq(),
+            may_skip,
+            ahead: self.registration.handle().recv_ahead_enabled(),
+        };
+        let (value, drained) = receive(attempt, &self.ahead)?;
+        if drained {
+            self.registration.clear_readiness(seen, Direction::Read);
+        }
+        Ok(value)
+    }
+
+    /// One receive into `buf`: its length, the source as the kernel
+    /// wrote it.
+    fn recv_op<'a>(
+        &'a self,
         buf: &'a mut [u8],
-    ) -> impl FnMut(RecvAttempt, &RecvAhead) -> Received<(usize, RawAddr)> + 'a {
+        may_skip: bool,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<(usize, RawAddr)> + 'a {
         let fd = self.fd();
-        move |attempt, ahead| {
-            let got = ahead.recv(fd, attempt, buf)?;
-            Ok(((got.len, got.addr), got.drained))
+        move |seen| {
+            self.attempt(seen, may_skip, |attempt, ahead| {
+                let got = ahead.recv(fd, attempt, buf)?;
+                Ok(((got.len, got.addr), got.drained))
+            })
         }
     }
 
     pub(crate) async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let (len, _) = self.registration.recv_io(self.recv_op(buf)).await?;
+        let op = self.recv_op(buf, true);
+        let (len, _) = self.registration.io_seen(Direction::Read, op).await?;
         Ok(len)
     }
 
@@ -152,18 +234,20 @@ impl<S: DatagramSource> DatagramIo<S> {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
-        let received = self.registration.poll_recv_io(cx, self.recv_op(buf));
+        let op = self.recv_op(buf, true);
+        let received = self.registration.poll_io_seen(cx, Direction::Read, op);
         received.map_ok(|(len, _)| len)
     }
 
     pub(crate) fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let (len, _) = self.registration.try_recv_io(self.recv_op(buf))?;
+        let op = self.recv_op(buf, false);
+        let (len, _) = self.registration.try_io_seen(Direction::Read, op)?;
         Ok(len)
     }
 
     pub(crate) async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
-        let received = self.registration.recv_io(self.recv_op(buf)).await;
-        with_source::<S>(received)
+        let op = self.recv_op(buf, true);
+        with_source::<S>(self.registration.io_seen(Direction::Read, op).await)
     }
 
     pub(crate) fn poll_recv_from(
@@ -171,25 +255,33 @@ impl<S: DatagramSource> DatagramIo<S> {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<(usize, S::Addr)>> {
-        let received = std::task::ready!(self.registration.poll_recv_io(cx, self.recv_op(buf)));
+        let op = self.recv_op(buf, true);
+        let received = std::task::ready!(self.registration.poll_io_seen(cx, Direction::Read, op));
         Poll::Ready(with_source::<S>(received))
     }
 
     pub(crate) fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
-        with_source::<S>(self.registration.try_recv_io(self.recv_op(buf)))
+        let op = self.recv_op(buf, false);
+        with_source::<S>(self.registration.try_io_seen(Direction::Read, op))
     }
 
-    /// One batch receive into `batch` under the rule.
+    /// One batch receive into `batch`.
     fn recv_many_op<'a>(
-        &self,
+        &'a self,
         batch: &'a mut RecvBatch,
-    ) -> impl FnMut(RecvAttempt, &RecvAhead) -> Received<usize> + 'a {
+        may_skip: bool,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<usize> + 'a {
         let fd = self.fd();
-        move |attempt, ahead| ahead.recv_batch(fd, attempt, batch)
+        move |seen| {
+            self.attempt(seen, may_skip, |attempt, ahead| {
+                ahead.recv_batch(fd, attempt, batch)
+            })
+        }
     }
 
     pub(crate) async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
-        self.registration.recv_io(self.recv_many_op(batch)).await
+        let op = self.recv_many_op(batch, true);
+        self.registration.io_seen(Direction::Read, op).await
     }
 
     pub(crate) fn poll_recv_many(
@@ -197,32 +289,43 @@ impl<S: DatagramSource> DatagramIo<S> {
         cx: &mut Context<'_>,
         batch: &mut RecvBatch,
     ) -> Poll<io::Result<usize>> {
-        self.registration.poll_recv_io(cx, self.recv_many_op(batch))
+        let op = self.recv_many_op(batch, true);
+        self.registration.poll_io_seen(cx, Direction::Read, op)
     }
 
     pub(crate) fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
-        self.registration.try_recv_io(self.recv_many_op(batch))
+        let op = self.recv_many_op(batch, false);
+        self.registration.try_io_seen(Direction::Read, op)
     }
 
-    /// One receive into `buf`'s spare capacity under the rule (feature
-    /// `bytes`, see `net/buf.rs`).
+    /// One receive into `buf`'s spare capacity (feature `bytes`, see
+    /// `net/buf.rs`).
     #[cfg(feature = "bytes")]
     fn recv_buf_op<'a, B: bytes::BufMut>(
-        &self,
+        &'a self,
         buf: &'a mut B,
-    ) -> impl FnMut(RecvAttempt, &RecvAhead) -> Received<(usize, RawAddr)> + 'a {
-        crate::net::buf::recv_op(self.fd(), buf)
+        may_skip: bool,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<(usize, RawAddr)> + 'a {
+        let fd = self.fd();
+        move |seen| {
+            self.attempt(seen, may_skip, |attempt, ahead| {
+                let got = crate::net::buf::recv_into(ahead, fd, attempt, buf)?;
+                Ok(((got.len, got.addr), got.drained))
+            })
+        }
     }
 
     #[cfg(feature = "bytes")]
     pub(crate) async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        let (len, _) = self.registration.recv_io(self.recv_buf_op(buf)).await?;
+        let op = self.recv_buf_op(buf, true);
+        let (len, _) = self.registration.io_seen(Direction::Read, op).await?;
         Ok(len)
     }
 
     #[cfg(feature = "bytes")]
     pub(crate) fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
-        let (len, _) = self.registration.try_recv_io(self.recv_buf_op(buf))?;
+        let op = self.recv_buf_op(buf, false);
+        let (len, _) = self.registration.try_io_seen(Direction::Read, op)?;
         Ok(len)
     }
 
@@ -231,7 +334,8 @@ impl<S: DatagramSource> DatagramIo<S> {
         &self,
         buf: &mut B,
     ) -> io::Result<(usize, S::Addr)> {
-        with_source::<S>(self.registration.recv_io(self.recv_buf_op(buf)).await)
+        let op = self.recv_buf_op(buf, true);
+        with_source::<S>(self.registration.io_seen(Direction::Read, op).await)
     }
 
     #[cfg(feature = "bytes")]
@@ -239,7 +343,8 @@ impl<S: DatagramSource> DatagramIo<S> {
         &self,
         buf: &mut B,
     ) -> io::Result<(usize, S::Addr)> {
-        with_source::<S>(self.registration.try_recv_io(self.recv_buf_op(buf)))
+        let op = self.recv_buf_op(buf, false);
+        with_source::<S>(self.registration.try_io_seen(Direction::Read, op))
     }
 }
 

@@ -110,6 +110,34 @@ impl UdpSocket {
         })
     }
 
+    /// Drops the datagram held by the receive-ahead rule, if one is held
+    /// (see the [`net`](crate::net) docs: it left the kernel already), and
+    /// returns whether one was: for a flush that must drop what was
+    /// received but not yet read. The next receive makes the syscall (it
+    /// does not rely on an earlier call having found the socket empty), so
+    /// it returns the next datagram still queued in the kernel, never the
+    /// dropped one. Datagrams queued in the kernel stay there.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"old").await?;
+    /// b.discard_held(); // e.g. on a seek: nothing received ahead survives
+    /// let mut buf = [0u8; 1500];
+    /// let len = b.recv(&mut buf).await?; // still queued in the kernel
+    /// assert_eq!(&buf[..len], b"old");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn discard_held(&self) -> bool {
+        self.io.discard_held()
+    }
+
     /// Deregisters the socket and returns it as a std socket (still
     /// non-blocking), e.g. to move it to another runtime.
     ///
@@ -180,7 +208,7 @@ impl UdpSocket {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn readable(&self) -> io::Result<()> {
-        self.io.registration.ready(Direction::Read).await
+        self.io.readable().await
     }
 
     /// Polls for read readiness without reading (ready at once while a
@@ -189,7 +217,7 @@ impl UdpSocket {
     /// Only the last task to call a `poll_*` method of this direction is
     /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_ready(cx, Direction::Read)
+        self.io.poll_recv_ready(cx)
     }
 
     /// Waits until the socket may be writable.
@@ -539,7 +567,7 @@ impl UdpSocket {
     /// once before waiting: another task's receive may hold a datagram
     /// (and leave the kernel queue empty) while this peek waits.
     fn peek_op(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        match self.io.registration.recv_ahead().peek_held(buf) {
+        match self.io.peek_held(buf) {
             Some((len, addr)) => addr.inet_addr().map(|addr| (len, addr)),
             None => self.io.peek_from(buf),
         }
@@ -646,7 +674,7 @@ impl UdpSocket {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        self.io.registration.ready_for(interest).await
+        self.io.ready(interest).await
     }
 
     /// The source address of the next datagram, without removing it
@@ -868,7 +896,7 @@ mod tests {
                 Poll::Ready(Ok(len)) => assert_eq!(&recv_buf[..len], b"one"),
                 other => panic!("expected the first datagram, got {other:?}"),
             }
-            assert!(b.io.registration.recv_ahead().has_held());
+            assert!(b.io.has_held());
 
             peek.as_mut().poll(&mut cx)
         };
@@ -907,7 +935,7 @@ mod tests {
             }
         };
         assert_eq!(&buf[..len], b"one");
-        assert!(b.io.registration.recv_ahead().has_held());
+        assert!(b.io.has_held());
 
         // The peer is gone: a send draws an ICMP port-unreachable, which
         // leaves ECONNREFUSED pending on `b`: wait for its error event.

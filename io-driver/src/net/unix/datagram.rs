@@ -142,6 +142,29 @@ impl UnixDatagram {
         )
     }
 
+    /// Drops the datagram held by the receive-ahead rule, if one is held
+    /// (see the [`net`](crate::net) docs: it left the kernel already), and
+    /// returns whether one was: for a flush that must drop what was
+    /// received but not yet read. The next receive makes the syscall (it
+    /// does not rely on an earlier call having found the socket empty), so
+    /// it returns the next datagram still queued in the kernel, never the
+    /// dropped one. Datagrams queued in the kernel stay there.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
+    ///
+    /// a.send(b"old").await?;
+    /// b.discard_held(); // e.g. on a seek: nothing received ahead survives
+    /// let mut buf = [0u8; 1500];
+    /// let len = b.recv(&mut buf).await?; // still queued in the kernel
+    /// assert_eq!(&buf[..len], b"old");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn discard_held(&self) -> bool {
+        self.io.discard_held()
+    }
+
     /// Deregisters the socket and returns it as a std socket.
     ///
     /// A datagram held by the receive-ahead rule (see the
@@ -218,7 +241,7 @@ impl UnixDatagram {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn readable(&self) -> io::Result<()> {
-        self.io.registration.ready(Direction::Read).await
+        self.io.readable().await
     }
 
     /// Polls for read readiness without reading (ready at once while a
@@ -227,7 +250,7 @@ impl UnixDatagram {
     /// Only the last task to call a `poll_*` method of this direction is
     /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        self.io.registration.poll_ready(cx, Direction::Read)
+        self.io.poll_recv_ready(cx)
     }
 
     /// Waits until the socket may be writable.
@@ -512,7 +535,7 @@ impl UnixDatagram {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
-        self.io.registration.ready_for(interest).await
+        self.io.ready(interest).await
     }
 
     /// Receives a datagram from the connected peer into `buf`'s spare
