@@ -56,7 +56,7 @@
 //!
 //! # Receive-ahead
 //!
-//! See [`Driver::set_recv_ahead`] and the `recv_ahead` module: the rule
+//! See [`Driver::set_recv_ahead`] and `net/recv_ahead.rs`: the rule
 //! that makes a throttled datagram receiver pay one receive syscall per
 //! datagram.
 //!
@@ -75,8 +75,8 @@ use std::time::Duration;
 use mio::{Events, Poll};
 use tempo_park::{DriverStats, Park, Unpark};
 
+use crate::net::RecvAheadMode;
 use crate::ready::Ready;
-use crate::recv_ahead::RecvAheadMode;
 use crate::registration_set::{RegistrationSet, WAKER_TOKEN};
 use crate::{wake_batch, Handle};
 

@@ -136,6 +136,12 @@ impl Handle {
         let _ = self.shared.waker.wake();
     }
 
+    /// Whether the driver's receive-ahead rule is on
+    /// ([`Driver::set_recv_ahead`](crate::Driver::set_recv_ahead)).
+    pub(crate) fn recv_ahead_enabled(&self) -> bool {
+        self.shared.recv_ahead_mode.is_enabled()
+    }
+
     /// Whether the driver was dropped (sockets registered with it fail).
     pub fn is_shutdown(&self) -> bool {
         self.shared

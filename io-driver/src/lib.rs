@@ -99,7 +99,8 @@
 //! throttled receiver pays one receive syscall per datagram (a
 //! drain-until-`WouldBlock` loop pays two) plus one `epoll_wait` per tick,
 //! and drains a backlog in the same tick. The rule, its invariant and its
-//! memory cost live in one module, `recv_ahead`; the batch forms
+//! memory cost live in one module, `net/recv_ahead.rs`, owned by the
+//! datagram sockets (`net/datagram.rs`); the batch forms
 //! ([`net::RecvBatch`], [`net::SendBatch`]) take many datagrams per
 //! syscall.
 //!
@@ -124,15 +125,17 @@
 //! * `registration`: one socket's entry and its operation loop (budget,
 //!   syscall, readiness, waiting).
 //! * `scheduled_io`: the readiness word and the waiters of one registration.
-//! * `recv_ahead`: the receive-ahead rule of datagram sockets (one
-//!   receive syscall per datagram, the held datagram).
 //! * `poll_io`: a mio source plus its registration, the net types' field.
 //! * `ready`: readiness bits ([`Ready`]), [`Interest`], directions.
 //! * `wake_batch`: waking a batch of wakers when one may panic.
-//! * [`net`]: the socket types; `net/methods.rs` holds the method bodies
-//!   they share, `net/batch.rs` the batch types, `net/addr.rs` address
-//!   resolution, `net/tcp/socket.rs` [`net::TcpSocket`], `net/buf.rs` the
-//!   `*_buf` receives.
+//! * [`net`]: the socket types. Each public method is a documented
+//!   forward to generic code written once: `net/datagram.rs`
+//!   (`DatagramIo`, the datagram sockets' operations and their
+//!   receive-ahead state, `net/recv_ahead.rs`), `net/byte_stream.rs`
+//!   (the streams' reads and writes), `net/accept.rs` (the listeners'
+//!   `accept`); `net/batch.rs` holds the batch types, `net/addr.rs`
+//!   address resolution, `net/tcp/socket.rs` [`net::TcpSocket`],
+//!   `net/buf.rs` the `*_buf` receives.
 //! * `sys`: every OS call std and mio lack, and so every `unsafe` of the
 //!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/socket.rs`:
 //!   `TcpSocket`'s calls).
@@ -149,7 +152,6 @@ mod driver;
 mod handle;
 mod poll_io;
 mod ready;
-mod recv_ahead;
 mod registration;
 mod registration_set;
 mod scheduled_io;

@@ -11,8 +11,8 @@
 //! arrived meanwhile, it retries at once.
 //!
 //! Each operation comes in two forms over one loop: the `poll_*` form
-//! (`poll_io`, `poll_recv_io`) leaves its waker in the direction's single
-//! `poll_*` slot, the async form (`io`, `recv_io`, `ready`) in a waiter
+//! (`poll_io`) leaves its waker in the direction's single
+//! `poll_*` slot, the async form (`io`, `ready`) in a waiter
 //! entry of its own that lives as long as its future, so any number of
 //! async operations may wait on one socket and every one is woken.
 //!
@@ -24,11 +24,17 @@
 //! `Pending` gives it back. `try_io` never consults the budget.
 //!
 //! The readiness waits (`poll_ready`, `ready`, `ready_for`) follow the same
-//! rule whatever made them ready: an event from the reactor, or a datagram
-//! held by receive-ahead, which makes a read-readiness wait ready without
-//! one. Both are checked here, after the budget, so no net type's method
-//! can return ready without spending a unit (a loop of `readable()` on a
-//! socket with a held datagram yields like any other).
+//! rule whatever made them ready: an event from the reactor, or readiness
+//! the socket has of its own, which its caller reports with the `*_or`
+//! forms (`ready_now`: a datagram socket's held datagram, see
+//! `net/datagram.rs`). Both are checked here, after the budget, so no net
+//! type's method can return ready without spending a unit (a loop of
+//! `readable()` on a socket with a held datagram yields like any other).
+//!
+//! An operation that learns more than `WouldBlock` tells (a datagram
+//! receive that found the socket drained) takes the readiness it started
+//! from ([`poll_io_seen`](Registration::poll_io_seen) and its forms) and
+//! [clears](Registration::clear_readiness) it itself.
 
 use std::future::poll_fn;
 use std::io;
@@ -40,7 +46,6 @@ use mio::Token;
 use tempo_park::coop;
 
 use crate::ready::{Direction, Interest, Ready};
-use crate::recv_ahead::{RecvAhead, RecvAttempt};
 use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
 use crate::{wake_batch, Handle};
 
@@ -88,8 +93,19 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<()>> {
+        self.poll_ready_or(cx, direction, || false)
+    }
+
+    /// [`poll_ready`](Self::poll_ready), ready without an event too when
+    /// `ready_now` says so (checked after the budget).
+    pub(crate) fn poll_ready_or(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        ready_now: impl Fn() -> bool,
+    ) -> Poll<io::Result<()>> {
         let progress = ready!(coop::poll_proceed(cx));
-        if !self.held_ready(direction) {
+        if !ready_now() {
             ready!(self.io.poll_ready(cx, direction))?;
         }
         progress.made_progress();
@@ -99,10 +115,20 @@ impl Registration {
     /// Waits for readiness in `direction` without doing I/O (async form:
     /// the future has its own waiter entry).
     pub(crate) async fn ready(&self, direction: Direction) -> io::Result<()> {
+        self.ready_or(direction, || false).await
+    }
+
+    /// [`ready`](Self::ready), ready without an event too when `ready_now`
+    /// says so (checked on every poll, after the budget).
+    pub(crate) async fn ready_or(
+        &self,
+        direction: Direction,
+        ready_now: impl Fn() -> bool,
+    ) -> io::Result<()> {
         let mut waiter = Waiter::new(&self.io, direction);
         poll_fn(|cx| {
             let progress = ready!(coop::poll_proceed(cx));
-            if !self.held_ready(direction) {
+            if !ready_now() {
                 ready!(waiter.poll_ready(cx))?;
             }
             progress.made_progress();
@@ -116,6 +142,16 @@ impl Registration {
     /// form: one waiter entry per direction of interest, so a socket ready
     /// in either direction completes it).
     pub(crate) async fn ready_for(&self, interest: Interest) -> io::Result<Ready> {
+        self.ready_for_or(interest, || false).await
+    }
+
+    /// [`ready_for`](Self::ready_for), readable without an event too when
+    /// `readable_now` says so.
+    pub(crate) async fn ready_for_or(
+        &self,
+        interest: Interest,
+        readable_now: impl Fn() -> bool,
+    ) -> io::Result<Ready> {
         let mut read = interest
             .is_readable()
             .then(|| Waiter::new(&self.io, Direction::Read));
@@ -124,7 +160,7 @@ impl Registration {
             .then(|| Waiter::new(&self.io, Direction::Write));
         poll_fn(|cx| {
             let progress = ready!(coop::poll_proceed(cx));
-            if interest.is_readable() && self.held_ready(Direction::Read) {
+            if interest.is_readable() && readable_now() {
                 progress.made_progress();
                 let ready = self.io.snapshot().ready() | Ready::READABLE;
                 return Poll::Ready(Ok(ready & interest.mask()));
@@ -138,14 +174,6 @@ impl Registration {
             Poll::Pending
         })
         .await
-    }
-
-    /// Whether a readiness wait in `direction` is ready without an event:
-    /// a datagram received ahead is held (see `recv_ahead`). Checked on
-    /// every poll, after the budget: a held datagram makes the wait ready
-    /// like an event does, and spends a unit like one.
-    fn held_ready(&self, direction: Direction) -> bool {
-        direction == Direction::Read && self.io.recv_ahead.has_held()
     }
 
     /// Runs `op` until it succeeds, fails, or returns `WouldBlock` with no
@@ -178,19 +206,45 @@ impl Registration {
         wait: &mut Wait<'_>,
         mut op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_op(cx, wait, |_| op().map(|value| (value, false)))
+        self.poll_op(cx, wait, |_| op())
     }
 
-    /// The operation loop. `op` gets the readiness seen before it and
-    /// returns its result and whether it left the socket known drained (a
-    /// receive under the receive-ahead rule): then the read readiness it
-    /// saw is cleared, so that `readable()` waits for the next event and
-    /// the next receive, skipping its syscall, registers its waker.
+    /// [`poll_io`](Self::poll_io) whose `op` gets the readiness seen before
+    /// it (to [clear](Self::clear_readiness) it when it learns the socket
+    /// is drained).
+    pub(crate) fn poll_io_seen<R>(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        op: impl FnMut(ReadyEvent) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        self.poll_op(cx, &mut Wait::Poll(direction), op)
+    }
+
+    /// [`poll_io_seen`](Self::poll_io_seen) as a future with its own
+    /// waiter entry.
+    pub(crate) async fn io_seen<R>(
+        &self,
+        direction: Direction,
+        mut op: impl FnMut(ReadyEvent) -> io::Result<R>,
+    ) -> io::Result<R> {
+        let mut wait = Wait::Waiter(Waiter::new(&self.io, direction));
+        poll_fn(|cx| self.poll_op(cx, &mut wait, &mut op)).await
+    }
+
+    /// Clears the readiness of `direction` seen in `seen`, unless an event
+    /// arrived since: the next readiness wait (and operation) waits for a
+    /// new event.
+    pub(crate) fn clear_readiness(&self, seen: ReadyEvent, direction: Direction) {
+        self.io.clear_readiness(seen, direction);
+    }
+
+    /// The operation loop. `op` gets the readiness seen before it.
     fn poll_op<R>(
         &self,
         cx: &mut Context<'_>,
         wait: &mut Wait<'_>,
-        mut op: impl FnMut(ReadyEvent) -> io::Result<(R, bool)>,
+        mut op: impl FnMut(ReadyEvent) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
         let direction = wait.direction();
         // Before the syscall: an exhausted budget costs none.
@@ -211,81 +265,12 @@ impl Registration {
                 }
                 result => {
                     progress.made_progress();
-                    return Poll::Ready(result.map(|(value, drained)| {
-                        if drained {
-                            self.io.clear_readiness(seen, direction);
-                        }
-                        value
-                    }));
+                    return Poll::Ready(result);
                 }
             }
         }
         cx.waker().wake_by_ref();
         Poll::Pending
-    }
-
-    /// [`poll_io`](Self::poll_io) for datagram receives, under the
-    /// receive-ahead rule (see `recv_ahead`). `op` gets the attempt (event
-    /// sequence number seen, whether it may skip the syscall) and the
-    /// socket's receive-ahead state, and returns its result and whether it
-    /// left the socket known drained.
-    pub(crate) fn poll_recv_io<R>(
-        &self,
-        cx: &mut Context<'_>,
-        op: impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
-    ) -> Poll<io::Result<R>> {
-        self.poll_recv_io_as(cx, &mut Wait::Poll(Direction::Read), op)
-    }
-
-    /// [`poll_recv_io`](Self::poll_recv_io) as a future with its own waiter
-    /// entry (async `recv`/`recv_from`/`recv_many`).
-    pub(crate) async fn recv_io<R>(
-        &self,
-        mut op: impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
-    ) -> io::Result<R> {
-        let mut wait = Wait::Waiter(Waiter::new(&self.io, Direction::Read));
-        poll_fn(|cx| self.poll_recv_io_as(cx, &mut wait, &mut op)).await
-    }
-
-    /// The receive loop: [`poll_op`](Self::poll_op) with the
-    /// receive-ahead attempt.
-    fn poll_recv_io_as<R>(
-        &self,
-        cx: &mut Context<'_>,
-        wait: &mut Wait<'_>,
-        mut op: impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
-    ) -> Poll<io::Result<R>> {
-        let ahead = self.handle.shared.recv_ahead_mode.is_enabled();
-        self.poll_op(cx, wait, |seen| {
-            let attempt = RecvAttempt {
-                event_seq: seen.event_seq(),
-                may_skip: true,
-                ahead,
-            };
-            op(attempt, &self.io.recv_ahead)
-        })
-    }
-
-    /// A non-blocking datagram receive (`try_recv*`): a held datagram
-    /// first, else always the syscall (one datagram, see `recv_ahead`).
-    pub(crate) fn try_recv_io<R>(
-        &self,
-        op: impl FnOnce(RecvAttempt, &RecvAhead) -> io::Result<(R, bool)>,
-    ) -> io::Result<R> {
-        let ahead = self.handle.shared.recv_ahead_mode.is_enabled();
-        self.try_op(Direction::Read, |seen| {
-            let attempt = RecvAttempt {
-                event_seq: seen.event_seq(),
-                may_skip: false,
-                ahead,
-            };
-            op(attempt, &self.io.recv_ahead)
-        })
-    }
-
-    /// The socket's receive-ahead state (held datagram).
-    pub(crate) fn recv_ahead(&self) -> &RecvAhead {
-        &self.io.recv_ahead
     }
 
     /// A non-blocking attempt: always makes the syscall; on `WouldBlock`
@@ -296,26 +281,22 @@ impl Registration {
         direction: Direction,
         op: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        self.try_op(direction, |_| op().map(|value| (value, false)))
+        self.try_io_seen(direction, |_| op())
     }
 
-    /// [`try_io`](Self::try_io) with the drained outcome of
-    /// [`poll_op`](Self::poll_op).
-    fn try_op<R>(
+    /// [`try_io`](Self::try_io) whose `op` gets the readiness seen before
+    /// it.
+    pub(crate) fn try_io_seen<R>(
         &self,
         direction: Direction,
-        op: impl FnOnce(ReadyEvent) -> io::Result<(R, bool)>,
+        op: impl FnOnce(ReadyEvent) -> io::Result<R>,
     ) -> io::Result<R> {
         let seen = self.io.snapshot();
         let result = op(seen);
-        let drained = match &result {
-            Ok((_, drained)) => *drained,
-            Err(e) => e.kind() == io::ErrorKind::WouldBlock,
-        };
-        if drained {
+        if matches!(&result, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
             self.io.clear_readiness(seen, direction);
         }
-        result.map(|(value, _)| value)
+        result
     }
 }
 

@@ -59,7 +59,6 @@ use std::task::{Context, Poll, Waker};
 use slab::Slab;
 
 use crate::ready::{Direction, Ready};
-use crate::recv_ahead::RecvAhead;
 use crate::sync::{AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
 
 const SHUTDOWN: usize = 1 << 5;
@@ -220,16 +219,12 @@ enum WakerSlot<'a> {
 
 /// Readiness and wakers of one registered source.
 ///
-/// `repr(C)` keeps the fields in the order a datagram receive touches
-/// them: the readiness word, the receive-ahead state (its hot fields
-/// first, see `recv_ahead`), then the waiters (readers first), so that
-/// they lie in adjacent cache lines of the one `Arc` allocation.
+/// `repr(C)` keeps the fields in the order an operation touches them:
+/// the readiness word, then the waiters (readers first).
 #[derive(Debug)]
 #[repr(C)]
 pub struct ScheduledIo {
     readiness: AtomicUsize,
-    /// This socket's state under the receive-ahead rule (`recv_ahead`).
-    pub(crate) recv_ahead: RecvAhead,
     waiters: Mutex<Waiters>,
 }
 
@@ -244,7 +239,6 @@ impl ScheduledIo {
     pub fn new() -> ScheduledIo {
         ScheduledIo {
             readiness: AtomicUsize::new(0),
-            recv_ahead: RecvAhead::default(),
             waiters: Mutex::new(Waiters::default()),
         }
     }

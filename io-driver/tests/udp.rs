@@ -305,6 +305,69 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
     assert_eq!(buf[0], b'b');
 }
 
+/// `discard_held` (a flush) drops the held datagram: it is never
+/// received, and the next receive asks the kernel, which returns the
+/// datagram sent after it.
+#[test]
+fn discard_held_drops_the_held_datagram() {
+    let driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut buf = [0u8; 8];
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut buf),
+        Poll::Ready(Ok(1))
+    ));
+    assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+
+    assert!(socket.discard_held(), "b was held");
+    assert!(!socket.discard_held(), "nothing is held any more");
+    assert_eq!(
+        socket.try_recv(&mut buf).unwrap_err().kind(),
+        io::ErrorKind::WouldBlock,
+        "b is gone"
+    );
+    sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut buf),
+        Poll::Ready(Ok(1))
+    ));
+    assert_eq!(buf[0], b'c');
+}
+
+/// After `discard_held` a receive makes the syscall even where the rule
+/// knew the socket drained and no event came since (a flush forgets what
+/// was learnt before it): the datagram sent meanwhile is returned at once.
+#[test]
+fn discard_held_forgets_that_the_socket_was_drained() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut buf = [0u8; 8];
+    assert!(matches!(
+        socket.poll_recv(&mut cx, &mut buf),
+        Poll::Ready(Ok(1))
+    ));
+    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+    assert!(!socket.discard_held(), "one arrived: nothing held");
+    assert!(
+        matches!(socket.poll_recv(&mut cx, &mut buf), Poll::Ready(Ok(1))),
+        "the receive made the syscall without waiting for an event"
+    );
+    assert_eq!(buf[0], b'b');
+    assert_eq!(kernel_queued(&socket), 0);
+}
+
 /// A backlog drains in the tick it is found, two datagrams per syscall.
 #[test]
 fn recv_ahead_drains_a_backlog_in_one_tick() {

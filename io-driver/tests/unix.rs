@@ -132,3 +132,23 @@ fn datagram_echo_with_paths_and_pair() {
         );
     });
 }
+
+/// `discard_held` drops the datagram a Unix datagram socket received
+/// ahead: the next receive returns the one sent after it.
+#[test]
+fn datagram_discard_held_drops_the_held_datagram() {
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    block_on(&mut driver, async {
+        let (a, b) = UnixDatagram::pair().unwrap();
+        a.send(b"one").await.unwrap();
+        a.send(b"two").await.unwrap();
+        let mut buf = [0u8; 8];
+        let n = b.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"one", "and two is held");
+        assert!(b.discard_held());
+        a.send(b"new").await.unwrap();
+        let n = b.recv(&mut buf).await.unwrap();
+        assert_eq!(&buf[..n], b"new");
+    });
+}

@@ -20,8 +20,7 @@ use std::os::fd::RawFd;
 
 use bytes::BufMut;
 
-use crate::recv_ahead::{RecvAhead, RecvAttempt};
-use crate::sys::mmsg::RawAddr;
+use crate::net::recv_ahead::{Got, RecvAhead, RecvAttempt};
 
 /// The largest scratch buffer a thread keeps between calls.
 const KEEP: usize = 64 * 1024;
@@ -59,20 +58,18 @@ fn fill<B: BufMut + ?Sized, T>(
     Ok((n, extra))
 }
 
-/// The operation of the `*_buf` datagram receives, for the receive loop
-/// (`Registration::recv_io` / `try_recv_io`): one datagram under the
-/// receive-ahead rule (a held datagram first) into `buf`'s current chunk,
-/// giving its length and source, and whether the socket was left known
-/// drained.
-pub(crate) fn recv_op<B: BufMut + ?Sized>(
+/// One datagram receive under the receive-ahead rule (a held datagram
+/// first) into `buf`'s current chunk, for the `*_buf` receives of
+/// `DatagramIo`.
+pub(crate) fn recv_into<B: BufMut + ?Sized>(
+    ahead: &RecvAhead,
     fd: RawFd,
+    attempt: RecvAttempt,
     buf: &mut B,
-) -> impl FnMut(RecvAttempt, &RecvAhead) -> io::Result<((usize, RawAddr), bool)> + '_ {
-    move |attempt, ahead| {
-        read_into(buf, |dst| {
-            let got = ahead.recv(fd, attempt, dst)?;
-            Ok((got.len, (got.addr, got.drained)))
-        })
-        .map(|(len, (addr, drained))| ((len, addr), drained))
-    }
+) -> io::Result<Got> {
+    read_into(buf, |dst| {
+        let got = ahead.recv(fd, attempt, dst)?;
+        Ok((got.len, got))
+    })
+    .map(|(_, got)| got)
 }

@@ -50,7 +50,8 @@
 //! receive syscall per datagram (a drain-until-`WouldBlock` loop, tokio's,
 //! pays two) and a backlog drains in the tick it is found.
 //!
-//! What a held datagram means for each method:
+//! What a held datagram means for each method (the list is kept with the
+//! code, in `net/datagram.rs`; [`UdpSocket::discard_held`] drops it):
 //!
 //! * `recv`, `recv_from`, their `poll_*` and `try_*` forms and `recv_many`
 //!   return it first (`recv` drops its address); it is received once.
@@ -64,7 +65,7 @@
 //!   as `recvfrom` into that buffer would cut it. Only a later receive
 //!   with a *larger* buffer than every earlier one can tell the difference.
 //!
-//! Memory: per socket, 184 bytes of state inline in its registration (no
+//! Memory: per socket, 184 bytes of state inline in the socket (no
 //! allocation of its own), plus, from its first receive, a buffer as large
 //! as the largest receive buffer passed (2 KiB for a 2,048-byte buffer:
 //! about 17 MiB in all for 8,000 sockets). The basic scheduler leaves the
@@ -78,13 +79,14 @@
 //! `sendmmsg`; both allocate nothing once the batch is built. See
 //! [`RecvBatch`] for the limits ([`MAX_BATCH`]) and errors.
 
-#[macro_use]
-mod methods;
-
+mod accept;
 mod addr;
 mod batch;
 #[cfg(feature = "bytes")]
 mod buf;
+mod byte_stream;
+mod datagram;
+mod recv_ahead;
 
 mod tcp;
 mod udp;
@@ -93,6 +95,7 @@ mod unix;
 pub(crate) use addr::ResolverSlot;
 pub use addr::{lookup_host, Resolve, Resolving, ToSocketAddrs};
 pub use batch::{RecvBatch, SendBatch, MAX_BATCH};
+pub(crate) use recv_ahead::RecvAheadMode;
 pub use tcp::{
     OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpSocket, TcpStream,
     WriteHalf,

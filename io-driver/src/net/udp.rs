@@ -2,14 +2,17 @@
 //! streams on one thread), so a receive that finds a datagram queued costs
 //! exactly one `recvfrom`.
 
+use std::fmt;
 use std::io;
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::task::{Context, Poll};
 
 use crate::net::addr::{each_addr, first_addr};
-use crate::net::ToSocketAddrs;
+use crate::net::datagram::DatagramIo;
+use crate::net::{RecvBatch, SendBatch, ToSocketAddrs};
 use crate::poll_io::PollIo;
-use crate::ready::Direction;
+use crate::ready::{Direction, Interest, Ready};
 use crate::Handle;
 
 /// An async UDP socket, registered with the current thread's I/O driver.
@@ -40,10 +43,28 @@ use crate::Handle;
 /// # Ok(()) }).unwrap();
 /// ```
 pub struct UdpSocket {
-    io: PollIo<mio::net::UdpSocket>,
+    io: DatagramIo<mio::net::UdpSocket>,
 }
 
-impl_fd_traits!(UdpSocket);
+impl fmt::Debug for UdpSocket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpSocket")
+            .field("fd", &self.as_raw_fd())
+            .finish()
+    }
+}
+
+impl AsRawFd for UdpSocket {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for UdpSocket {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.as_fd()
+    }
+}
 
 impl UdpSocket {
     /// Binds a socket to the first address of `addr` that works (a host
@@ -66,7 +87,7 @@ impl UdpSocket {
         each_addr(&addr, &handle, |addr| {
             let socket = mio::net::UdpSocket::bind(addr)?;
             Ok(UdpSocket {
-                io: PollIo::with_handle(socket, handle.clone())?,
+                io: DatagramIo::new(PollIo::with_handle(socket, handle.clone())?),
             })
         })
         .await
@@ -85,8 +106,36 @@ impl UdpSocket {
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         Ok(UdpSocket {
-            io: PollIo::new(mio::net::UdpSocket::from_std(socket))?,
+            io: DatagramIo::new(PollIo::new(mio::net::UdpSocket::from_std(socket))?),
         })
+    }
+
+    /// Drops the datagram held by the receive-ahead rule, if one is held
+    /// (see the [`net`](crate::net) docs: it left the kernel already), and
+    /// returns whether one was: for a flush that must drop what was
+    /// received but not yet read. The next receive makes the syscall (it
+    /// does not rely on an earlier call having found the socket empty), so
+    /// it returns the next datagram still queued in the kernel, never the
+    /// dropped one. Datagrams queued in the kernel stay there.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"old").await?;
+    /// b.discard_held(); // e.g. on a seek: nothing received ahead survives
+    /// let mut buf = [0u8; 1500];
+    /// let len = b.recv(&mut buf).await?; // still queued in the kernel
+    /// assert_eq!(&buf[..len], b"old");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn discard_held(&self) -> bool {
+        self.io.discard_held()
     }
 
     /// Deregisters the socket and returns it as a std socket (still
@@ -100,11 +149,14 @@ impl UdpSocket {
         self.io.into_inner().map(Into::into)
     }
 
-    forward_to_source! {
-        /// The local address.
-        fn local_addr(&self) -> io::Result<SocketAddr> => local_addr();
-        /// The address of the connected peer.
-        fn peer_addr(&self) -> io::Result<SocketAddr> => peer_addr();
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
+    }
+
+    /// The address of the connected peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
     }
 
     /// Sets the default destination and filters received datagrams to it
@@ -128,9 +180,289 @@ impl UdpSocket {
         .await
     }
 
-    datagram_readiness_methods!(UdpSocket);
+    /// Waits until the socket may be readable: at once while a datagram
+    /// is held (see the `net` module docs). A `try_*` receive that
+    /// returns `WouldBlock` makes the next call wait for a new event.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = [0u8; 1500];
+    /// let len = loop {
+    ///     b.readable().await?;
+    ///     match b.try_recv(&mut buf) {
+    ///         Ok(len) => break len,
+    ///         // a spurious wake-up: wait for the next event
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// };
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.io.readable().await
+    }
 
-    datagram_methods!(UdpSocket, SocketAddr, inet_addr);
+    /// Polls for read readiness without reading (ready at once while a
+    /// datagram is held).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.poll_recv_ready(cx)
+    }
+
+    /// Waits until the socket may be writable.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// loop {
+    ///     a.writable().await?;
+    ///     match a.try_send(b"ping") {
+    ///         Ok(_) => break,
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// # drop(b);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.io.registration.ready(Direction::Write).await
+    }
+
+    /// Polls for write readiness without writing.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration.poll_ready(cx, Direction::Write)
+    }
+
+    /// Sends to the connected peer.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = [0u8; 1500];
+    /// let len = b.recv(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.send(buf).await
+    }
+
+    /// Polls [`send`](Self::send).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_send(cx, buf)
+    }
+
+    /// [`send`](Self::send) now (always one syscall), or fails with `WouldBlock`.
+    pub fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_send(buf)
+    }
+
+    /// Receives from the connected peer (under throttling, one
+    /// receive syscall per datagram: see the `net` module docs). A
+    /// datagram longer than `buf` is truncated.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = [0u8; 1500];
+    /// let len = b.recv(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.recv(buf).await
+    }
+
+    /// Polls [`recv`](Self::recv).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_recv(cx, buf)
+    }
+
+    /// [`recv`](Self::recv) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_recv(buf)
+    }
+
+    /// Receives a datagram and its source address (under
+    /// throttling, one receive syscall per datagram: see the `net`
+    /// module docs).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = [0u8; 1500];
+    /// let (len, from) = b.recv_from(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"ping");
+    /// println!("{len} bytes from {from:?}");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.recv_from(buf).await
+    }
+
+    /// Polls [`recv_from`](Self::recv_from).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.io.poll_recv_from(cx, buf)
+    }
+
+    /// [`recv_from`](Self::recv_from) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_recv_from(buf)
+    }
+
+    /// Receives as many datagrams as `batch` holds and are queued,
+    /// with one `recvmmsg` (a datagram held by an earlier receive
+    /// comes first), and returns how many (at least 1). Spends one
+    /// unit of the task's cooperative budget per call. See
+    /// [`RecvBatch`](crate::net::RecvBatch).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    /// use tempo_io::net::RecvBatch;
+    ///
+    /// a.send(b"one").await?;
+    /// a.send(b"two").await?;
+    ///
+    /// let mut batch = RecvBatch::new(32, 1500)?; // reused from call to call
+    /// let mut received = Vec::new();
+    /// while received.len() < 2 {
+    ///     let n = b.recv_many(&mut batch).await?;
+    ///     for i in 0..n {
+    ///         received.push(batch.payload(i).to_vec());
+    ///     }
+    /// }
+    /// assert_eq!(received, [b"one".to_vec(), b"two".to_vec()]);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
+        self.io.recv_many(batch).await
+    }
+
+    /// Polls [`recv_many`](Self::recv_many).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_recv_many(
+        &self,
+        cx: &mut Context<'_>,
+        batch: &mut RecvBatch,
+    ) -> Poll<io::Result<usize>> {
+        self.io.poll_recv_many(cx, batch)
+    }
+
+    /// [`recv_many`](Self::recv_many) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    pub fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
+        self.io.try_recv_many(batch)
+    }
+
+    /// Sends the datagrams of `batch` not yet sent with one
+    /// `sendmmsg` and returns how many were sent (those leave the
+    /// batch); `Ok(0)` without a syscall for an empty batch. See
+    /// [`SendBatch`](crate::net::SendBatch).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    /// use tempo_io::net::SendBatch;
+    ///
+    /// let mut batch = SendBatch::new(); // reused after `clear`
+    /// batch.push_connected(b"one")?;
+    /// batch.push_connected(b"two")?;
+    /// while !batch.is_empty() {
+    ///     a.send_many(&mut batch).await?; // sent ones leave the batch
+    /// }
+    ///
+    /// let mut buf = [0u8; 1500];
+    /// let len = b.recv(&mut buf).await?;
+    /// assert_eq!(&buf[..len], b"one");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
+        self.io.send_many(batch).await
+    }
+
+    /// Polls [`send_many`](Self::send_many).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_send_many(
+        &self,
+        cx: &mut Context<'_>,
+        batch: &mut SendBatch,
+    ) -> Poll<io::Result<usize>> {
+        self.io.poll_send_many(cx, batch)
+    }
+
+    /// [`send_many`](Self::send_many) now (always one syscall), or fails with `WouldBlock`.
+    pub fn try_send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
+        self.io.try_send_many(batch)
+    }
 
     /// Sends to `target` (its first address; a host name is resolved off
     /// the runtime's thread, see [`ToSocketAddrs`]) and returns the bytes
@@ -185,7 +517,13 @@ impl UdpSocket {
     /// docs).
     ///
     /// ```
-    #[doc = doc_pair!(UdpSocket)]
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
     ///
     /// a.send(b"ping").await?;
     /// let mut buf = [0u8; 1500];
@@ -229,50 +567,115 @@ impl UdpSocket {
     /// once before waiting: another task's receive may hold a datagram
     /// (and leave the kernel queue empty) while this peek waits.
     fn peek_op(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        match self.io.registration.recv_ahead().peek_held(buf) {
+        match self.io.peek_held(buf) {
             Some((len, addr)) => addr.inet_addr().map(|addr| (len, addr)),
             None => self.io.peek_from(buf),
         }
     }
 
-    forward_to_source! {
-        /// Sets `IP_TTL`.
-        fn set_ttl(&self, ttl: u32) -> io::Result<()> => set_ttl(ttl);
-        /// Gets `IP_TTL`.
-        fn ttl(&self) -> io::Result<u32> => ttl();
-        /// Sets `SO_BROADCAST`.
-        fn set_broadcast(&self, on: bool) -> io::Result<()> => set_broadcast(on);
-        /// Gets `SO_BROADCAST`.
-        fn broadcast(&self) -> io::Result<bool> => broadcast();
-        /// Sets `IP_MULTICAST_LOOP`.
-        fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> => set_multicast_loop_v4(on);
-        /// Gets `IP_MULTICAST_LOOP`.
-        fn multicast_loop_v4(&self) -> io::Result<bool> => multicast_loop_v4();
-        /// Sets `IP_MULTICAST_TTL`.
-        fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> => set_multicast_ttl_v4(ttl);
-        /// Gets `IP_MULTICAST_TTL`.
-        fn multicast_ttl_v4(&self) -> io::Result<u32> => multicast_ttl_v4();
-        /// Sets `IPV6_MULTICAST_LOOP`.
-        fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> => set_multicast_loop_v6(on);
-        /// Gets `IPV6_MULTICAST_LOOP`.
-        fn multicast_loop_v6(&self) -> io::Result<bool> => multicast_loop_v6();
-        /// Joins an IPv4 multicast group on `interface`.
-        fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()>
-            => join_multicast_v4(&multiaddr, &interface);
-        /// Joins an IPv6 multicast group on interface index `interface`.
-        fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()>
-            => join_multicast_v6(multiaddr, interface);
-        /// Leaves an IPv4 multicast group.
-        fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()>
-            => leave_multicast_v4(&multiaddr, &interface);
-        /// Leaves an IPv6 multicast group.
-        fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()>
-            => leave_multicast_v6(multiaddr, interface);
-        /// Takes the pending `SO_ERROR` (e.g. an ICMP "port unreachable").
-        fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
+    /// Sets `IP_TTL`.
+    pub fn set_ttl(&self, ttl: u32) -> io::Result<()> {
+        self.io.set_ttl(ttl)
     }
 
-    ready_method!(UdpSocket);
+    /// Gets `IP_TTL`.
+    pub fn ttl(&self) -> io::Result<u32> {
+        self.io.ttl()
+    }
+
+    /// Sets `SO_BROADCAST`.
+    pub fn set_broadcast(&self, on: bool) -> io::Result<()> {
+        self.io.set_broadcast(on)
+    }
+
+    /// Gets `SO_BROADCAST`.
+    pub fn broadcast(&self) -> io::Result<bool> {
+        self.io.broadcast()
+    }
+
+    /// Sets `IP_MULTICAST_LOOP`.
+    pub fn set_multicast_loop_v4(&self, on: bool) -> io::Result<()> {
+        self.io.set_multicast_loop_v4(on)
+    }
+
+    /// Gets `IP_MULTICAST_LOOP`.
+    pub fn multicast_loop_v4(&self) -> io::Result<bool> {
+        self.io.multicast_loop_v4()
+    }
+
+    /// Sets `IP_MULTICAST_TTL`.
+    pub fn set_multicast_ttl_v4(&self, ttl: u32) -> io::Result<()> {
+        self.io.set_multicast_ttl_v4(ttl)
+    }
+
+    /// Gets `IP_MULTICAST_TTL`.
+    pub fn multicast_ttl_v4(&self) -> io::Result<u32> {
+        self.io.multicast_ttl_v4()
+    }
+
+    /// Sets `IPV6_MULTICAST_LOOP`.
+    pub fn set_multicast_loop_v6(&self, on: bool) -> io::Result<()> {
+        self.io.set_multicast_loop_v6(on)
+    }
+
+    /// Gets `IPV6_MULTICAST_LOOP`.
+    pub fn multicast_loop_v6(&self) -> io::Result<bool> {
+        self.io.multicast_loop_v6()
+    }
+
+    /// Joins an IPv4 multicast group on `interface`.
+    pub fn join_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.join_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Joins an IPv6 multicast group on interface index `interface`.
+    pub fn join_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.join_multicast_v6(multiaddr, interface)
+    }
+
+    /// Leaves an IPv4 multicast group.
+    pub fn leave_multicast_v4(&self, multiaddr: Ipv4Addr, interface: Ipv4Addr) -> io::Result<()> {
+        self.io.leave_multicast_v4(&multiaddr, &interface)
+    }
+
+    /// Leaves an IPv6 multicast group.
+    pub fn leave_multicast_v6(&self, multiaddr: &Ipv6Addr, interface: u32) -> io::Result<()> {
+        self.io.leave_multicast_v6(multiaddr, interface)
+    }
+
+    /// Takes the pending `SO_ERROR` (e.g. an ICMP "port unreachable").
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
+    }
+
+    /// Waits until the socket is ready for any part of `interest`, and
+    /// returns the readiness states found (a subset of what `interest`
+    /// covers; a closed side or an error counts as ready), as tokio's
+    /// `ready`. Nothing is read or written: follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait for a
+    /// new event. Any number of tasks may wait at once.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    /// use tempo_io::Interest;
+    ///
+    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+    /// assert!(ready.is_writable()); // nothing sent yet: writable only
+    /// if ready.is_readable() {
+    ///     // a `try_*` read now; `WouldBlock` means someone else took it
+    /// }
+    /// # drop(b);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.io.ready(interest).await
+    }
 
     /// The source address of the next datagram, without removing it
     /// from the queue (tokio's `peek_sender`): a zero-length
@@ -282,7 +685,13 @@ impl UdpSocket {
     /// the right buffer.
     ///
     /// ```
-    #[doc = doc_pair!(UdpSocket)]
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
     ///
     /// a.send(b"ping").await?;
     /// let from = b.peek_sender().await?;
@@ -309,7 +718,120 @@ impl UdpSocket {
         self.try_peek_from(&mut []).map(|(_, from)| from)
     }
 
-    datagram_buf_methods!(UdpSocket, SocketAddr, inet_addr);
+    /// Receives a datagram from the connected peer into `buf`'s spare
+    /// capacity (at most its current `chunk_mut`; a longer datagram is
+    /// truncated) and returns its length. Available with feature `bytes`.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = Vec::with_capacity(1500);
+    /// let len = b.recv_buf(&mut buf).await?;
+    /// assert_eq!(buf, b"ping"); // `len` bytes were appended
+    /// # let _ = len;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.io.recv_buf(buf).await
+    }
+
+    /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
+    /// syscall, else one syscall), or fails
+    /// with `WouldBlock`. Available with feature `bytes`.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = bytes::BytesMut::with_capacity(1500);
+    /// loop {
+    ///     b.readable().await?;
+    ///     match b.try_recv_buf(&mut buf) {
+    ///         Ok(len) => break assert_eq!(buf.len(), len),
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// }
+    /// # Ok(()) }).unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.io.try_recv_buf(buf)
+    }
+
+    /// Receives a datagram into `buf`'s spare capacity (at most its
+    /// current `chunk_mut`; a longer datagram is truncated) and returns
+    /// its length and source. Available with feature `bytes`.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = Vec::with_capacity(1500);
+    /// let (len, from) = b.recv_buf_from(&mut buf).await?;
+    /// assert_eq!((len, &buf[..]), (4, &b"ping"[..]));
+    /// println!("from {from:?}");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub async fn recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
+        self.io.recv_buf_from(buf).await
+    }
+
+    /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
+    /// without a syscall, else one syscall), or fails with `WouldBlock`.
+    /// Available with feature `bytes`.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::UdpSocket;
+    ///
+    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
+    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
+    /// a.connect(b.local_addr()?).await?;
+    /// b.connect(a.local_addr()?).await?;
+    ///
+    /// a.send(b"ping").await?;
+    /// let mut buf = bytes::BytesMut::with_capacity(1500);
+    /// loop {
+    ///     b.readable().await?;
+    ///     if let Ok((len, from)) = b.try_recv_buf_from(&mut buf) {
+    ///         println!("{len} bytes from {from:?}");
+    ///         break;
+    ///     }
+    /// }
+    /// # Ok(()) }).unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub fn try_recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, SocketAddr)> {
+        self.io.try_recv_buf_from(buf)
+    }
 }
 
 #[cfg(all(test, not(loom)))]
@@ -374,7 +896,7 @@ mod tests {
                 Poll::Ready(Ok(len)) => assert_eq!(&recv_buf[..len], b"one"),
                 other => panic!("expected the first datagram, got {other:?}"),
             }
-            assert!(b.io.registration.recv_ahead().has_held());
+            assert!(b.io.has_held());
 
             peek.as_mut().poll(&mut cx)
         };
@@ -413,7 +935,7 @@ mod tests {
             }
         };
         assert_eq!(&buf[..len], b"one");
-        assert!(b.io.registration.recv_ahead().has_held());
+        assert!(b.io.has_held());
 
         // The peer is gone: a send draws an ICMP port-unreachable, which
         // leaves ECONNREFUSED pending on `b`: wait for its error event.

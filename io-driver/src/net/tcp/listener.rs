@@ -1,8 +1,11 @@
 //! [`TcpListener`]: accepts connections; each accepted stream is
 //! registered with the listener's driver.
 
+use std::fmt;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
+use std::task::{Context, Poll};
 
 use crate::net::addr::each_addr;
 use crate::net::{TcpSocket, TcpStream, ToSocketAddrs};
@@ -49,7 +52,25 @@ pub struct TcpListener {
     io: PollIo<mio::net::TcpListener>,
 }
 
-impl_fd_traits!(TcpListener);
+impl fmt::Debug for TcpListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TcpListener")
+            .field("fd", &self.as_raw_fd())
+            .finish()
+    }
+}
+
+impl AsRawFd for TcpListener {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for TcpListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.as_fd()
+    }
+}
 
 impl TcpListener {
     /// Binds to the first address of `addr` that works (a host name is
@@ -95,7 +116,39 @@ impl TcpListener {
         self.io.into_inner().map(Into::into)
     }
 
-    accept_methods!(TcpStream, mio::net::TcpStream, SocketAddr);
+    /// Accepts a connection. Running out of file descriptors fails with
+    /// the OS error (`EMFILE`, "Too many open files"); the pending
+    /// connection stays queued and a later `accept` can take it.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::{TcpListener, TcpStream};
+    ///
+    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
+    /// let client = TcpStream::connect(listener.local_addr()?).await?;
+    ///
+    /// let (server, peer) = listener.accept().await?;
+    /// println!("connection from {peer:?}");
+    /// client.write_all(b"hello").await?;
+    /// let mut buf = [0u8; 5];
+    /// let mut filled = 0;
+    /// while filled < buf.len() {
+    ///     filled += server.read(&mut buf[filled..]).await?;
+    /// }
+    /// assert_eq!(&buf, b"hello");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
+        self.io.accept().await
+    }
+
+    /// Polls an accept.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
+        self.io.poll_accept(cx)
+    }
 
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -1,9 +1,12 @@
 //! [`UnixListener`]: accepts Unix stream connections; each accepted stream
 //! is registered with the listener's driver.
 
+use std::fmt;
 use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
+use std::task::{Context, Poll};
 
 use crate::net::UnixStream;
 use crate::poll_io::PollIo;
@@ -38,7 +41,25 @@ pub struct UnixListener {
     io: PollIo<mio::net::UnixListener>,
 }
 
-impl_fd_traits!(UnixListener);
+impl fmt::Debug for UnixListener {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixListener")
+            .field("fd", &self.as_raw_fd())
+            .finish()
+    }
+}
+
+impl AsRawFd for UnixListener {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for UnixListener {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.as_fd()
+    }
+}
 
 impl UnixListener {
     /// Binds to `path` (which must not exist: [`io::ErrorKind::AddrInUse`])
@@ -72,7 +93,42 @@ impl UnixListener {
         self.io.into_inner().map(Into::into)
     }
 
-    accept_methods!(UnixStream, mio::net::UnixStream, SocketAddr);
+    /// Accepts a connection. Running out of file descriptors fails with
+    /// the OS error (`EMFILE`, "Too many open files"); the pending
+    /// connection stays queued and a later `accept` can take it.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::{UnixListener, UnixStream};
+    ///
+    /// let path = std::env::temp_dir().join(format!("tempo-doc-{}.sock", std::process::id()));
+    /// # let _ = std::fs::remove_file(&path);
+    /// let listener = UnixListener::bind(&path)?;
+    /// let client = UnixStream::connect(&path).await?;
+    ///
+    /// let (server, peer) = listener.accept().await?;
+    /// println!("connection from {peer:?}");
+    /// client.write_all(b"hello").await?;
+    /// let mut buf = [0u8; 5];
+    /// let mut filled = 0;
+    /// while filled < buf.len() {
+    ///     filled += server.read(&mut buf[filled..]).await?;
+    /// }
+    /// assert_eq!(&buf, b"hello");
+    /// # std::fs::remove_file(&path)?;
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
+        self.io.accept().await
+    }
+
+    /// Polls an accept.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
+        self.io.poll_accept(cx)
+    }
 
     /// The local address.
     pub fn local_addr(&self) -> io::Result<SocketAddr> {

@@ -1,13 +1,16 @@
 //! [`UnixStream`]: a connected Unix stream socket.
 
+use std::fmt;
 use std::io;
 use std::net::Shutdown;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
 use std::os::unix::net::SocketAddr;
 use std::path::Path;
 
 use crate::poll_io::PollIo;
-use crate::ready::Direction;
+use crate::ready::{Direction, Interest, Ready};
 use crate::Handle;
+use std::task::{Context, Poll};
 
 /// An async Unix stream socket: a [`TcpStream`](crate::net::TcpStream)
 /// between processes of one machine. With the `futures-io` feature (on by
@@ -38,7 +41,25 @@ pub struct UnixStream {
     io: PollIo<mio::net::UnixStream>,
 }
 
-impl_fd_traits!(UnixStream);
+impl fmt::Debug for UnixStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UnixStream")
+            .field("fd", &self.as_raw_fd())
+            .finish()
+    }
+}
+
+impl AsRawFd for UnixStream {
+    fn as_raw_fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+}
+
+impl AsFd for UnixStream {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.io.as_fd()
+    }
+}
 
 impl UnixStream {
     pub(crate) fn from_mio(stream: mio::net::UnixStream, handle: Handle) -> io::Result<UnixStream> {
@@ -115,18 +136,170 @@ impl UnixStream {
         self.io.into_inner().map(Into::into)
     }
 
-    forward_to_source! {
-        /// The local address.
-        fn local_addr(&self) -> io::Result<SocketAddr> => local_addr();
-        /// The peer's address.
-        fn peer_addr(&self) -> io::Result<SocketAddr> => peer_addr();
-        /// Takes the pending `SO_ERROR`.
-        fn take_error(&self) -> io::Result<Option<io::Error>> => take_error();
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.io.local_addr()
     }
 
-    readiness_methods!(UnixStream, poll_read_ready, poll_write_ready);
+    /// The peer's address.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.io.peer_addr()
+    }
 
-    stream_methods!(UnixStream);
+    /// Takes the pending `SO_ERROR`.
+    pub fn take_error(&self) -> io::Result<Option<io::Error>> {
+        self.io.take_error()
+    }
+
+    /// Waits until the socket may be readable. A `try_*` read that
+    /// returns `WouldBlock` makes the next call wait for a new event.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    ///
+    /// a.write_all(b"hello").await?;
+    /// let mut buf = [0u8; 1024];
+    /// let n = loop {
+    ///     b.readable().await?;
+    ///     match b.try_read(&mut buf) {
+    ///         Ok(n) => break n,
+    ///         // a spurious wake-up: wait for the next event
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// };
+    /// assert!(n > 0);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn readable(&self) -> io::Result<()> {
+        self.io.registration.ready(Direction::Read).await
+    }
+
+    /// Polls for read readiness without reading.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration.poll_ready(cx, Direction::Read)
+    }
+
+    /// Waits until the socket may be writable.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    ///
+    /// let n = loop {
+    ///     a.writable().await?;
+    ///     match a.try_write(b"hello") {
+    ///         Ok(n) => break n,
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///         Err(e) => return Err(e),
+    ///     }
+    /// };
+    /// assert!(n > 0);
+    /// # drop(b);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn writable(&self) -> io::Result<()> {
+        self.io.registration.ready(Direction::Write).await
+    }
+
+    /// Polls for write readiness without writing.
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.io.registration.poll_ready(cx, Direction::Write)
+    }
+
+    /// Reads some bytes; `Ok(0)` at end of stream. A reset by the
+    /// peer fails with [`io::ErrorKind::ConnectionReset`].
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    ///
+    /// a.write_all(b"hello").await?;
+    /// a.shutdown().await?; // b reads end of stream after "hello"
+    ///
+    /// let mut received = Vec::new();
+    /// let mut buf = [0u8; 1024];
+    /// loop {
+    ///     let n = b.read(&mut buf).await?;
+    ///     if n == 0 {
+    ///         break; // end of stream
+    ///     }
+    ///     received.extend_from_slice(&buf[..n]);
+    /// }
+    /// assert_eq!(received, b"hello");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.read(buf).await
+    }
+
+    /// Polls [`read`](Self::read).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_read(cx, buf)
+    }
+
+    /// [`read`](Self::read) now (always one syscall), or fails with `WouldBlock`.
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.io.try_read(buf)
+    }
+
+    /// Writes some bytes and returns how many were written: maybe
+    /// fewer than `buf.len()` (see [`write_all`](Self::write_all)).
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    ///
+    /// let n = a.write(b"hello").await?;
+    /// assert!(n > 0 && n <= 5);
+    /// # drop(b);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.write(buf).await
+    }
+
+    /// Polls [`write`](Self::write).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.io.poll_write(cx, buf)
+    }
+
+    /// [`write`](Self::write) now (always one syscall), or fails with `WouldBlock`.
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.io.try_write(buf)
+    }
+
+    /// Writes all of `buf`, in as many writes as it takes.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    ///
+    /// a.write_all(b"hello").await?;
+    /// let mut buf = [0u8; 5];
+    /// let mut filled = 0;
+    /// while filled < buf.len() {
+    ///     filled += b.read(&mut buf[filled..]).await?;
+    /// }
+    /// assert_eq!(&buf, b"hello");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
+        self.io.write_all(buf).await
+    }
 
     /// Shuts down the write side (the peer reads end of stream).
     pub async fn shutdown(&self) -> io::Result<()> {
@@ -137,7 +310,56 @@ impl UnixStream {
         self.io.shutdown(Shutdown::Write)
     }
 
-    ready_method!(UnixStream);
+    /// Waits until the socket is ready for any part of `interest`, and
+    /// returns the readiness states found (a subset of what `interest`
+    /// covers; a closed side or an error counts as ready), as tokio's
+    /// `ready`. Nothing is read or written: follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait for a
+    /// new event. Any number of tasks may wait at once.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    /// use tempo_io::Interest;
+    ///
+    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
+    /// assert!(ready.is_writable()); // nothing sent yet: writable only
+    /// if ready.is_readable() {
+    ///     // a `try_*` read now; `WouldBlock` means someone else took it
+    /// }
+    /// # drop(b);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        self.io.registration.ready_for(interest).await
+    }
 
-    stream_buf_methods!(UnixStream);
+    /// Reads into `buf`'s spare capacity now (always one syscall; at
+    /// most its current `chunk_mut`), or fails with `WouldBlock`;
+    /// `Ok(0)` at end of stream. Available with feature `bytes`.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
+    ///
+    /// a.write_all(b"hello").await?;
+    /// a.shutdown().await?;
+    /// let mut buf = bytes::BytesMut::with_capacity(4096);
+    /// loop {
+    ///     b.readable().await?;
+    ///     match b.try_read_buf(&mut buf) {
+    ///         Ok(0) => break, // end of stream
+    ///         Ok(_) => {}
+    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+    ///         Err(e) => return Err(e),
+    ///     }
+    ///     buf.reserve(4096);
+    /// }
+    /// assert_eq!(&buf[..], b"hello");
+    /// # Ok(()) }).unwrap();
+    /// ```
+    #[cfg(feature = "bytes")]
+    pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        self.io.try_read_buf(buf)
+    }
 }

@@ -43,24 +43,23 @@
 //!
 //! # Memory
 //!
-//! The state lives inline in every registration's `ScheduledIo`, behind
-//! its own mutex: no box, no scratch, no allocation at the first receive.
-//! Its `repr(C)` layout puts what every receive reads first (the lock
-//! byte, the drained sequence number, the held flag and length, the
-//! buffer's `Vec` header: 48 bytes, right after the readiness word), then
-//! the held datagram's source address (136 bytes, the kernel writes the
-//! second datagram's address straight into it; an IP address and its
-//! length are its first 36), then the waiter lists. The kernel's
-//! `mmsghdr` / `iovec` arrays of the two-datagram call are on the stack.
+//! The state lives inline in the datagram socket itself (its
+//! `DatagramIo`, `net/datagram.rs`), behind its own mutex: no box, no
+//! scratch, no allocation at the first receive, and nothing in the
+//! registrations of sockets that never receive a datagram (TCP,
+//! listeners). Its `repr(C)` layout puts what every receive reads first
+//! (the lock byte, the drained sequence number, the held flag and
+//! length, the buffer's `Vec` header: 48 bytes), then the held
+//! datagram's source address (136 bytes, the kernel writes the second
+//! datagram's address straight into it; an IP address and its length
+//! are its first 36). The kernel's `mmsghdr` / `iovec` arrays of the
+//! two-datagram call are on the stack.
 //!
-//! `size_of::<ScheduledIo>()` is 360 bytes (192 when the state was a
-//! boxed 272-byte struct plus 448 bytes of heap `mmsghdr` scratch made at
-//! the first receive): a datagram socket now takes about 0.5 KiB less in
-//! four fewer allocations, a socket that never receives a datagram (TCP,
-//! send-only) 168 bytes more. Once the rule is on, a socket also keeps a
-//! buffer as long as the largest receive buffer the caller passed (capped
-//! at 65,536 bytes): about 2.4 KiB per socket, whole registration
-//! included, with a 2,048-byte receive buffer, 18 MiB at 8,000 sockets (17 MiB of it the state and buffer, the figure `net` gives). The buffer has the caller's size so
+//! The state is 184 bytes per datagram socket. Once the rule is on, a
+//! socket also keeps a buffer as long as the largest receive buffer the
+//! caller passed (capped at 65,536 bytes): with a 2,048-byte receive
+//! buffer, 17 MiB of state and buffers at 8,000 sockets (the figure `net`
+//! gives). The buffer has the caller's size so
 //! that a held datagram is cut exactly as `recvfrom` into that buffer would
 //! cut it. A later receive with a *larger* buffer than every earlier one
 //! still gets a held datagram as the earlier buffer size cut it (the only
@@ -139,9 +138,8 @@ pub(crate) struct Got {
     pub(crate) drained: bool,
 }
 
-/// The per-socket side (lives in the socket's
-/// [`ScheduledIo`](crate::scheduled_io::ScheduledIo), inline: see the
-/// module docs' "Memory").
+/// The per-socket side (lives in the socket's `DatagramIo`, inline: see
+/// the module docs' "Memory").
 #[derive(Debug, Default)]
 pub(crate) struct RecvAhead {
     /// parking_lot's mutex keeps its lock byte first, so the lock and the
@@ -223,6 +221,15 @@ impl RecvAhead {
     /// Whether a datagram is held (a receive is ready without a syscall).
     pub(crate) fn has_held(&self) -> bool {
         self.state.lock().held
+    }
+
+    /// Drops the held datagram, if any, and forgets that the socket was
+    /// found drained (the next receive makes the syscall). Returns
+    /// whether a datagram was dropped.
+    pub(crate) fn discard(&self) -> bool {
+        let mut state = self.state.lock();
+        state.drained_known = false;
+        std::mem::replace(&mut state.held, false)
     }
 
     /// One receive into `buf` under the rule (see the module docs).

@@ -1,0 +1,357 @@
+//! [`DatagramIo`]: the operations [`UdpSocket`](crate::net::UdpSocket) and
+//! [`UnixDatagram`](crate::net::UnixDatagram) share, written once as
+//! generic code over [`DatagramSource`], and the state they share: the
+//! receive-ahead rule's held datagram (`net/recv_ahead.rs`).
+//!
+//! Each public method of the two types is a documented one-line forward
+//! to the method of the same name here. A receive reads top-down: the
+//! public method, the method here, the socket's
+//! [`Registration`](crate::registration) loop (budget, readiness,
+//! waiting) with this module's receive attempt as its operation, then
+//! [`RecvAhead`] (the held datagram, or the syscall in `sys/mmsg.rs`).
+//!
+//! # Which operations see a held datagram first
+//!
+//! A datagram received ahead and held (see `recv_ahead`) has left the
+//! kernel: only these see it, before any syscall.
+//!
+//! * `recv`, `recv_from`, `recv_many`, `recv_buf`, `recv_buf_from`, in
+//!   every form (async, `poll_*`, `try_*`), return it first and release it
+//!   (`recv_many` puts it in slot 0).
+//! * `peek_from` and `peek_sender` (UDP) show it without releasing it.
+//! * `readable()`, `poll_recv_ready` and `ready(Interest::READABLE ..)` are
+//!   ready at once while one is held.
+//! * [`discard_held`](DatagramIo::discard_held) drops it (a media flush).
+//! * `into_std` drops it with the Tempo socket.
+//!
+//! Sends, `connect` and the socket options never touch it.
+
+use std::io;
+use std::ops::Deref;
+use std::os::fd::{AsRawFd, RawFd};
+use std::task::{Context, Poll};
+
+use mio::event::Source;
+
+use crate::net::recv_ahead::{RecvAhead, RecvAttempt};
+use crate::net::{RecvBatch, SendBatch};
+use crate::poll_io::PollIo;
+use crate::ready::{Direction, Interest, Ready};
+use crate::scheduled_io::ReadyEvent;
+use crate::sys::mmsg::RawAddr;
+
+/// A mio datagram socket: what [`DatagramIo`] needs of UDP and Unix
+/// datagram sockets beyond their fd.
+pub(crate) trait DatagramSource: Source + AsRawFd {
+    /// The peer address type.
+    type Addr;
+
+    /// One `send` to the connected peer.
+    fn send_connected(&self, buf: &[u8]) -> io::Result<usize>;
+
+    /// The peer address a receive syscall wrote.
+    fn decode(addr: &RawAddr) -> io::Result<Self::Addr>;
+}
+
+impl DatagramSource for mio::net::UdpSocket {
+    type Addr = std::net::SocketAddr;
+
+    fn send_connected(&self, buf: &[u8]) -> io::Result<usize> {
+        self.send(buf)
+    }
+
+    fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
+        addr.inet_addr()
+    }
+}
+
+impl DatagramSource for mio::net::UnixDatagram {
+    type Addr = std::os::unix::net::SocketAddr;
+
+    fn send_connected(&self, buf: &[u8]) -> io::Result<usize> {
+        self.send(buf)
+    }
+
+    fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
+        addr.unix_addr()
+    }
+}
+
+/// A registered datagram socket: its [`PollIo`] (reached through `Deref`,
+/// for the type-specific methods), its receive-ahead state, and the
+/// shared datagram operations.
+#[derive(Debug)]
+pub(crate) struct DatagramIo<S: DatagramSource> {
+    io: PollIo<S>,
+    /// The held datagram and the drained knowledge (`recv_ahead`), inline.
+    ahead: RecvAhead,
+}
+
+impl<S: DatagramSource> Deref for DatagramIo<S> {
+    type Target = PollIo<S>;
+
+    fn deref(&self) -> &PollIo<S> {
+        &self.io
+    }
+}
+
+impl<S: DatagramSource> DatagramIo<S> {
+    pub(crate) fn new(io: PollIo<S>) -> DatagramIo<S> {
+        DatagramIo {
+            io,
+            ahead: RecvAhead::default(),
+        }
+    }
+
+    /// Deregisters and returns the source (for `into_std`); a held
+    /// datagram is dropped.
+    pub(crate) fn into_inner(self) -> io::Result<S> {
+        self.io.into_inner()
+    }
+
+    fn fd(&self) -> RawFd {
+        self.io.as_raw_fd()
+    }
+
+    /// Whether a datagram is held (a receive is ready without a syscall).
+    pub(crate) fn has_held(&self) -> bool {
+        self.ahead.has_held()
+    }
+
+    /// Drops the held datagram, if any, and forgets that the socket was
+    /// found drained, so the next receive makes the syscall. Returns
+    /// whether a datagram was dropped.
+    pub(crate) fn discard_held(&self) -> bool {
+        self.ahead.discard()
+    }
+
+    /// The held datagram copied into `buf` without releasing it (for
+    /// `peek*`).
+    pub(crate) fn peek_held(&self, buf: &mut [u8]) -> Option<(usize, RawAddr)> {
+        self.ahead.peek_held(buf)
+    }
+
+    pub(crate) async fn readable(&self) -> io::Result<()> {
+        let held = || self.has_held();
+        self.registration.ready_or(Direction::Read, held).await
+    }
+
+    pub(crate) fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let held = || self.has_held();
+        self.registration.poll_ready_or(cx, Direction::Read, held)
+    }
+
+    pub(crate) async fn ready(&self, interest: Interest) -> io::Result<Ready> {
+        let held = || self.has_held();
+        self.registration.ready_for_or(interest, held).await
+    }
+
+    pub(crate) async fn send(&self, buf: &[u8]) -> io::Result<usize> {
+        let op = || self.io.send_connected(buf);
+        self.registration.io(Direction::Write, op).await
+    }
+
+    pub(crate) fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        let op = || self.io.send_connected(buf);
+        self.registration.poll_io(cx, Direction::Write, op)
+    }
+
+    pub(crate) fn try_send(&self, buf: &[u8]) -> io::Result<usize> {
+        let op = || self.io.send_connected(buf);
+        self.registration.try_io(Direction::Write, op)
+    }
+
+    pub(crate) async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
+        let fd = self.fd();
+        let op = || batch.send_on(fd);
+        self.registration.io(Direction::Write, op).await
+    }
+
+    pub(crate) fn poll_send_many(
+        &self,
+        cx: &mut Context<'_>,
+        batch: &mut SendBatch,
+    ) -> Poll<io::Result<usize>> {
+        let fd = self.fd();
+        let op = || batch.send_on(fd);
+        self.registration.poll_io(cx, Direction::Write, op)
+    }
+
+    pub(crate) fn try_send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
+        let fd = self.fd();
+        let op = || batch.send_on(fd);
+        self.registration.try_io(Direction::Write, op)
+    }
+
+    /// One receive attempt under the rule, from the readiness `seen`
+    /// before it: `receive` takes the held datagram or makes the syscall,
+    /// and says whether it left the socket drained; then the read
+    /// readiness it saw is cleared, so that `readable()` waits for the
+    /// next event and the next receive, skipping its syscall, waits too.
+    /// `may_skip` is `false` for `try_*`, which always try.
+    fn attempt<T>(
+        &self,
+        seen: ReadyEvent,
+        may_skip: bool,
+        receive: impl FnOnce(RecvAttempt, &RecvAhead) -> io::Result<(T, bool)>,
+    ) -> io::Result<T> {
+        let attempt = RecvAttempt {
+            event_seq: seen.event_seq(),
+            may_skip,
+            ahead: self.registration.handle().recv_ahead_enabled(),
+        };
+        let (value, drained) = receive(attempt, &self.ahead)?;
+        if drained {
+            self.registration.clear_readiness(seen, Direction::Read);
+        }
+        Ok(value)
+    }
+
+    /// One receive into `buf`: its length, the source as the kernel
+    /// wrote it.
+    fn recv_op<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+        may_skip: bool,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<(usize, RawAddr)> + 'a {
+        let fd = self.fd();
+        move |seen| {
+            self.attempt(seen, may_skip, |attempt, ahead| {
+                let got = ahead.recv(fd, attempt, buf)?;
+                Ok(((got.len, got.addr), got.drained))
+            })
+        }
+    }
+
+    pub(crate) async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let op = self.recv_op(buf, true);
+        let (len, _) = self.registration.io_seen(Direction::Read, op).await?;
+        Ok(len)
+    }
+
+    pub(crate) fn poll_recv(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<usize>> {
+        let op = self.recv_op(buf, true);
+        let received = self.registration.poll_io_seen(cx, Direction::Read, op);
+        received.map_ok(|(len, _)| len)
+    }
+
+    pub(crate) fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        let op = self.recv_op(buf, false);
+        let (len, _) = self.registration.try_io_seen(Direction::Read, op)?;
+        Ok(len)
+    }
+
+    pub(crate) async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
+        let op = self.recv_op(buf, true);
+        with_source::<S>(self.registration.io_seen(Direction::Read, op).await)
+    }
+
+    pub(crate) fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, S::Addr)>> {
+        let op = self.recv_op(buf, true);
+        let received = std::task::ready!(self.registration.poll_io_seen(cx, Direction::Read, op));
+        Poll::Ready(with_source::<S>(received))
+    }
+
+    pub(crate) fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
+        let op = self.recv_op(buf, false);
+        with_source::<S>(self.registration.try_io_seen(Direction::Read, op))
+    }
+
+    /// One batch receive into `batch`.
+    fn recv_many_op<'a>(
+        &'a self,
+        batch: &'a mut RecvBatch,
+        may_skip: bool,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<usize> + 'a {
+        let fd = self.fd();
+        move |seen| {
+            self.attempt(seen, may_skip, |attempt, ahead| {
+                ahead.recv_batch(fd, attempt, batch)
+            })
+        }
+    }
+
+    pub(crate) async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
+        let op = self.recv_many_op(batch, true);
+        self.registration.io_seen(Direction::Read, op).await
+    }
+
+    pub(crate) fn poll_recv_many(
+        &self,
+        cx: &mut Context<'_>,
+        batch: &mut RecvBatch,
+    ) -> Poll<io::Result<usize>> {
+        let op = self.recv_many_op(batch, true);
+        self.registration.poll_io_seen(cx, Direction::Read, op)
+    }
+
+    pub(crate) fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
+        let op = self.recv_many_op(batch, false);
+        self.registration.try_io_seen(Direction::Read, op)
+    }
+
+    /// One receive into `buf`'s spare capacity (feature `bytes`, see
+    /// `net/buf.rs`).
+    #[cfg(feature = "bytes")]
+    fn recv_buf_op<'a, B: bytes::BufMut>(
+        &'a self,
+        buf: &'a mut B,
+        may_skip: bool,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<(usize, RawAddr)> + 'a {
+        let fd = self.fd();
+        move |seen| {
+            self.attempt(seen, may_skip, |attempt, ahead| {
+                let got = crate::net::buf::recv_into(ahead, fd, attempt, buf)?;
+                Ok(((got.len, got.addr), got.drained))
+            })
+        }
+    }
+
+    #[cfg(feature = "bytes")]
+    pub(crate) async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        let op = self.recv_buf_op(buf, true);
+        let (len, _) = self.registration.io_seen(Direction::Read, op).await?;
+        Ok(len)
+    }
+
+    #[cfg(feature = "bytes")]
+    pub(crate) fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
+        let op = self.recv_buf_op(buf, false);
+        let (len, _) = self.registration.try_io_seen(Direction::Read, op)?;
+        Ok(len)
+    }
+
+    #[cfg(feature = "bytes")]
+    pub(crate) async fn recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, S::Addr)> {
+        let op = self.recv_buf_op(buf, true);
+        with_source::<S>(self.registration.io_seen(Direction::Read, op).await)
+    }
+
+    #[cfg(feature = "bytes")]
+    pub(crate) fn try_recv_buf_from<B: bytes::BufMut>(
+        &self,
+        buf: &mut B,
+    ) -> io::Result<(usize, S::Addr)> {
+        let op = self.recv_buf_op(buf, false);
+        with_source::<S>(self.registration.try_io_seen(Direction::Read, op))
+    }
+}
+
+/// A receive's length with its source decoded.
+fn with_source<S: DatagramSource>(
+    received: io::Result<(usize, RawAddr)>,
+) -> io::Result<(usize, S::Addr)> {
+    let (len, addr) = received?;
+    Ok((len, S::decode(&addr)?))
+}
