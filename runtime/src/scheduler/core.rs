@@ -94,8 +94,9 @@ use std::time::{Duration, Instant};
 use tempo_park::{coop, Park, ParkThread, Unpark, UnparkThread};
 
 use super::basic;
+use super::flavor::Flavor as FlavorConfig;
 use super::inject::InjectQueue;
-use super::throttle::{Throttle, ThrottleConfig};
+use super::throttle::Throttle;
 use super::turn::Turn;
 use crate::blocking::BlockingPool;
 use crate::current;
@@ -120,8 +121,8 @@ pub(crate) struct SchedulerConfig {
     /// Task polls between two driver polls (under throttling: between two
     /// polls of a woken `block_on` future).
     pub(crate) event_interval: u32,
-    /// The throttling scheduler's settings; `None` for the basic one.
-    pub(crate) throttle: Option<ThrottleConfig>,
+    /// Which scheduler runs, as the builder decided it.
+    pub(crate) flavor: FlavorConfig,
 }
 
 /// Which scheduler runs the core's loop: the one place that says whether
@@ -310,9 +311,9 @@ impl SchedulerCore {
         blocking: BlockingPool,
     ) -> Rc<SchedulerCore> {
         let owned = OwnedTasks::new();
-        let flavor = match config.throttle {
-            None => Flavor::Basic,
-            Some(throttle) => Flavor::Throttle(Throttle::new(throttle)),
+        let flavor = match config.flavor {
+            FlavorConfig::Basic => Flavor::Basic,
+            FlavorConfig::Throttle(throttle) => Flavor::Throttle(Throttle::new(throttle)),
         };
         let sleeper = match &flavor {
             Flavor::Throttle(throttle) => throttle.sleeper_unpark(),
@@ -328,7 +329,7 @@ impl SchedulerCore {
             handles: driver.handles().clone(),
             sleeper,
             counters: SharedCounters::new(),
-            max_throttling: config.throttle.map_or(Duration::ZERO, |t| t.period),
+            max_throttling: config.flavor.period(),
             owner: std::thread::current().id(),
             blocking,
         });

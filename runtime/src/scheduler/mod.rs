@@ -15,11 +15,12 @@
 
 pub(crate) mod basic;
 pub(crate) mod core;
+pub(crate) mod flavor;
 pub(crate) mod inject;
 pub(crate) mod pacer;
 pub(crate) mod throttle;
 pub(crate) mod turn;
 
 pub(crate) use self::core::{SchedulerConfig, SchedulerCore, SchedulerShared};
-pub(crate) use throttle::ThrottleConfig;
+pub(crate) use flavor::{Flavor, ThrottleConfig};
 pub use turn::Turn;

@@ -108,23 +108,10 @@ use std::time::{Duration, Instant};
 use tempo_park::{Park, ParkThread, UnparkThread};
 
 use super::core::{SchedulerCore, RUNNING, SLEEPING};
+use super::flavor::ThrottleConfig;
 use super::pacer::{ThrottlePacer, TickEnd};
 use super::turn::Turn;
 use crate::sync::Ordering::SeqCst;
-
-/// The throttling settings the builder passes down: the one place the
-/// period `T` and the firing window (`T/2`, derived by the builder) are
-/// given.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ThrottleConfig {
-    /// The period `T`.
-    pub(crate) period: Duration,
-    /// The timer driver's firing window between regular ticks (`T/2` for
-    /// nearest-tick timers, zero for never-early ones).
-    pub(crate) firing_window: Duration,
-    /// Task polls per tick at most.
-    pub(crate) tick_budget: u32,
-}
 
 /// Everything the throttling scheduler keeps between ticks.
 #[derive(Debug)]
