@@ -10,7 +10,7 @@ use tempo_park::Park;
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::driver::{Driver, DriverConfig, HostPark, IoBackend};
 use crate::runtime::Runtime;
-use crate::scheduler::{Flavor, SchedulerConfig, SchedulerCore, ThrottleConfig};
+use crate::scheduler::{Flavor, Scheduler, SchedulerConfig, ThrottleConfig};
 
 /// The longest throttling period [`Builder::max_throttling`] accepts.
 ///
@@ -599,11 +599,8 @@ impl Builder {
         if let Some(io) = &driver.handles().io {
             crate::net::resolve_on_pool(io, &blocking);
         }
-        Ok(Runtime::from_core(SchedulerCore::new(
-            driver,
-            self.scheduler_config(flavor),
-            blocking,
-        )))
+        let (core, scheduler) = Scheduler::build(driver, self.scheduler_config(flavor), blocking);
+        Ok(Runtime::new(core, scheduler))
     }
 
     /// Which scheduler the settings select: the one place that decides
