@@ -11,7 +11,9 @@
 //! [`Flavor`] the builder decided; the core keeps that value only to answer
 //! [`Handle::max_throttling`](crate::runtime::Handle::max_throttling). A
 //! loop's own state (the throttling scheduler's tick grid, its sleeper, its
-//! `SLEEPING` state) lives in the loop's file.
+//! `SLEEPING` state) lives in the loop's file; of a sleeper the core holds
+//! only the other end, an opaque unpark handle, so that
+//! [`SchedulerShared::unpark`] reaches it from any thread.
 //!
 //! Each poll of a task, and of the `block_on` future, runs with a fresh
 //! [cooperative budget](tempo_park::coop) (the outer one is restored after,
