@@ -10,7 +10,7 @@ use tempo_park::Park;
 use crate::blocking::{BlockingPool, PoolConfig};
 use crate::driver::{Driver, DriverConfig, HostPark, IoBackend};
 use crate::runtime::Runtime;
-use crate::scheduler::{SchedulerConfig, SchedulerCore, ThrottleConfig};
+use crate::scheduler::{Flavor, Scheduler, SchedulerConfig, ThrottleConfig};
 
 /// The longest throttling period [`Builder::max_throttling`] accepts.
 ///
@@ -576,16 +576,7 @@ impl Builder {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn build(&mut self) -> io::Result<Runtime> {
-        let throttling = self.max_throttling;
-        if !throttling.is_zero() && !(MIN_THROTTLING..=MAX_THROTTLING).contains(&throttling) {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!(
-                    "max_throttling of {throttling:?} is out of range: use Duration::ZERO for the \
-                     basic scheduler, or a period from 1 ms to 1 s (typically 5 to 20 ms)"
-                ),
-            ));
-        }
+        let flavor = self.flavor()?;
         if self.enable_io && self.custom_park.as_ref().is_some_and(HostPark::replaces_io) {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -601,38 +592,69 @@ impl Builder {
                  give the builder a new one before building again",
             ));
         }
-        let firing_window = match self.timer_policy {
-            TimerPolicy::NearestTick => throttling / 2,
-            TimerPolicy::NeverEarly => Duration::ZERO,
-        };
-        let config = DriverConfig {
-            io: self.enable_io.then_some(IoBackend::default()),
-            enable_time: self.enable_time,
-            start_paused: self.start_paused,
-            firing_window,
-            never_early: self.timer_policy == TimerPolicy::NeverEarly,
-            pass_period: throttling,
-            recv_ahead: !throttling.is_zero(),
-            io_events_capacity: self.io_events_capacity,
-        };
         let host_park = self.custom_park.take();
         self.custom_park_taken |= host_park.is_some();
-        let driver = Driver::build(&config, host_park)?;
-        let scheduler = SchedulerConfig {
-            event_interval: self.event_interval,
-            throttle: (!throttling.is_zero()).then_some(ThrottleConfig {
-                period: throttling,
-                firing_window,
-                tick_budget: self.tick_budget,
-            }),
-        };
+        let driver = Driver::build(&self.driver_config(flavor), host_park)?;
         let blocking = BlockingPool::new(self.blocking.clone());
         if let Some(io) = &driver.handles().io {
             crate::net::resolve_on_pool(io, &blocking);
         }
-        Ok(Runtime::from_core(SchedulerCore::new(
-            driver, scheduler, blocking,
-        )))
+        let (core, scheduler) = Scheduler::build(driver, self.scheduler_config(flavor), blocking);
+        Ok(Runtime::new(core, scheduler))
+    }
+
+    /// Which scheduler the settings select: the one place that decides
+    /// whether throttling is on, and with which period, firing window and
+    /// tick budget. The driver's and the scheduler's configurations follow
+    /// from it ([`driver_config`](Self::driver_config),
+    /// [`scheduler_config`](Self::scheduler_config)).
+    fn flavor(&self) -> io::Result<Flavor> {
+        let period = self.max_throttling;
+        if period.is_zero() {
+            return Ok(Flavor::Basic);
+        }
+        if !(MIN_THROTTLING..=MAX_THROTTLING).contains(&period) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "max_throttling of {period:?} is out of range: use Duration::ZERO for the \
+                     basic scheduler, or a period from 1 ms to 1 s (typically 5 to 20 ms)"
+                ),
+            ));
+        }
+        let firing_window = match self.timer_policy {
+            TimerPolicy::NearestTick => period / 2,
+            TimerPolicy::NeverEarly => Duration::ZERO,
+        };
+        Ok(Flavor::Throttle(ThrottleConfig {
+            period,
+            firing_window,
+            tick_budget: self.tick_budget,
+        }))
+    }
+
+    /// The driver stack's configuration under `flavor`.
+    fn driver_config(&self, flavor: Flavor) -> DriverConfig {
+        DriverConfig {
+            io: self.enable_io.then_some(IoBackend::default()),
+            enable_time: self.enable_time,
+            start_paused: self.start_paused,
+            firing_window: flavor.firing_window(),
+            // The timer policy, not the flavor: with the basic scheduler
+            // both rules agree, and the timer driver is told all the same.
+            never_early: self.timer_policy == TimerPolicy::NeverEarly,
+            pass_period: flavor.period(),
+            recv_ahead: flavor.recv_ahead(),
+            io_events_capacity: self.io_events_capacity,
+        }
+    }
+
+    /// The scheduler's configuration under `flavor`.
+    fn scheduler_config(&self, flavor: Flavor) -> SchedulerConfig {
+        SchedulerConfig {
+            event_interval: self.event_interval,
+            flavor,
+        }
     }
 }
 
@@ -650,5 +672,100 @@ impl fmt::Debug for Builder {
             .field("blocking", &self.blocking)
             .field("io_events_capacity", &self.io_events_capacity)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The builder's one flavor decision, and the configurations that
+    //! follow from it.
+
+    use super::*;
+
+    const T: Duration = Duration::from_millis(20);
+
+    fn configs(builder: &Builder) -> (Flavor, DriverConfig, SchedulerConfig) {
+        let flavor = builder.flavor().unwrap();
+        (
+            flavor,
+            builder.driver_config(flavor),
+            builder.scheduler_config(flavor),
+        )
+    }
+
+    #[test]
+    fn basic_turns_every_throttling_switch_off() {
+        let mut builder = Builder::new_current_thread();
+        builder.enable_all().event_interval(31);
+        let (flavor, driver, scheduler) = configs(&builder);
+        assert_eq!(flavor, Flavor::Basic);
+        assert_eq!(driver.firing_window, Duration::ZERO);
+        assert_eq!(driver.pass_period, Duration::ZERO);
+        assert!(!driver.recv_ahead);
+        assert!(!driver.never_early);
+        assert_eq!(scheduler.flavor, Flavor::Basic);
+        assert_eq!(scheduler.event_interval, 31);
+    }
+
+    #[test]
+    fn throttled_nearest_tick_fires_within_half_a_period() {
+        let mut builder = Builder::new_current_thread();
+        builder.enable_all().max_throttling(T).tick_budget(100);
+        let (flavor, driver, scheduler) = configs(&builder);
+        let expected = ThrottleConfig {
+            period: T,
+            firing_window: T / 2,
+            tick_budget: 100,
+        };
+        assert_eq!(flavor, Flavor::Throttle(expected));
+        assert_eq!(driver.firing_window, T / 2);
+        assert_eq!(driver.pass_period, T);
+        assert!(driver.recv_ahead);
+        assert!(!driver.never_early);
+        assert_eq!(scheduler.flavor, Flavor::Throttle(expected));
+        assert_eq!(scheduler.event_interval, 61);
+    }
+
+    #[test]
+    fn throttled_never_early_has_no_firing_window() {
+        let mut builder = Builder::new_current_thread();
+        builder
+            .enable_all()
+            .max_throttling(T)
+            .timer_policy(TimerPolicy::NeverEarly);
+        let (flavor, driver, scheduler) = configs(&builder);
+        let expected = ThrottleConfig {
+            period: T,
+            firing_window: Duration::ZERO,
+            tick_budget: 16_384,
+        };
+        assert_eq!(flavor, Flavor::Throttle(expected));
+        assert_eq!(driver.firing_window, Duration::ZERO);
+        assert_eq!(driver.pass_period, T);
+        assert!(driver.recv_ahead);
+        assert!(driver.never_early);
+        assert_eq!(scheduler.flavor, Flavor::Throttle(expected));
+    }
+
+    #[test]
+    fn never_early_reaches_the_timer_driver_without_throttling() {
+        let mut builder = Builder::new_current_thread();
+        builder.enable_time().timer_policy(TimerPolicy::NeverEarly);
+        let (flavor, driver, _) = configs(&builder);
+        assert_eq!(flavor, Flavor::Basic);
+        assert!(driver.never_early);
+        assert_eq!(driver.firing_window, Duration::ZERO);
+        assert!(!driver.recv_ahead);
+    }
+
+    #[test]
+    fn an_out_of_range_period_is_refused_by_the_decision() {
+        let mut builder = Builder::new_current_thread();
+        builder.max_throttling(MAX_THROTTLING + Duration::from_millis(1));
+        let error = builder.flavor().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
+        builder.max_throttling(Duration::from_micros(500));
+        let error = builder.flavor().unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidInput);
     }
 }

@@ -34,7 +34,7 @@ use std::sync::Arc;
 use tempo_park::scoped::{EnterDepth, ScopedGuard};
 
 use crate::driver::DriverEnterGuard;
-use crate::scheduler::{SchedulerCore, SchedulerShared};
+use crate::scheduler::core::{SchedulerCore, SchedulerShared};
 use crate::task::JoinHandle;
 
 /// What this thread has entered.

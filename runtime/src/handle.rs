@@ -9,7 +9,7 @@ use std::thread::{self, Thread};
 
 use crate::current::{self, EnterLevel};
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::SchedulerShared;
+use crate::scheduler::core::SchedulerShared;
 use crate::task::JoinHandle;
 
 /// A cheap, cloneable reference to a [`Runtime`](crate::runtime::Runtime)
@@ -342,7 +342,7 @@ impl Handle {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn max_throttling(&self) -> std::time::Duration {
-        self.shared.max_throttling
+        self.shared.flavor.period()
     }
 }
 

@@ -26,7 +26,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use crate::current::{self, EnterLevel};
-use crate::scheduler::SchedulerCore;
+use crate::scheduler::{Scheduler, SchedulerCore};
 use crate::task::JoinHandle;
 
 pub use crate::builder::{Builder, TimerPolicy, MAX_THROTTLING, MIN_THROTTLING};
@@ -90,6 +90,8 @@ pub use tempo_io::Handle as IoHandle;
 /// ```
 pub struct Runtime {
     core: Rc<SchedulerCore>,
+    /// The loop that runs `core`, with its state.
+    scheduler: Scheduler,
     handle: Handle,
 }
 
@@ -111,11 +113,15 @@ pub struct EnterGuard<'a> {
 }
 
 impl Runtime {
-    pub(crate) fn from_core(core: Rc<SchedulerCore>) -> Runtime {
+    pub(crate) fn new(core: Rc<SchedulerCore>, scheduler: Scheduler) -> Runtime {
         let handle = Handle {
             shared: core.shared.clone(),
         };
-        Runtime { core, handle }
+        Runtime {
+            core,
+            scheduler,
+            handle,
+        }
     }
 
     /// Runs `future` to completion on this thread, running spawned tasks
@@ -143,7 +149,7 @@ impl Runtime {
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
         let _guard = current::enter_running(self.core.clone(), "block_on");
-        self.core.block_on(future)
+        self.scheduler.block_on(&self.core, future)
     }
 
     /// Runs one scheduler iteration and reports what it did.
@@ -181,7 +187,7 @@ impl Runtime {
     #[track_caller]
     pub fn turn(&self, max_wait: Duration) -> Turn {
         let _guard = current::enter_running(self.core.clone(), "turn");
-        self.core.turn(max_wait)
+        self.scheduler.turn(&self.core, max_wait)
     }
 
     /// Spawns a future onto this runtime. It runs when the runtime runs
@@ -323,7 +329,10 @@ impl Drop for Runtime {
 
 impl fmt::Debug for Runtime {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Runtime").field("core", &self.core).finish()
+        f.debug_struct("Runtime")
+            .field("core", &self.core)
+            .field("scheduler", &self.scheduler)
+            .finish()
     }
 }
 

@@ -3,13 +3,17 @@
 //!
 //! [`SchedulerCore`] is the owning thread's side (`!Send`, in an `Rc`), and
 //! [`SchedulerShared`] the side other threads reach through a
-//! [`Handle`](crate::runtime::Handle) or a waker. The two flavors are the
-//! loops over the core's two steps, [`SchedulerCore::run_ready`] (poll ready
+//! [`Handle`](crate::runtime::Handle) or a waker. The schedulers are loops
+//! *over* the core's two steps, [`SchedulerCore::run_ready`] (poll ready
 //! tasks within a budget) and [`SchedulerCore::park_driver`] (park or poll
-//! the driver): [`basic`](super::basic) has no state of its own;
-//! [`throttle`](super::throttle) owns all of its state in one
-//! [`Throttle`] value. [`Flavor`] says which one runs, the one place where
-//! "throttling on or off" is encoded.
+//! the driver): they use the core, and the core names none of them. Which
+//! loop runs is chosen one level up, in [`scheduler`](super), from the
+//! [`Flavor`] the builder decided; the core keeps that value only to answer
+//! [`Handle::max_throttling`](crate::runtime::Handle::max_throttling). A
+//! loop's own state (the throttling scheduler's tick grid, its sleeper, its
+//! `SLEEPING` state) lives in the loop's file; of a sleeper the core holds
+//! only the other end, an opaque unpark handle, so that
+//! [`SchedulerShared::unpark`] reaches it from any thread.
 //!
 //! Each poll of a task, and of the `block_on` future, runs with a fresh
 //! [cooperative budget](tempo_park::coop) (the outer one is restored after,
@@ -49,10 +53,11 @@
 //!
 //! # The park handshake (why no wake-up is lost)
 //!
-//! `park_state` is a small state word: `RUNNING`, `PARKED`, or `SLEEPING`
-//! (the throttling scheduler between ticks, where remote wakes deliberately
-//! do *not* unpark: they wait for the next tick, which is the point of
-//! throttling; see [`throttle`](super::throttle)).
+//! `park_state` is a small state word: `RUNNING`, `PARKED`, or a state of
+//! a loop's own in which it waits outside the driver (the throttling
+//! scheduler's `SLEEPING` between ticks). Only `PARKED` makes a remote wake
+//! unpark: in any other state remote wakes only queue, which for a sleeping
+//! throttled scheduler is the point (they wait for the next tick).
 //!
 //! ```text
 //! scheduler                                  remote thread
@@ -91,11 +96,10 @@ use std::task::Wake;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use tempo_park::{coop, Park, ParkThread, Unpark, UnparkThread};
+use tempo_park::{coop, Unpark, UnparkThread};
 
-use super::basic;
+use super::flavor::Flavor;
 use super::inject::InjectQueue;
-use super::throttle::{Throttle, ThrottleConfig};
 use super::turn::Turn;
 use crate::blocking::BlockingPool;
 use crate::current;
@@ -110,9 +114,6 @@ pub(crate) const RUNNING: usize = 0;
 /// `park_state`: the scheduler is parked in the driver, or about to park:
 /// the first remote wake unparks it.
 pub(crate) const PARKED: usize = 1;
-/// `park_state`: the throttling scheduler sleeps between two ticks: remote
-/// wakes only queue; only [`SchedulerShared::unpark`] cuts the sleep short.
-pub(crate) const SLEEPING: usize = 2;
 
 /// The scheduler settings the builder passes down.
 #[derive(Debug, Clone, Copy)]
@@ -120,25 +121,16 @@ pub(crate) struct SchedulerConfig {
     /// Task polls between two driver polls (under throttling: between two
     /// polls of a woken `block_on` future).
     pub(crate) event_interval: u32,
-    /// The throttling scheduler's settings; `None` for the basic one.
-    pub(crate) throttle: Option<ThrottleConfig>,
-}
-
-/// Which scheduler runs the core's loop: the one place that says whether
-/// throttling is on.
-#[derive(Debug)]
-pub(crate) enum Flavor {
-    /// Run ready tasks, park until an event; no state of its own.
-    Basic,
-    /// One tick per period; all its state is in [`Throttle`].
-    Throttle(Throttle),
+    /// Which scheduler runs, as the builder decided it.
+    pub(crate) flavor: Flavor,
 }
 
 /// The part of the scheduler other threads touch.
 pub(crate) struct SchedulerShared {
     /// Spawns and wakes from other threads.
     pub(super) inject: InjectQueue<Notified<Arc<SchedulerShared>>>,
-    /// `RUNNING` or `PARKED`; see the module docs.
+    /// `RUNNING`, `PARKED`, or a loop's own waiting state; see the module
+    /// docs.
     pub(crate) park_state: AtomicUsize,
     /// Wakes the driver.
     unpark: Arc<dyn Unpark>,
@@ -150,16 +142,16 @@ pub(crate) struct SchedulerShared {
     id: u64,
     /// The drivers' handles (I/O reactor, timers), for `Handle::enter`.
     pub(crate) handles: DriverHandles,
-    /// Cuts the throttling scheduler's sleep between ticks short (the
-    /// other end of [`Throttle`]'s sleeper; never slept on by the basic
-    /// scheduler, where an unpark of it is a harmless atomic swap).
-    sleeper: UnparkThread,
+    /// Cuts short a wait of the loop's own, outside the driver (the
+    /// throttling scheduler's sleep between ticks); `None` for a loop that
+    /// waits only in the driver.
+    sleeper: Option<UnparkThread>,
     /// Published metrics.
     pub(crate) counters: SharedCounters,
-    /// The throttling period, for [`Handle::max_throttling`](crate::runtime::Handle::max_throttling);
-    /// zero for the basic scheduler. Read by other threads; the scheduler
-    /// itself reads [`ThrottleConfig`].
-    pub(crate) max_throttling: Duration,
+    /// Which scheduler runs, as the builder decided it: read by
+    /// [`Handle::max_throttling`](crate::runtime::Handle::max_throttling)
+    /// on any thread. The loop itself keeps its own copy of its settings.
+    pub(crate) flavor: Flavor,
     /// The thread that built the runtime: the only one that can run it
     /// (`Runtime` is `!Send`).
     pub(crate) owner: ThreadId,
@@ -226,7 +218,9 @@ impl SchedulerShared {
     pub(crate) fn unpark(&self) {
         // A ParkThread unpark costs an atomic swap unless the scheduler
         // sleeps on it, and is remembered until the next sleep.
-        self.sleeper.unpark();
+        if let Some(sleeper) = &self.sleeper {
+            sleeper.unpark();
+        }
         if self.park_state.load(SeqCst) != RUNNING {
             self.notify_parked();
         }
@@ -277,6 +271,7 @@ impl std::fmt::Debug for SchedulerShared {
             .field("injected", &self.inject.len())
             .field("park_state", &self.park_state.load(Relaxed))
             .field("unpark_count", &self.unpark_count())
+            .field("flavor", &self.flavor)
             .finish_non_exhaustive()
     }
 }
@@ -293,8 +288,6 @@ pub(crate) struct SchedulerCore {
     deferred: coop::Deferred,
     /// Task polls between two driver polls (`event_interval`).
     pub(super) event_interval: u32,
-    /// Which loop runs, with its state.
-    flavor: Flavor,
     pub(super) counters: LocalCounters,
     shut_down: Cell<bool>,
     /// The `Runtime` owning this core was dropped: the core is never the
@@ -304,20 +297,16 @@ pub(crate) struct SchedulerCore {
 }
 
 impl SchedulerCore {
+    /// A core over `driver`. `sleeper` is the other end of the loop's own
+    /// wait outside the driver, if it has one: [`SchedulerShared::unpark`]
+    /// cuts that wait short.
     pub(crate) fn new(
         driver: Driver,
         config: SchedulerConfig,
         blocking: BlockingPool,
+        sleeper: Option<UnparkThread>,
     ) -> Rc<SchedulerCore> {
         let owned = OwnedTasks::new();
-        let flavor = match config.throttle {
-            None => Flavor::Basic,
-            Some(throttle) => Flavor::Throttle(Throttle::new(throttle)),
-        };
-        let sleeper = match &flavor {
-            Flavor::Throttle(throttle) => throttle.sleeper_unpark(),
-            Flavor::Basic => ParkThread::new().unpark(),
-        };
         let shared = Arc::new(SchedulerShared {
             inject: InjectQueue::new(),
             park_state: AtomicUsize::new(RUNNING),
@@ -328,7 +317,7 @@ impl SchedulerCore {
             handles: driver.handles().clone(),
             sleeper,
             counters: SharedCounters::new(),
-            max_throttling: config.throttle.map_or(Duration::ZERO, |t| t.period),
+            flavor: config.flavor,
             owner: std::thread::current().id(),
             blocking,
         });
@@ -339,7 +328,6 @@ impl SchedulerCore {
             driver: RefCell::new(driver),
             deferred: coop::Deferred::new(),
             event_interval: config.event_interval,
-            flavor,
             counters: LocalCounters::default(),
             shut_down: Cell::new(false),
             released: Cell::new(false),
@@ -514,15 +502,6 @@ impl SchedulerCore {
         self.driver.borrow().look_threshold()
     }
 
-    /// One iteration for a host loop: one pass of the basic loop, or one
-    /// tick.
-    pub(crate) fn turn(&self, max_wait: Duration) -> Turn {
-        match &self.flavor {
-            Flavor::Basic => basic::turn(self, max_wait),
-            Flavor::Throttle(throttle) => throttle.turn(self, max_wait),
-        }
-    }
-
     /// Accounts one finished iteration and publishes the counters.
     /// Returns the instant it read, which is also when the next iteration
     /// starts: a loop reads the clock once per iteration, not twice.
@@ -532,14 +511,6 @@ impl SchedulerCore {
             .iteration(end.saturating_duration_since(start), parked);
         self.counters.publish(&self.shared.counters);
         end
-    }
-
-    /// Runs `future` to completion, running tasks meanwhile.
-    pub(crate) fn block_on<F: Future>(&self, future: F) -> F::Output {
-        match &self.flavor {
-            Flavor::Basic => basic::block_on(self, future),
-            Flavor::Throttle(throttle) => throttle.block_on(self, future),
-        }
     }
 
     /// The `block_on` future's waker, and the flag that says it was woken
@@ -630,7 +601,6 @@ impl std::fmt::Debug for SchedulerCore {
             .field("deferred", &self.deferred.len())
             .field("owned", &self.owned.borrow())
             .field("event_interval", &self.event_interval)
-            .field("flavor", &self.flavor)
             .finish_non_exhaustive()
     }
 }

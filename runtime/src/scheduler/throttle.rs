@@ -107,24 +107,17 @@ use std::time::{Duration, Instant};
 
 use tempo_park::{Park, ParkThread, UnparkThread};
 
-use super::core::{SchedulerCore, RUNNING, SLEEPING};
+use super::core::{SchedulerCore, RUNNING};
+use super::flavor::ThrottleConfig;
 use super::pacer::{ThrottlePacer, TickEnd};
 use super::turn::Turn;
 use crate::sync::Ordering::SeqCst;
 
-/// The throttling settings the builder passes down: the one place the
-/// period `T` and the firing window (`T/2`, derived by the builder) are
-/// given.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct ThrottleConfig {
-    /// The period `T`.
-    pub(crate) period: Duration,
-    /// The timer driver's firing window between regular ticks (`T/2` for
-    /// nearest-tick timers, zero for never-early ones).
-    pub(crate) firing_window: Duration,
-    /// Task polls per tick at most.
-    pub(crate) tick_budget: u32,
-}
+/// `park_state` (see [`core`](super::core)): the throttling scheduler
+/// sleeps between two ticks. Not `PARKED`, so remote wakes only queue;
+/// only [`SchedulerShared::unpark`](super::core::SchedulerShared::unpark)
+/// cuts the sleep short, through the [`Throttle`]'s sleeper.
+pub(super) const SLEEPING: usize = 2;
 
 /// Everything the throttling scheduler keeps between ticks.
 #[derive(Debug)]
@@ -138,7 +131,8 @@ pub(crate) struct Throttle {
     /// The last tick, for the firing window of the next one.
     last: Cell<LastTick>,
     /// Where the scheduler sleeps between ticks; its unpark handle is
-    /// [`SchedulerShared`](super::core::SchedulerShared)'s sleeper.
+    /// given to the core as its sleeper (see [`Scheduler`](super::Scheduler)),
+    /// for [`Handle::unpark`](crate::runtime::Handle::unpark).
     sleeper: RefCell<ParkThread>,
 }
 
@@ -299,7 +293,7 @@ impl SecondLooks {
 }
 
 impl Throttle {
-    pub(crate) fn new(config: ThrottleConfig) -> Throttle {
+    pub(super) fn new(config: ThrottleConfig) -> Throttle {
         Throttle {
             pacer: RefCell::new(ThrottlePacer::new(config.period)),
             firing_window: config.firing_window,
@@ -315,7 +309,7 @@ impl Throttle {
 
     /// The handle that cuts the sleep between ticks short, for other
     /// threads.
-    pub(crate) fn sleeper_unpark(&self) -> UnparkThread {
+    pub(super) fn sleeper_unpark(&self) -> UnparkThread {
         self.sleeper.borrow().unpark()
     }
 

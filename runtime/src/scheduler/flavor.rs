@@ -1,0 +1,65 @@
+//! [`Flavor`]: which scheduler a runtime runs, decided once by the builder.
+//!
+//! "Throttling on or off" has consequences in three layers: the timer
+//! driver (its firing window and the spacing of its fire passes), the I/O
+//! driver (the receive-ahead rule of datagram receives) and the scheduler
+//! (which loop runs, with which period and tick budget). Each of them is
+//! derived here from the one [`Flavor`] value, so that no layer decides it
+//! again from the raw settings and no two can disagree.
+//!
+//! This file is a leaf: plain values, no scheduler state. The core reads
+//! the value (for [`Handle::max_throttling`](crate::runtime::Handle::max_throttling)),
+//! [`scheduler`](super) turns it into the loop that runs, and the
+//! throttling loop takes its [`ThrottleConfig`].
+
+use std::time::Duration;
+
+/// Which scheduler runs, with its settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// The basic scheduler: run ready tasks, park until an event.
+    Basic,
+    /// The throttling scheduler: one tick per period.
+    Throttle(ThrottleConfig),
+}
+
+/// The throttling settings: the one place the period `T` and the firing
+/// window are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct ThrottleConfig {
+    /// The period `T`.
+    pub(crate) period: Duration,
+    /// The timer driver's firing window between regular ticks (`T/2` for
+    /// nearest-tick timers, zero for never-early ones).
+    pub(crate) firing_window: Duration,
+    /// Task polls per tick at most.
+    pub(crate) tick_budget: u32,
+}
+
+impl Flavor {
+    /// The throttling period, zero for the basic scheduler: also the
+    /// spacing of the timer driver's fire passes (how late a never-early
+    /// timer can be).
+    pub(crate) fn period(&self) -> Duration {
+        match self {
+            Flavor::Basic => Duration::ZERO,
+            Flavor::Throttle(throttle) => throttle.period,
+        }
+    }
+
+    /// The timer driver's firing window: timers due by `now + window` fire
+    /// (zero for the basic scheduler, which fires on the deadline).
+    pub(crate) fn firing_window(&self) -> Duration {
+        match self {
+            Flavor::Basic => Duration::ZERO,
+            Flavor::Throttle(throttle) => throttle.firing_window,
+        }
+    }
+
+    /// The I/O driver's receive-ahead rule for datagram receives: on under
+    /// throttling, where a receive that also tells "drained" saves the
+    /// empty `recvfrom` of every socket at every tick.
+    pub(crate) fn recv_ahead(&self) -> bool {
+        matches!(self, Flavor::Throttle(_))
+    }
+}
