@@ -134,15 +134,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # Known gap
+//! # Flushing a socket
 //!
-//! `flush_start` drops what the element holds. A datagram that Tempo's
-//! receive-ahead has already read from a socket, but that the element has
-//! not received yet, cannot be dropped through a public API yet: after a
-//! flush, the element may still receive one datagram that arrived before
-//! it. Dropping it is planned in tempo-io (issue 22); until then an element
-//! that must not see pre-flush data compares timestamps or sequence
-//! numbers.
+//! `flush_start` drops what the element holds. Under a throttling context a
+//! datagram socket may also hold one datagram that Tempo's receive-ahead
+//! has already read from the kernel but the element has not received yet:
+//! an element whose `flush_start` must drop in-flight data calls
+//! [`UdpSocket::discard_held`](tempo::net::UdpSocket::discard_held) (or
+//! `UnixDatagram::discard_held`) on its socket, so that no datagram from
+//! before the flush reaches it after.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
