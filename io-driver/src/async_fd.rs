@@ -719,6 +719,25 @@ impl Event {
 #[derive(Debug, Default)]
 pub struct TryIoError(());
 
+/// What both ready guards' `clear_ready` (`ready`: `None`, all the guard
+/// saw) and `clear_ready_matching` do: clears `ready` on `async_fd` against
+/// the guard's event (so an edge that came after it is kept), and keeps
+/// what is left of the event in `slot`.
+fn clear_guard_event<T: AsRawFd>(
+    async_fd: &AsyncFd<T>,
+    slot: &mut Option<Event>,
+    ready: Option<Ready>,
+) {
+    if let Some(mut event) = slot.take() {
+        let ready = ready.unwrap_or(event.ready);
+        async_fd.clear(&event, ready);
+        event.ready = event.ready - ready;
+        if !event.ready.is_empty() {
+            *slot = Some(event);
+        }
+    }
+}
+
 /// Readiness of an [`AsyncFd`] seen by a wait and not yet acknowledged,
 /// with shared access to it (tokio's `AsyncFdReadyGuard`).
 ///
@@ -764,9 +783,7 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
     /// # Ok(()) }).unwrap();
     /// ```
     pub fn clear_ready(&mut self) {
-        if let Some(event) = self.event.take() {
-            self.async_fd.clear(&event, event.ready);
-        }
+        clear_guard_event(self.async_fd, &mut self.event, None);
     }
 
     /// Clears only the readiness in `ready` (after a read blocked on a
@@ -784,13 +801,7 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
     /// # Ok(()) }).unwrap();
     /// ```
     pub fn clear_ready_matching(&mut self, ready: Ready) {
-        if let Some(mut event) = self.event.take() {
-            self.async_fd.clear(&event, ready);
-            event.ready = event.ready - ready;
-            if !event.ready.is_empty() {
-                self.event = Some(event);
-            }
-        }
+        clear_guard_event(self.async_fd, &mut self.event, Some(ready));
     }
 
     /// Keeps the readiness (the next wait completes at once). Dropping
@@ -924,9 +935,7 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
     /// # Ok(()) }).unwrap();
     /// ```
     pub fn clear_ready(&mut self) {
-        if let Some(event) = self.event.take() {
-            self.async_fd.clear(&event, event.ready);
-        }
+        clear_guard_event(self.async_fd, &mut self.event, None);
     }
 
     /// [`AsyncFdReadyGuard::clear_ready_matching`].
@@ -942,13 +951,7 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
     /// # Ok(()) }).unwrap();
     /// ```
     pub fn clear_ready_matching(&mut self, ready: Ready) {
-        if let Some(mut event) = self.event.take() {
-            self.async_fd.clear(&event, ready);
-            event.ready = event.ready - ready;
-            if !event.ready.is_empty() {
-                self.event = Some(event);
-            }
-        }
+        clear_guard_event(self.async_fd, &mut self.event, Some(ready));
     }
 
     /// [`AsyncFdReadyGuard::retain_ready`].
