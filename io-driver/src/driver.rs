@@ -75,9 +75,9 @@ use std::time::Duration;
 use mio::{Events, Poll};
 use tempo_park::{DriverStats, Park, Unpark};
 
-use crate::net::RecvAheadMode;
 use crate::ready::Ready;
 use crate::registration_set::{RegistrationSet, WAKER_TOKEN};
+use crate::socket_settings::SocketSettings;
 use crate::{wake_batch, Handle};
 
 /// Default size of the `Events` buffer: the events one `epoll_wait`
@@ -91,11 +91,7 @@ pub(crate) struct IoDriverShared {
     pub(crate) registry: mio::Registry,
     pub(crate) waker: Arc<mio::Waker>,
     pub(crate) registrations: parking_lot::Mutex<RegistrationSet>,
-    /// The receive-ahead rule's switch.
-    pub(crate) recv_ahead_mode: RecvAheadMode,
     pub(crate) is_shutdown: AtomicBool,
-    /// Resolves host names for this driver's sockets (`net::Resolve`).
-    pub(crate) resolver: crate::net::ResolverSlot,
 }
 
 /// The I/O reactor: a `mio::Poll`, its events buffer and the registrations
@@ -133,6 +129,9 @@ pub struct Driver {
     poll: Poll,
     events: Events,
     shared: Arc<IoDriverShared>,
+    /// What its sockets share besides the reactor (receive-ahead switch,
+    /// resolver): handed to every [`Handle`], never read by the dispatch.
+    settings: Arc<SocketSettings>,
     /// Wakers taken during dispatch, woken after the lock is released.
     wakers: Vec<Waker>,
     /// Number of `park*` calls so far.
@@ -192,14 +191,13 @@ impl Driver {
             registry: poll.registry().try_clone()?,
             waker,
             registrations: parking_lot::Mutex::new(RegistrationSet::default()),
-            recv_ahead_mode: RecvAheadMode::new(),
             is_shutdown: AtomicBool::new(false),
-            resolver: Default::default(),
         });
         Ok(Driver {
             poll,
             events: Events::with_capacity(events.max(1)),
             shared,
+            settings: Arc::default(),
             wakers: Vec::new(),
             dispatch_round: 0,
             io_events: 0,
@@ -208,7 +206,7 @@ impl Driver {
 
     /// A handle that registers sockets with this driver, from any thread.
     pub fn handle(&self) -> Handle {
-        Handle::from_shared(self.shared.clone())
+        Handle::from_parts(self.shared.clone(), self.settings.clone())
     }
 
     /// Turns the receive-ahead rule on or off (default: off).
@@ -233,7 +231,7 @@ impl Driver {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn set_recv_ahead(&mut self, enabled: bool) {
-        self.shared.recv_ahead_mode.set_enabled(enabled);
+        self.settings.recv_ahead.set_enabled(enabled);
     }
 
     /// Number of `park*` calls so far (dispatch rounds).

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tempo_park::scoped::ScopedGuard;
 
 use crate::driver::IoDriverShared;
+use crate::socket_settings::SocketSettings;
 
 tempo_park::scoped_thread_local! {
     /// The current reactor of this thread (see `tempo_park::scoped` for the
@@ -37,7 +38,10 @@ tempo_park::scoped_thread_local! {
 /// ```
 #[derive(Clone)]
 pub struct Handle {
+    /// The reactor: registrations, the poller's registry, its waker.
     pub(crate) shared: Arc<IoDriverShared>,
+    /// The socket layer's settings (receive-ahead switch, resolver).
+    pub(crate) settings: Arc<SocketSettings>,
 }
 
 impl fmt::Debug for Handle {
@@ -73,8 +77,8 @@ impl fmt::Debug for EnterGuard {
 }
 
 impl Handle {
-    pub(crate) fn from_shared(shared: Arc<IoDriverShared>) -> Handle {
-        Handle { shared }
+    pub(crate) fn from_parts(shared: Arc<IoDriverShared>, settings: Arc<SocketSettings>) -> Handle {
+        Handle { shared, settings }
     }
 
     /// The reactor of the current thread: the one set by the innermost live
@@ -139,7 +143,7 @@ impl Handle {
     /// Whether the driver's receive-ahead rule is on
     /// ([`Driver::set_recv_ahead`](crate::Driver::set_recv_ahead)).
     pub(crate) fn recv_ahead_enabled(&self) -> bool {
-        self.shared.recv_ahead_mode.is_enabled()
+        self.settings.recv_ahead.is_enabled()
     }
 
     /// Whether the driver was dropped (sockets registered with it fail).

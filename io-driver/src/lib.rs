@@ -121,6 +121,8 @@
 //! * `driver`: [`Driver`], the reactor: `mio::Poll`, one dispatch pass per
 //!   `park*`, shutdown.
 //! * `handle`: [`Handle`], the thread's current reactor, [`EnterGuard`].
+//! * `socket_settings`: what a driver's sockets share besides the reactor
+//!   (the receive-ahead switch, the resolver), carried by the [`Handle`].
 //! * `registration_set`: the slab of registrations, generation-tagged tokens.
 //! * `registration`: one socket's entry and its operation loop (budget,
 //!   syscall, readiness, waiting).
@@ -155,6 +157,7 @@ mod ready;
 mod registration;
 mod registration_set;
 mod scheduled_io;
+mod socket_settings;
 mod sync;
 mod sys;
 mod wake_batch;

@@ -18,82 +18,12 @@
 //!   names are resolved inline, blocking the calling thread, as
 //!   `std::net` does.
 
-use std::fmt;
-use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::pin::Pin;
 use std::sync::Arc;
 
+pub use crate::socket_settings::{Resolve, Resolving};
 use crate::Handle;
-
-/// A host-name lookup in progress: what [`Resolve::resolve`] returns.
-///
-/// ```
-/// use std::net::SocketAddr;
-/// use tempo_io::net::Resolving;
-///
-/// let lookup: Resolving = Box::pin(async { Ok(vec![SocketAddr::from(([127, 0, 0, 1], 80))]) });
-/// # drop(lookup);
-/// ```
-pub type Resolving = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send>>;
-
-/// Resolves host names for the sockets of one driver, off the thread that
-/// asks; installed with [`Handle::set_resolver`].
-///
-/// Only names reach it: addresses that are already IPs never do (see
-/// [`ToSocketAddrs`]). The `tempo` runtime installs one that runs
-/// `std::net::ToSocketAddrs` on its blocking pool.
-///
-/// ```
-/// use std::net::SocketAddr;
-/// use std::sync::Arc;
-/// use tempo_io::net::{Resolve, Resolving};
-///
-/// /// Resolves every name to localhost: a test double.
-/// struct Localhost;
-///
-/// impl Resolve for Localhost {
-///     fn resolve(&self, host_and_port: String) -> Resolving {
-///         let port = host_and_port.rsplit(':').next().and_then(|p| p.parse().ok());
-///         Box::pin(async move {
-///             let port = port.ok_or(std::io::ErrorKind::InvalidInput)?;
-///             Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
-///         })
-///     }
-/// }
-///
-/// let driver = tempo_io::Driver::new()?;
-/// driver.handle().set_resolver(Arc::new(Localhost));
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub trait Resolve: Send + Sync + 'static {
-    /// Resolves `host_and_port` (`"example.com:443"`, any string
-    /// `std::net::ToSocketAddrs` accepts) to its addresses.
-    fn resolve(&self, host_and_port: String) -> Resolving;
-}
-
-/// The resolver of a driver, if one was installed.
-#[derive(Default)]
-pub(crate) struct ResolverSlot(parking_lot::RwLock<Option<Arc<dyn Resolve>>>);
-
-impl ResolverSlot {
-    pub(crate) fn set(&self, resolver: Arc<dyn Resolve>) {
-        *self.0.write() = Some(resolver);
-    }
-
-    fn get(&self) -> Option<Arc<dyn Resolve>> {
-        self.0.read().clone()
-    }
-}
-
-impl fmt::Debug for ResolverSlot {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResolverSlot")
-            .field("installed", &self.0.read().is_some())
-            .finish()
-    }
-}
 
 /// Addresses to bind, connect or send to: tokio's sealed
 /// `tokio::net::ToSocketAddrs`, implemented for the types std's
@@ -241,7 +171,7 @@ pub(crate) async fn resolve<'a, A: ToSocketAddrs + ?Sized>(
         Lookup::Addrs(addrs) => return Ok(addrs),
         Lookup::Name(name) => name,
     };
-    let addrs = match handle.and_then(|handle| handle.shared.resolver.get()) {
+    let addrs = match handle.and_then(|handle| handle.settings.resolver.get()) {
         Some(resolver) => resolver.resolve(name).await?,
         None => std::net::ToSocketAddrs::to_socket_addrs(&name)?.collect(),
     };
@@ -315,6 +245,6 @@ impl Handle {
     /// built; a host that drives [`Driver`](crate::Driver) itself installs
     /// its own (see [`Resolve`] for an example).
     pub fn set_resolver(&self, resolver: Arc<dyn Resolve>) {
-        self.shared.resolver.set(resolver);
+        self.settings.resolver.set(resolver);
     }
 }
