@@ -22,6 +22,7 @@ use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 use std::sync::Arc;
 
+use crate::socket_settings::SocketSettings;
 pub use crate::socket_settings::{Resolve, Resolving};
 use crate::Handle;
 
@@ -162,16 +163,17 @@ impl<T: ToSocketAddrs + ?Sized> ToSocketAddrsPriv for &T {
 }
 
 /// The addresses `addr` stands for: at once for IP addresses; for a name,
-/// through `handle`'s resolver, or inline if there is none.
+/// through the resolver of the driver whose `settings` these are, or
+/// inline if there is none.
 pub(crate) async fn resolve<'a, A: ToSocketAddrs + ?Sized>(
     addr: &'a A,
-    handle: Option<&Handle>,
+    settings: Option<&SocketSettings>,
 ) -> io::Result<Addrs<'a>> {
     let name = match addr.lookup() {
         Lookup::Addrs(addrs) => return Ok(addrs),
         Lookup::Name(name) => name,
     };
-    let addrs = match handle.and_then(|handle| handle.settings.resolver.get()) {
+    let addrs = match settings.and_then(|settings| settings.resolver.get()) {
         Some(resolver) => resolver.resolve(name).await?,
         None => std::net::ToSocketAddrs::to_socket_addrs(&name)?.collect(),
     };
@@ -179,14 +181,14 @@ pub(crate) async fn resolve<'a, A: ToSocketAddrs + ?Sized>(
 }
 
 /// Calls `f` with each address `addr` stands for (resolved through
-/// `handle`), returning the first success or the last error.
+/// the driver's `settings`), returning the first success or the last error.
 pub(crate) async fn each_addr<A: ToSocketAddrs + ?Sized, T>(
     addr: &A,
-    handle: &Handle,
+    settings: &SocketSettings,
     mut f: impl FnMut(SocketAddr) -> io::Result<T>,
 ) -> io::Result<T> {
     let mut last_error = None;
-    for addr in resolve(addr, Some(handle)).await? {
+    for addr in resolve(addr, Some(settings)).await? {
         match f(addr) {
             Ok(value) => return Ok(value),
             Err(e) => last_error = Some(e),
@@ -198,9 +200,9 @@ pub(crate) async fn each_addr<A: ToSocketAddrs + ?Sized, T>(
 /// The first address `addr` stands for (for `send_to`).
 pub(crate) async fn first_addr<A: ToSocketAddrs + ?Sized>(
     addr: &A,
-    handle: &Handle,
+    settings: &SocketSettings,
 ) -> io::Result<SocketAddr> {
-    resolve(addr, Some(handle))
+    resolve(addr, Some(settings))
         .await?
         .next()
         .ok_or_else(no_address)
@@ -232,7 +234,9 @@ pub async fn lookup_host<T: ToSocketAddrs>(
     host: T,
 ) -> io::Result<impl Iterator<Item = SocketAddr>> {
     let handle = Handle::try_current().ok();
-    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref()).await?.collect();
+    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref().map(|handle| &*handle.settings))
+        .await?
+        .collect();
     Ok(addrs.into_iter())
 }
 
