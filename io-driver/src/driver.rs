@@ -15,7 +15,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tempo_park::{DriverStats, Park};
+use tempo_park::{DriverStats, IoDriver, Park};
 
 use crate::handle::Handle;
 use crate::readiness::Reactor;
@@ -167,6 +167,29 @@ impl Park for Driver {
 
     fn stats(&self) -> DriverStats {
         self.reactor.stats()
+    }
+}
+
+/// The runtime's contract with its I/O backend: the events capacity, the
+/// throttled datagram rule (receive-ahead), and the second look (a
+/// zero-timeout park, the provided default).
+///
+/// ```
+/// use tempo_park::IoDriver;
+///
+/// let mut driver = tempo_io::Driver::with_capacity(64)?;
+/// assert_eq!(IoDriver::events_capacity(&driver), 64);
+/// driver.set_throttled(true); // the receive-ahead rule, as `set_recv_ahead(true)`
+/// driver.look()?;             // dispatches what is ready, never blocks
+/// # Ok::<(), std::io::Error>(())
+/// ```
+impl IoDriver for Driver {
+    fn events_capacity(&self) -> usize {
+        self.reactor.events_capacity()
+    }
+
+    fn set_throttled(&mut self, throttled: bool) {
+        self.set_recv_ahead(throttled);
     }
 }
 
