@@ -66,9 +66,8 @@ use mio::unix::SourceFd;
 use mio::{Registry, Token};
 
 use crate::poll_io::PollIo;
+use crate::readiness::{ReadyEvent, Registration};
 use crate::ready::{Direction, Interest, Ready};
-use crate::registration::Registration;
-use crate::scheduled_io::ReadyEvent;
 
 /// The descriptor as a mio source (`SourceFd` borrows the fd; this owns
 /// the number, not the descriptor).

@@ -18,7 +18,8 @@ use std::time::Duration;
 
 use tempo_park::Park;
 
-use crate::{Driver, Handle};
+use crate::driver::Driver;
+use crate::handle::Handle;
 
 /// How many parks an example may take before it is declared stuck: an
 /// example that lost a wake-up fails instead of hanging the doctests.

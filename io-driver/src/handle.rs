@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use tempo_park::scoped::ScopedGuard;
 
-use crate::driver::IoDriverShared;
+use crate::readiness::ReactorShared;
+use crate::socket_settings::SocketSettings;
 
 tempo_park::scoped_thread_local! {
     /// The current reactor of this thread (see `tempo_park::scoped` for the
@@ -37,7 +38,10 @@ tempo_park::scoped_thread_local! {
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    pub(crate) shared: Arc<IoDriverShared>,
+    /// The reactor: registrations, the poller's registry, its waker.
+    pub(crate) reactor: Arc<ReactorShared>,
+    /// The socket layer's settings (receive-ahead switch, resolver).
+    pub(crate) settings: Arc<SocketSettings>,
 }
 
 impl fmt::Debug for Handle {
@@ -73,8 +77,8 @@ impl fmt::Debug for EnterGuard {
 }
 
 impl Handle {
-    pub(crate) fn from_shared(shared: Arc<IoDriverShared>) -> Handle {
-        Handle { shared }
+    pub(crate) fn from_parts(reactor: Arc<ReactorShared>, settings: Arc<SocketSettings>) -> Handle {
+        Handle { reactor, settings }
     }
 
     /// The reactor of the current thread: the one set by the innermost live
@@ -133,18 +137,12 @@ impl Handle {
     /// Wakes the driver: its current `park*` returns, or the next one
     /// returns at once.
     pub fn unpark(&self) {
-        let _ = self.shared.waker.wake();
-    }
-
-    /// Whether the driver's receive-ahead rule is on
-    /// ([`Driver::set_recv_ahead`](crate::Driver::set_recv_ahead)).
-    pub(crate) fn recv_ahead_enabled(&self) -> bool {
-        self.shared.recv_ahead_mode.is_enabled()
+        let _ = self.reactor.waker.wake();
     }
 
     /// Whether the driver was dropped (sockets registered with it fail).
     pub fn is_shutdown(&self) -> bool {
-        self.shared
+        self.reactor
             .is_shutdown
             .load(std::sync::atomic::Ordering::SeqCst)
     }
@@ -165,14 +163,14 @@ impl Handle {
 /// ```
 impl std::os::fd::AsRawFd for Handle {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        std::os::fd::AsRawFd::as_raw_fd(&self.shared.registry)
+        std::os::fd::AsRawFd::as_raw_fd(&self.reactor.registry)
     }
 }
 
 /// See [`AsRawFd`](#impl-AsRawFd-for-Handle).
 impl std::os::fd::AsFd for Handle {
     fn as_fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        std::os::fd::AsFd::as_fd(&self.shared.registry)
+        std::os::fd::AsFd::as_fd(&self.reactor.registry)
     }
 }
 
@@ -187,7 +185,13 @@ fn no_driver_error() -> io::Error {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-    use crate::Driver;
+    use crate::readiness::Reactor;
+
+    /// A handle to a reactor of its own (the public `Driver` composes the
+    /// same two parts).
+    fn handle_of(reactor: &Reactor) -> Handle {
+        Handle::from_parts(reactor.shared(), Arc::default())
+    }
 
     #[test]
     fn current_without_driver_says_what_to_do() {
@@ -204,24 +208,24 @@ mod tests {
 
     #[test]
     fn nested_enter_restores_previous() {
-        let a = Driver::new().unwrap();
-        let b = Driver::new().unwrap();
-        let (ha, hb) = (a.handle(), b.handle());
+        let a = Reactor::with_capacity(8).unwrap();
+        let b = Reactor::with_capacity(8).unwrap();
+        let (ha, hb) = (handle_of(&a), handle_of(&b));
         let ga = ha.enter();
         assert!(Arc::ptr_eq(
-            &Handle::try_current().unwrap().shared,
-            &ha.shared
+            &Handle::try_current().unwrap().reactor,
+            &ha.reactor
         ));
         {
             let _gb = hb.enter();
             assert!(Arc::ptr_eq(
-                &Handle::try_current().unwrap().shared,
-                &hb.shared
+                &Handle::try_current().unwrap().reactor,
+                &hb.reactor
             ));
         }
         assert!(Arc::ptr_eq(
-            &Handle::try_current().unwrap().shared,
-            &ha.shared
+            &Handle::try_current().unwrap().reactor,
+            &ha.reactor
         ));
         drop(ga);
         assert!(Handle::try_current().is_err());

@@ -118,16 +118,23 @@
 //!
 //! # Module map
 //!
-//! * `driver`: [`Driver`], the reactor: `mio::Poll`, one dispatch pass per
-//!   `park*`, shutdown.
-//! * `handle`: [`Handle`], the thread's current reactor, [`EnterGuard`].
-//! * `registration_set`: the slab of registrations, generation-tagged tokens.
-//! * `registration`: one socket's entry and its operation loop (budget,
-//!   syscall, readiness, waiting).
-//! * `scheduled_io`: the readiness word and the waiters of one registration.
-//! * `poll_io`: a mio source plus its registration, the net types' field.
+//! * `readiness/`: the mio reactor and what it dispatches to, knowing
+//!   nothing of datagrams, throttling or names: `reactor` (poll, one
+//!   dispatch pass per `park*`, shutdown), `registration` (one socket's
+//!   entry and its operation loop: budget, syscall, readiness, waiting),
+//!   `registration_set` (the slab, generation-tagged tokens),
+//!   `scheduled_io` (the readiness word and the waiters of one
+//!   registration), `wake_batch` (waking a batch when one waker may
+//!   panic), `sync` (std or loom primitives). It imports only `ready`.
+//! * `socket_settings`: what a driver's sockets share besides the reactor
+//!   (the receive-ahead switch, the resolver).
+//! * `driver`: [`Driver`], the reactor plus those settings; [`tempo_park::Park`]
+//!   forwarded to the reactor.
+//! * `handle`: [`Handle`] (the reactor's shared state plus the settings),
+//!   the thread's current reactor, [`EnterGuard`].
+//! * `poll_io`: a mio source plus its registration and the settings, the
+//!   net types' (and `AsyncFd`'s) field.
 //! * `ready`: readiness bits ([`Ready`]), [`Interest`], directions.
-//! * `wake_batch`: waking a batch of wakers when one may panic.
 //! * [`net`]: the socket types. Each public method is a documented
 //!   forward to generic code written once: `net/datagram.rs`
 //!   (`DatagramIo`, the datagram sockets' operations and their
@@ -140,7 +147,6 @@
 //!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/socket.rs`:
 //!   `TcpSocket`'s calls).
 //! * `compat`: `futures-io` and `tokio-io` trait impls.
-//! * `sync`: std or loom primitives.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
@@ -151,13 +157,10 @@ mod doc_support;
 mod driver;
 mod handle;
 mod poll_io;
+mod readiness;
 mod ready;
-mod registration;
-mod registration_set;
-mod scheduled_io;
-mod sync;
+mod socket_settings;
 mod sys;
-mod wake_batch;
 
 pub mod net;
 
@@ -178,6 +181,6 @@ pub use ready::{Interest, Ready};
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_model {
+    pub use crate::readiness::{ReadyEvent, ScheduledIo, Waiter};
     pub use crate::ready::{Direction, Ready};
-    pub use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
 }

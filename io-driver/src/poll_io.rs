@@ -1,19 +1,31 @@
 //! [`PollIo`]: a mio source plus its [`Registration`], the building block of
-//! every net type. Dropping it deregisters the source before closing it.
+//! every net type (and of `AsyncFd`). Dropping it deregisters the source
+//! before closing it.
+//!
+//! It is where the readiness layer meets the socket layer: the
+//! registration points to the reactor, `settings` to what the driver's
+//! sockets share (receive-ahead switch, resolver). Both came from one
+//! [`Handle`], which [`handle`](PollIo::handle) puts back together (for
+//! an accepted stream). A datagram receive reads the switch through
+//! `settings`: one pointer, one Relaxed load.
 
 use std::io;
 use std::ops::Deref;
+use std::sync::Arc;
 
 use mio::event::Source;
 
-use crate::registration::Registration;
-use crate::Handle;
+use crate::handle::Handle;
+use crate::readiness::{shutdown_error, Registration};
+use crate::socket_settings::SocketSettings;
 
 #[derive(Debug)]
 pub(crate) struct PollIo<S: Source> {
     /// `None` only after `into_inner`.
     io: Option<S>,
     pub(crate) registration: Registration,
+    /// The settings of the driver's sockets.
+    settings: Arc<SocketSettings>,
 }
 
 impl<S: Source> PollIo<S> {
@@ -24,13 +36,25 @@ impl<S: Source> PollIo<S> {
 
     pub(crate) fn with_handle(mut io: S, handle: Handle) -> io::Result<PollIo<S>> {
         if handle.is_shutdown() {
-            return Err(crate::scheduled_io::shutdown_error());
+            return Err(shutdown_error());
         }
-        let registration = Registration::new(&mut io, handle)?;
+        let Handle { reactor, settings } = handle;
+        let registration = Registration::new(&mut io, reactor)?;
         Ok(PollIo {
             io: Some(io),
             registration,
+            settings,
         })
+    }
+
+    /// The handle of the driver it is registered with.
+    pub(crate) fn handle(&self) -> Handle {
+        Handle::from_parts(self.registration.reactor().clone(), self.settings.clone())
+    }
+
+    /// The settings of the driver's sockets.
+    pub(crate) fn settings(&self) -> &SocketSettings {
+        &self.settings
     }
 
     /// Deregisters and returns the source (for `into_std`).

@@ -103,6 +103,7 @@
 #![warn(rust_2018_idioms)]
 
 pub mod coop;
+mod io_driver;
 #[doc(hidden)]
 pub mod scoped;
 mod stats;
@@ -111,6 +112,7 @@ pub mod sync;
 mod thread;
 mod traits;
 
+pub use io_driver::IoDriver;
 pub use stats::DriverStats;
 pub use thread::{ParkThread, UnparkThread};
 pub use traits::{Park, Unpark};

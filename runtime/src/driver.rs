@@ -21,13 +21,22 @@
 //!
 //! # The I/O backend seam
 //!
-//! The schedulers only see the type-erased [`Driver`]. The I/O driver is
-//! built in one place, [`IoBackend::build`], which also applies what the
-//! scheduler needs of it (the receive-ahead rule of datagram sockets under throttling) and
-//! hands back the handle sockets register with. A second backend (a
-//! completion-based one, say) is a new [`IoBackend`] variant: nothing in
-//! the schedulers changes, and a host's `with_park_fn` driver wraps
-//! whichever backend was built.
+//! The schedulers only see the type-erased [`Driver`]. The stack talks to
+//! its I/O backend through [`tempo_park::IoDriver`] (dispatch is `Park`;
+//! the events capacity sets the second-look threshold; `set_throttled`
+//! turns on the backend's rule for throttled datagram receivers; `look`
+//! is the second look), in [`Driver::on_io`], which is generic over it.
+//! The one place that names a concrete backend is [`IoBackend::build`]
+//! (which creates it and the handle its sockets find it by) and the type
+//! [`IoBase`] that a host's `with_park_fn` closure receives.
+//!
+//! A second backend (a completion-based one, say) would be a new
+//! [`IoBackend`] variant whose driver implements `IoDriver`; `IoBase`
+//! would become the enum of the two (itself an `IoDriver`, forwarding),
+//! so that `with_park_fn` wraps whichever was built. Its handle would join
+//! [`DriverHandles`] beside (or instead of) the readiness one, since the
+//! net types register through the thread's current handle. Nothing in the
+//! schedulers changes.
 //!
 //! The stack keeps the handles of its layers ([`DriverHandles`]) so that the
 //! runtime can *enter* them: that is how `tempo::net` sockets and
@@ -38,7 +47,7 @@ use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tempo_park::{DriverStats, Park, ParkThread, Unpark};
+use tempo_park::{DriverStats, IoDriver, Park, ParkThread, Unpark};
 use tempo_time::Clock;
 
 /// [`Park`] without associated types, plus the one extra operation the
@@ -68,15 +77,35 @@ where
     result.map_err(to_io_error)
 }
 
-/// A driver stack behind [`DynPark`]: the stack's top `park`, and how a
-/// look polls its base (the top itself without the timer driver; the timer
-/// driver's inner driver with it).
-struct Erased<P> {
-    park: P,
-    look: fn(&mut P) -> io::Result<()>,
+/// Polls any [`Park`] driver once without blocking: the second look at a
+/// base that is not an [`IoDriver`] (a host's driver, [`ParkThread`]).
+fn poll_once<P>(park: &mut P) -> io::Result<()>
+where
+    P: Park,
+    P::Error: std::error::Error + Send + Sync + 'static,
+{
+    park_any(park, Some(Duration::ZERO))
 }
 
-impl<P> DynPark for Erased<P>
+/// The second look of an I/O backend at the base of the stack.
+fn io_look<B>(io: &mut B) -> io::Result<()>
+where
+    B: IoDriver,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    IoDriver::look(io).map_err(to_io_error)
+}
+
+/// A driver stack behind [`DynPark`]: the stack's top `park`, how to reach
+/// its base `B` (the top itself without the timer driver; the timer
+/// driver's inner driver with it), and how a look polls that base.
+struct Erased<P, B> {
+    park: P,
+    base: fn(&mut P) -> &mut B,
+    look: fn(&mut B) -> io::Result<()>,
+}
+
+impl<P, B> DynPark for Erased<P, B>
 where
     P: Park,
     P::Error: std::error::Error + Send + Sync + 'static,
@@ -86,7 +115,7 @@ where
     }
 
     fn look(&mut self) -> io::Result<()> {
-        (self.look)(&mut self.park)
+        (self.look)((self.base)(&mut self.park))
     }
 
     fn stats(&self) -> DriverStats {
@@ -103,6 +132,11 @@ fn to_io_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> io::Er
     }
 }
 
+/// The I/O driver a backend builds, as a host's `with_park_fn` closure
+/// receives it. The rest of the stack only needs it to be an
+/// [`IoDriver`] (see the module docs for a second backend).
+pub(crate) type IoBase = tempo_io::Driver;
+
 /// The I/O backend the runtime builds at the bottom of its driver stack.
 ///
 /// One variant today; see the module docs for what a second one touches.
@@ -114,19 +148,16 @@ pub(crate) enum IoBackend {
 }
 
 impl IoBackend {
-    /// Builds the I/O driver, configured for the scheduler of `config`, and
-    /// the handle that sockets find it by.
-    pub(crate) fn build(
-        self,
-        config: &DriverConfig,
-    ) -> io::Result<(tempo_io::Driver, tempo_io::Handle)> {
+    /// Builds the I/O driver with the events buffer of `config`, and the
+    /// handle that sockets find it by. What the scheduler needs of it is
+    /// applied through [`IoDriver`], by [`Driver::on_io`].
+    pub(crate) fn build(self, config: &DriverConfig) -> io::Result<(IoBase, tempo_io::Handle)> {
         match self {
             IoBackend::Readiness => {
-                let mut driver = match config.io_events_capacity {
+                let driver = match config.io_events_capacity {
                     Some(capacity) => tempo_io::Driver::with_capacity(capacity)?,
                     None => tempo_io::Driver::new()?,
                 };
-                driver.set_recv_ahead(config.recv_ahead);
                 let handle = driver.handle();
                 Ok((driver, handle))
             }
@@ -138,7 +169,7 @@ impl IoBackend {
 type MakeReplacing = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
 
 /// Builds the stack on a host's driver that wraps the given I/O driver.
-type MakeWrapping = Box<dyn FnOnce(tempo_io::Driver, &DriverConfig) -> Driver + Send>;
+type MakeWrapping<B = IoBase> = Box<dyn FnOnce(B, &DriverConfig) -> Driver + Send>;
 
 /// A host's driver, given to the builder: in place of the I/O driver
 /// (`with_park`) or around it (`with_park_fn`).
@@ -157,18 +188,20 @@ impl HostPark {
         P: Park + Send + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
-        HostPark::Replace(Box::new(move |config| Driver::with_base(park, config)))
+        HostPark::Replace(Box::new(move |config| {
+            Driver::with_base(park, config, poll_once)
+        }))
     }
 
     /// `with_park_fn`: `make` wraps the I/O driver in the host's driver.
     pub(crate) fn wrap_io<F, P>(make: F) -> HostPark
     where
-        F: FnOnce(tempo_io::Driver) -> P + Send + 'static,
+        F: FnOnce(IoBase) -> P + Send + 'static,
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         HostPark::WrapIo(Box::new(move |io, config| {
-            Driver::with_base(make(io), config)
+            Driver::with_base(make(io), config, poll_once)
         }))
     }
 
@@ -202,10 +235,12 @@ pub(crate) struct DriverConfig {
     /// The spacing of the scheduler's fire passes (throttling: `T`; zero
     /// for the basic scheduler): how late a never-early timer can be.
     pub(crate) pass_period: Duration,
-    /// Turn the I/O driver's receive-ahead rule on (throttling does): a
-    /// datagram receive asks for two datagrams in one call, holds the
-    /// second for the next receive, and knows the socket drained when only
-    /// one came (see [`tempo_io::Driver::set_recv_ahead`]).
+    /// Tell the I/O backend that its scheduler throttles
+    /// ([`IoDriver::set_throttled`]): `tempo_io::Driver` then applies its
+    /// receive-ahead rule (a datagram receive asks for two datagrams in one
+    /// call, holds the second for the next receive, and knows the socket
+    /// drained when only one came; see
+    /// [`tempo_io::Driver::set_recv_ahead`]).
     pub(crate) recv_ahead: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
@@ -268,29 +303,49 @@ impl Driver {
         let Some(backend) = backend else {
             return Ok(match host {
                 Some(HostPark::Replace(make)) => make(config),
-                _ => Driver::with_base(ParkThread::new(), config),
+                _ => Driver::with_base(ParkThread::new(), config, poll_once),
             });
         };
         let (io, io_handle) = backend.build(config)?;
-        let events_capacity = io.events_capacity() as u64;
-        let mut driver = match host {
-            Some(HostPark::WrapIo(make)) => make(io, config),
-            _ => Driver::with_base(io, config),
+        let wrap = match host {
+            Some(HostPark::WrapIo(make)) => Some(make),
+            _ => None,
         };
+        let mut driver = Driver::on_io(io, config, wrap);
         driver.handles.io = Some(io_handle);
-        driver.look_threshold = Some(events_capacity);
         Ok(driver)
     }
 
+    /// The stack for `config` on the I/O backend `io`, through its
+    /// [`IoDriver`] contract only: told whether the scheduler throttles,
+    /// its events capacity as the second-look threshold, its own `look` as
+    /// the second look, or, wrapped by a host's driver (`wrap`), the
+    /// host's driver at the base.
+    fn on_io<B>(mut io: B, config: &DriverConfig, wrap: Option<MakeWrapping<B>>) -> Driver
+    where
+        B: IoDriver + 'static,
+        B::Error: std::error::Error + Send + Sync + 'static,
+    {
+        io.set_throttled(config.recv_ahead);
+        let events_capacity = io.events_capacity() as u64;
+        let mut driver = match wrap {
+            Some(make) => make(io, config),
+            None => Driver::with_base(io, config, io_look::<B>),
+        };
+        driver.look_threshold = Some(events_capacity);
+        driver
+    }
+
     /// The stack for `config` on top of `base` (the user's driver, the I/O
-    /// driver, or a [`ParkThread`]).
-    fn with_base<P>(base: P, config: &DriverConfig) -> Driver
+    /// driver, or a [`ParkThread`]); `look` is how a second look polls
+    /// `base`.
+    fn with_base<P>(base: P, config: &DriverConfig, look: fn(&mut P) -> io::Result<()>) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         if !config.enable_time {
-            return Driver::new(base);
+            return Driver::new(base, look);
         }
         let clock = if config.start_paused {
             Clock::paused()
@@ -302,7 +357,7 @@ impl Driver {
         time.set_never_early(config.never_early);
         let time_handle = time.handle();
         time_handle.set_pass_period(config.pass_period);
-        let mut driver = Driver::timed(time);
+        let mut driver = Driver::timed(time, look);
         driver.handles.time = Some(time_handle);
         driver
     }
@@ -310,31 +365,38 @@ impl Driver {
     /// A driver with no events: [`ParkThread`].
     #[cfg(all(test, not(loom)))]
     pub(crate) fn park_thread() -> Driver {
-        Driver::new(ParkThread::new())
+        Driver::new(ParkThread::new(), poll_once)
     }
 
-    /// Wraps any [`Park`] driver as it is.
-    fn new<P>(park: P) -> Driver
+    /// Wraps any [`Park`] driver as it is; a look polls it with `look`.
+    fn new<P>(park: P, look: fn(&mut P) -> io::Result<()>) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         let unpark: Arc<dyn Unpark> = Arc::new(park.unpark());
-        let look = |park: &mut P| park_any(park, Some(Duration::ZERO));
-        Driver::from_parts(Box::new(Erased { park, look }), unpark)
+        let base: fn(&mut P) -> &mut P = |park| park;
+        Driver::from_parts(Box::new(Erased { park, base, look }), unpark)
     }
 
-    /// The timer driver `time` over its base.
-    fn timed<P>(time: tempo_time::Driver<P>) -> Driver
+    /// The timer driver `time` over its base; a look polls the base with
+    /// `look`.
+    fn timed<P>(time: tempo_time::Driver<P>, look: fn(&mut P) -> io::Result<()>) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         let unpark: Arc<dyn Unpark> = Arc::new(time.unpark());
         // The inner driver only: a look must not fire timers.
-        let look =
-            |time: &mut tempo_time::Driver<P>| park_any(time.inner_mut(), Some(Duration::ZERO));
-        Driver::from_parts(Box::new(Erased { park: time, look }), unpark)
+        let base: fn(&mut tempo_time::Driver<P>) -> &mut P = |time| time.inner_mut();
+        Driver::from_parts(
+            Box::new(Erased {
+                park: time,
+                base,
+                look,
+            }),
+            unpark,
+        )
     }
 
     /// No second looks until [`build`](Self::build) finds an I/O driver in
@@ -419,7 +481,7 @@ mod tests {
 
     #[test]
     fn errors_become_io_errors() {
-        let mut d = Driver::new(Failing);
+        let mut d = Driver::new(Failing, poll_once);
         let e = d.park_timeout(Some(Duration::ZERO)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::Other);
         assert_eq!(e.to_string(), "boom");

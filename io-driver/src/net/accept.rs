@@ -78,7 +78,7 @@ impl<L: Listener> PollIo<L> {
         accepted: io::Result<(L::Accepted, L::Addr)>,
     ) -> io::Result<(L::Stream, L::Addr)> {
         let (stream, addr) = accepted?;
-        let handle = self.registration.handle().clone();
+        let handle = self.handle();
         L::register_accepted(stream, handle).map(|stream| (stream, addr))
     }
 }

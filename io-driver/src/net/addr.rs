@@ -18,82 +18,13 @@
 //!   names are resolved inline, blocking the calling thread, as
 //!   `std::net` does.
 
-use std::fmt;
-use std::future::Future;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
-use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::socket_settings::SocketSettings;
+pub use crate::socket_settings::{Resolve, Resolving};
 use crate::Handle;
-
-/// A host-name lookup in progress: what [`Resolve::resolve`] returns.
-///
-/// ```
-/// use std::net::SocketAddr;
-/// use tempo_io::net::Resolving;
-///
-/// let lookup: Resolving = Box::pin(async { Ok(vec![SocketAddr::from(([127, 0, 0, 1], 80))]) });
-/// # drop(lookup);
-/// ```
-pub type Resolving = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send>>;
-
-/// Resolves host names for the sockets of one driver, off the thread that
-/// asks; installed with [`Handle::set_resolver`].
-///
-/// Only names reach it: addresses that are already IPs never do (see
-/// [`ToSocketAddrs`]). The `tempo` runtime installs one that runs
-/// `std::net::ToSocketAddrs` on its blocking pool.
-///
-/// ```
-/// use std::net::SocketAddr;
-/// use std::sync::Arc;
-/// use tempo_io::net::{Resolve, Resolving};
-///
-/// /// Resolves every name to localhost: a test double.
-/// struct Localhost;
-///
-/// impl Resolve for Localhost {
-///     fn resolve(&self, host_and_port: String) -> Resolving {
-///         let port = host_and_port.rsplit(':').next().and_then(|p| p.parse().ok());
-///         Box::pin(async move {
-///             let port = port.ok_or(std::io::ErrorKind::InvalidInput)?;
-///             Ok(vec![SocketAddr::from(([127, 0, 0, 1], port))])
-///         })
-///     }
-/// }
-///
-/// let driver = tempo_io::Driver::new()?;
-/// driver.handle().set_resolver(Arc::new(Localhost));
-/// # Ok::<(), std::io::Error>(())
-/// ```
-pub trait Resolve: Send + Sync + 'static {
-    /// Resolves `host_and_port` (`"example.com:443"`, any string
-    /// `std::net::ToSocketAddrs` accepts) to its addresses.
-    fn resolve(&self, host_and_port: String) -> Resolving;
-}
-
-/// The resolver of a driver, if one was installed.
-#[derive(Default)]
-pub(crate) struct ResolverSlot(parking_lot::RwLock<Option<Arc<dyn Resolve>>>);
-
-impl ResolverSlot {
-    pub(crate) fn set(&self, resolver: Arc<dyn Resolve>) {
-        *self.0.write() = Some(resolver);
-    }
-
-    fn get(&self) -> Option<Arc<dyn Resolve>> {
-        self.0.read().clone()
-    }
-}
-
-impl fmt::Debug for ResolverSlot {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ResolverSlot")
-            .field("installed", &self.0.read().is_some())
-            .finish()
-    }
-}
 
 /// Addresses to bind, connect or send to: tokio's sealed
 /// `tokio::net::ToSocketAddrs`, implemented for the types std's
@@ -232,16 +163,17 @@ impl<T: ToSocketAddrs + ?Sized> ToSocketAddrsPriv for &T {
 }
 
 /// The addresses `addr` stands for: at once for IP addresses; for a name,
-/// through `handle`'s resolver, or inline if there is none.
+/// through the resolver of the driver whose `settings` these are, or
+/// inline if there is none.
 pub(crate) async fn resolve<'a, A: ToSocketAddrs + ?Sized>(
     addr: &'a A,
-    handle: Option<&Handle>,
+    settings: Option<&SocketSettings>,
 ) -> io::Result<Addrs<'a>> {
     let name = match addr.lookup() {
         Lookup::Addrs(addrs) => return Ok(addrs),
         Lookup::Name(name) => name,
     };
-    let addrs = match handle.and_then(|handle| handle.shared.resolver.get()) {
+    let addrs = match settings.and_then(|settings| settings.resolver.get()) {
         Some(resolver) => resolver.resolve(name).await?,
         None => std::net::ToSocketAddrs::to_socket_addrs(&name)?.collect(),
     };
@@ -249,14 +181,14 @@ pub(crate) async fn resolve<'a, A: ToSocketAddrs + ?Sized>(
 }
 
 /// Calls `f` with each address `addr` stands for (resolved through
-/// `handle`), returning the first success or the last error.
+/// the driver's `settings`), returning the first success or the last error.
 pub(crate) async fn each_addr<A: ToSocketAddrs + ?Sized, T>(
     addr: &A,
-    handle: &Handle,
+    settings: &SocketSettings,
     mut f: impl FnMut(SocketAddr) -> io::Result<T>,
 ) -> io::Result<T> {
     let mut last_error = None;
-    for addr in resolve(addr, Some(handle)).await? {
+    for addr in resolve(addr, Some(settings)).await? {
         match f(addr) {
             Ok(value) => return Ok(value),
             Err(e) => last_error = Some(e),
@@ -268,9 +200,9 @@ pub(crate) async fn each_addr<A: ToSocketAddrs + ?Sized, T>(
 /// The first address `addr` stands for (for `send_to`).
 pub(crate) async fn first_addr<A: ToSocketAddrs + ?Sized>(
     addr: &A,
-    handle: &Handle,
+    settings: &SocketSettings,
 ) -> io::Result<SocketAddr> {
-    resolve(addr, Some(handle))
+    resolve(addr, Some(settings))
         .await?
         .next()
         .ok_or_else(no_address)
@@ -302,7 +234,9 @@ pub async fn lookup_host<T: ToSocketAddrs>(
     host: T,
 ) -> io::Result<impl Iterator<Item = SocketAddr>> {
     let handle = Handle::try_current().ok();
-    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref()).await?.collect();
+    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref().map(|handle| &*handle.settings))
+        .await?
+        .collect();
     Ok(addrs.into_iter())
 }
 
@@ -315,6 +249,6 @@ impl Handle {
     /// built; a host that drives [`Driver`](crate::Driver) itself installs
     /// its own (see [`Resolve`] for an example).
     pub fn set_resolver(&self, resolver: Arc<dyn Resolve>) {
-        self.shared.resolver.set(resolver);
+        self.settings.resolver.set(resolver);
     }
 }

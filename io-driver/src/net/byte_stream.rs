@@ -5,7 +5,7 @@
 //!
 //! Each public method of the two types is a documented one-line forward
 //! to the method of the same name here, which runs one syscall through
-//! the socket's [`Registration`](crate::registration) loop.
+//! the socket's [`Registration`](crate::readiness::Registration) loop.
 
 use std::io::{self, Read, Write};
 use std::task::{Context, Poll};

@@ -6,7 +6,7 @@
 //! Each public method of the two types is a documented one-line forward
 //! to the method of the same name here. A receive reads top-down: the
 //! public method, the method here, the socket's
-//! [`Registration`](crate::registration) loop (budget, readiness,
+//! [`Registration`](crate::readiness::Registration) loop (budget, readiness,
 //! waiting) with this module's receive attempt as its operation, then
 //! [`RecvAhead`] (the held datagram, or the syscall in `sys/mmsg.rs`).
 //!
@@ -36,8 +36,8 @@ use mio::event::Source;
 use crate::net::recv_ahead::{RecvAhead, RecvAttempt};
 use crate::net::{RecvBatch, SendBatch};
 use crate::poll_io::PollIo;
+use crate::readiness::ReadyEvent;
 use crate::ready::{Direction, Interest, Ready};
-use crate::scheduled_io::ReadyEvent;
 use crate::sys::mmsg::RawAddr;
 
 /// A mio datagram socket: what [`DatagramIo`] needs of UDP and Unix
@@ -198,7 +198,7 @@ impl<S: DatagramSource> DatagramIo<S> {
         let attempt = RecvAttempt {
             event_seq: seen.event_seq(),
             may_skip,
-            ahead: self.registration.handle().recv_ahead_enabled(),
+            ahead: self.settings().recv_ahead.is_enabled(),
         };
         let (value, drained) = receive(attempt, &self.ahead)?;
         if drained {

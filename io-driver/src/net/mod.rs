@@ -92,10 +92,8 @@ mod tcp;
 mod udp;
 mod unix;
 
-pub(crate) use addr::ResolverSlot;
 pub use addr::{lookup_host, Resolve, Resolving, ToSocketAddrs};
 pub use batch::{RecvBatch, SendBatch, MAX_BATCH};
-pub(crate) use recv_ahead::RecvAheadMode;
 pub use tcp::{
     OwnedReadHalf, OwnedWriteHalf, ReadHalf, ReuniteError, TcpListener, TcpSocket, TcpStream,
     WriteHalf,

@@ -12,7 +12,7 @@
 //!
 //! # The rule
 //!
-//! When [on](RecvAheadMode::set_enabled) (the runtime turns it on under
+//! When [on](crate::Driver::set_recv_ahead) (the runtime turns it on under
 //! throttling), a `recv` / `recv_from` / `poll_recv*` that has nothing held
 //! makes **one `recvmmsg` asking for two datagrams**: the first into the
 //! caller's buffer, the second into a buffer of the socket's own.
@@ -85,37 +85,12 @@
 
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 use crate::net::RecvBatch;
 use crate::sys::mmsg::{self, RawAddr, RecvTarget};
 
 /// The largest receive-ahead buffer (the largest datagram).
 const MAX_AHEAD_BUF: usize = 65_536;
-
-/// The driver-wide switch of the rule.
-#[derive(Debug)]
-pub(crate) struct RecvAheadMode {
-    enabled: AtomicBool,
-}
-
-impl RecvAheadMode {
-    /// Off.
-    pub(crate) fn new() -> RecvAheadMode {
-        RecvAheadMode {
-            enabled: AtomicBool::new(false),
-        }
-    }
-
-    /// Turns the rule on or off.
-    pub(crate) fn set_enabled(&self, enabled: bool) {
-        self.enabled.store(enabled, Relaxed);
-    }
-
-    pub(crate) fn is_enabled(&self) -> bool {
-        self.enabled.load(Relaxed)
-    }
-}
 
 /// How one receive attempt may use the drained knowledge.
 #[derive(Debug, Clone, Copy)]

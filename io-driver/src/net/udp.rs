@@ -84,7 +84,7 @@ impl UdpSocket {
     /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
         let handle = Handle::try_current()?;
-        each_addr(&addr, &handle, |addr| {
+        each_addr(&addr, &handle.settings, |addr| {
             let socket = mio::net::UdpSocket::bind(addr)?;
             Ok(UdpSocket {
                 io: DatagramIo::new(PollIo::with_handle(socket, handle.clone())?),
@@ -174,10 +174,7 @@ impl UdpSocket {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
-        each_addr(&addr, self.io.registration.handle(), |addr| {
-            self.io.connect(addr)
-        })
-        .await
+        each_addr(&addr, self.io.settings(), |addr| self.io.connect(addr)).await
     }
 
     /// Waits until the socket may be readable: at once while a datagram
@@ -483,7 +480,7 @@ impl UdpSocket {
     /// # Ok(()) }).unwrap();
     /// ```
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
-        let target = first_addr(&target, self.io.registration.handle()).await?;
+        let target = first_addr(&target, self.io.settings()).await?;
         self.io
             .registration
             .io(Direction::Write, || self.io.send_to(buf, target))

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use mio::Token;
 use slab::Slab;
 
-use crate::scheduled_io::ScheduledIo;
+use super::scheduled_io::ScheduledIo;
 
 const INDEX_BITS: u32 = 24;
 const INDEX_MASK: usize = (1 << INDEX_BITS) - 1;

@@ -7,7 +7,7 @@
 //! through the waker path). Only on `WouldBlock` does it clear the readiness
 //! it saw before the syscall (checked against the registration's event
 //! sequence number, see
-//! [`ScheduledIo`](crate::scheduled_io)) and register its waker; if an event
+//! [`ScheduledIo`](super::scheduled_io)) and register its waker; if an event
 //! arrived meanwhile, it retries at once.
 //!
 //! Each operation comes in two forms over one loop: the `poll_*` form
@@ -46,8 +46,10 @@ use mio::Token;
 use tempo_park::coop;
 
 use crate::ready::{Direction, Interest, Ready};
-use crate::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
-use crate::{wake_batch, Handle};
+
+use super::reactor::ReactorShared;
+use super::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
+use super::wake_batch;
 
 /// After this many "WouldBlock, yet ready again" rounds in one poll, an
 /// operation yields (wakes itself and returns `Pending`) rather than spin.
@@ -58,17 +60,20 @@ const MAX_RETRIES: usize = 32;
 /// waker panics; the first panic is re-raised afterwards).
 #[derive(Debug)]
 pub(crate) struct Registration {
-    handle: Handle,
+    reactor: Arc<ReactorShared>,
     token: Token,
     pub(crate) io: Arc<ScheduledIo>,
 }
 
 impl Registration {
     /// Registers `source` for read and write readiness (edge-triggered).
-    pub(crate) fn new(source: &mut impl Source, handle: Handle) -> io::Result<Registration> {
-        let (token, io) = handle.shared.registrations.lock().insert()?;
-        let registration = Registration { handle, token, io };
-        registration.handle.shared.registry.register(
+    pub(crate) fn new(
+        source: &mut impl Source,
+        reactor: Arc<ReactorShared>,
+    ) -> io::Result<Registration> {
+        let (token, io) = reactor.registrations.lock().insert()?;
+        let registration = Registration { reactor, token, io };
+        registration.reactor.registry.register(
             source,
             token,
             mio::Interest::READABLE | mio::Interest::WRITABLE,
@@ -79,11 +84,12 @@ impl Registration {
 
     /// Removes `source` from the poller (for `into_std`).
     pub(crate) fn deregister(&self, source: &mut impl Source) -> io::Result<()> {
-        self.handle.shared.registry.deregister(source)
+        self.reactor.registry.deregister(source)
     }
 
-    pub(crate) fn handle(&self) -> &Handle {
-        &self.handle
+    /// The reactor it is registered with.
+    pub(crate) fn reactor(&self) -> &Arc<ReactorShared> {
+        &self.reactor
     }
 
     /// Polls for readiness in `direction` without doing I/O (`poll_*`
@@ -302,7 +308,7 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let removed = self.handle.shared.registrations.lock().remove(self.token);
+        let removed = self.reactor.registrations.lock().remove(self.token);
         debug_assert!(
             removed.is_none() || removed.as_ref().is_some_and(|r| Arc::ptr_eq(r, &self.io))
         );

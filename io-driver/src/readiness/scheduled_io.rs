@@ -58,8 +58,8 @@ use std::task::{Context, Poll, Waker};
 
 use slab::Slab;
 
+use super::sync::{AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
 use crate::ready::{Direction, Ready};
-use crate::sync::{AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
 
 const SHUTDOWN: usize = 1 << 5;
 const EVENT_SEQ_SHIFT: u32 = 6;
@@ -149,8 +149,8 @@ impl WaiterList {
     }
 }
 
-/// The two directions' lists, readers first (`repr(C)`: next to the
-/// receive-ahead state in [`ScheduledIo`]).
+/// The two directions' lists, readers first (`repr(C)`: right after the
+/// readiness word in [`ScheduledIo`]).
 #[derive(Debug, Default)]
 #[repr(C)]
 struct Waiters {
