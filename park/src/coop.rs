@@ -29,9 +29,11 @@
 //! a whole budget of heavy reads. A flooded TCP stream read 4 KiB at a time
 //! kept a 10 ms interval waiting for 300 ms that way.
 //!
-//! So a scheduler can run its polls under [`budget_deferring`]: a poll
-//! whose budget runs out then does not wake its task, it leaves the waker
-//! in the scheduler's [`Deferred`] list, and the scheduler wakes the list
+//! So a scheduler lends its [`Deferred`] list to the thread for a batch of
+//! polls ([`lend_deferred`], once per batch, not per poll) and runs each
+//! poll under [`budget_deferring`]: a poll whose budget runs out then does
+//! not wake its task, it leaves the waker in the lent list, and the
+//! scheduler wakes the list
 //! *after its next driver poll*, once due timers have fired and I/O has
 //! been dispatched (as tokio's scheduler does). A task on an always-ready
 //! resource thus runs one budget per driver poll, however few other tasks
@@ -131,7 +133,7 @@ impl Budget {
 }
 
 /// What is in force on this thread: the budget, and whether a poll whose
-/// budget runs out leaves its waker in the thread's deferred list
+/// budget runs out leaves its waker in the list lent to the thread
 /// ([`DEFERRED`]) instead of waking it at once.
 ///
 /// One cell for both, so that entering a task poll costs the same
@@ -139,8 +141,9 @@ impl Budget {
 #[derive(Debug, Clone, Copy)]
 struct State {
     budget: Budget,
-    /// Set only by [`budget_deferring`], for the duration of its call,
-    /// during which [`DEFERRED`] holds that scheduler's list.
+    /// Set by [`lend_deferred`] for the duration of its call (during which
+    /// [`DEFERRED`] holds that scheduler's list) and kept by
+    /// [`budget_deferring`]; a plain [`budget`] clears it for its own call.
     deferring: bool,
 }
 
@@ -155,7 +158,7 @@ impl State {
 thread_local! {
     // `const`: no lazy-initialisation check on the hot path.
     static STATE: Cell<State> = const { Cell::new(State::OUTSIDE) };
-    /// The wakers of polls whose budget ran out, while a [`budget_deferring`]
+    /// The wakers of polls whose budget ran out, while a [`lend_deferred`]
     /// call lends its scheduler's list to the thread (moved in at the start
     /// of the call, moved back at its end): a list owned by the thread, so
     /// that reaching it needs no pointer to the scheduler's.
@@ -217,7 +220,7 @@ fn set(budget: Budget) {
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use std::sync::Arc;
 /// use std::task::{Context, Poll, Wake, Waker};
-/// use tempo_park::coop::{budget_deferring, poll_proceed, Deferred};
+/// use tempo_park::coop::{budget_deferring, lend_deferred, poll_proceed, Deferred};
 ///
 /// struct Count(AtomicUsize);
 /// impl Wake for Count {
@@ -231,11 +234,13 @@ fn set(budget: Budget) {
 ///
 /// let deferred = Deferred::new();
 /// // A poll that spends its whole budget and more: it is told to yield ...
-/// let polled = budget_deferring(&deferred, || loop {
-///     match poll_proceed(&mut cx) {
-///         Poll::Ready(guard) => guard.made_progress(),
-///         Poll::Pending => break "yielded",
-///     }
+/// let polled = lend_deferred(&deferred, || {
+///     budget_deferring(|| loop {
+///         match poll_proceed(&mut cx) {
+///             Poll::Ready(guard) => guard.made_progress(),
+///             Poll::Pending => break "yielded",
+///         }
+///     })
 /// });
 /// assert_eq!(polled, "yielded");
 /// // ... but not woken yet: its waker waits in the list ...
@@ -319,7 +324,7 @@ impl Deferred {
 }
 
 /// What to do with the waker of a poll whose budget ran out: keep it in the
-/// list a [`budget_deferring`] call lent the thread, if one is in force,
+/// list a [`lend_deferred`] call lent the thread, if one is in force,
 /// else wake it at once. A task that runs out twice in one poll (a
 /// `select!` over two flooded sockets) is kept once: the same waker as the
 /// last one kept is not kept again.
@@ -379,32 +384,38 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     )
 }
 
-/// [`budget`], with the wakes of an exhausted budget deferred to
-/// `deferred`: a resource operation that finds the budget spent leaves the
-/// current waker in the list instead of waking it (see the
-/// [module docs](self)). The caller wakes the list after its next driver
-/// poll, and must not block in the driver while the list is not empty.
+/// Lends `deferred` to this thread while `f` runs (a batch of polls): a
+/// poll made inside under [`budget_deferring`] whose budget runs out leaves
+/// its waker in the list instead of waking it (see the
+/// [module docs](self)). The list is moved in and out once per call, not
+/// per poll, and given back when `f` returns or unwinds; a nested call (a
+/// runtime turned from inside another's task) lends its own list and gives
+/// the outer one back after. The caller wakes the list after its next
+/// driver poll, and must not block in the driver while it is not empty.
 ///
 /// ```
 /// use std::task::{Context, Poll};
-/// use tempo_park::coop::{budget_deferring, poll_proceed, Deferred, INITIAL_BUDGET};
+/// use tempo_park::coop::{budget_deferring, lend_deferred, poll_proceed, Deferred, INITIAL_BUDGET};
 ///
 /// # struct Noop;
 /// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
 /// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
 /// let mut cx = Context::from_waker(&waker);
 /// let deferred = Deferred::new();
-/// budget_deferring(&deferred, || {
-///     for _ in 0..INITIAL_BUDGET {
-///         let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
-///         guard.made_progress();
-///     }
-///     assert!(poll_proceed(&mut cx).is_pending());
-///     assert!(poll_proceed(&mut cx).is_pending()); // the same waker: kept once
+/// lend_deferred(&deferred, || {
+///     // One poll of the batch.
+///     budget_deferring(|| {
+///         for _ in 0..INITIAL_BUDGET {
+///             let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
+///             guard.made_progress();
+///         }
+///         assert!(poll_proceed(&mut cx).is_pending());
+///         assert!(poll_proceed(&mut cx).is_pending()); // the same waker: kept once
+///     });
 /// });
 /// assert_eq!(deferred.len(), 1);
 /// ```
-pub fn budget_deferring<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
+pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
     /// Gives the scheduler its list back and the thread the list that was
     /// in force before (a nested scheduler's caller's), unwinding included.
     struct Lent<'a> {
@@ -416,8 +427,7 @@ pub fn budget_deferring<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
         fn drop(&mut self) {
             let mine = swap_thread_list(std::mem::take(&mut self.outer));
             let mut wakers = self.deferred.wakers.borrow_mut();
-            // Anything the scheduler added meanwhile (it does not, during a
-            // poll) is kept too.
+            // Anything the scheduler added meanwhile is kept too.
             let added = std::mem::replace(&mut *wakers, mine);
             wakers.extend(added);
         }
@@ -426,10 +436,42 @@ pub fn budget_deferring<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
     let mine = std::mem::take(&mut *deferred.wakers.borrow_mut());
     let outer = swap_thread_list(mine);
     let _lent = Lent { deferred, outer };
+    let state = current_state();
+    with_state(
+        State {
+            deferring: true,
+            ..state
+        },
+        f,
+    )
+}
+
+/// [`budget`] for one poll of a batch run under [`lend_deferred`]: a fresh
+/// budget, whose exhaustion leaves the wake in the lent list (outside a
+/// [`lend_deferred`] call it wakes at once, as under [`budget`]). Costs
+/// what [`budget`] costs.
+///
+/// ```
+/// use std::task::{Context, Poll};
+/// use tempo_park::coop::{budget_deferring, poll_proceed};
+///
+/// # struct Noop;
+/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
+/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
+/// let mut cx = Context::from_waker(&waker);
+/// // No list lent: an exhausted budget wakes at once.
+/// budget_deferring(|| {
+///     while let Poll::Ready(guard) = poll_proceed(&mut cx) {
+///         guard.made_progress();
+///     }
+/// });
+/// ```
+pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
+    let deferring = current_state().deferring;
     with_state(
         State {
             budget: Budget(Some(INITIAL_BUDGET)),
-            deferring: true,
+            deferring,
         },
         f,
     )
@@ -722,9 +764,11 @@ mod tests {
         let (wakes, waker) = counting();
         let mut cx = Context::from_waker(&waker);
         let deferred = Deferred::new();
-        budget_deferring(&deferred, || {
-            assert_eq!(drain(&mut cx), usize::from(INITIAL_BUDGET));
-            assert!(poll_proceed(&mut cx).is_pending());
+        lend_deferred(&deferred, || {
+            budget_deferring(|| {
+                assert_eq!(drain(&mut cx), usize::from(INITIAL_BUDGET));
+                assert!(poll_proceed(&mut cx).is_pending());
+            })
         });
         assert_eq!(wakes.0.load(Ordering::Relaxed), 0, "not woken yet");
         assert_eq!(deferred.len(), 1, "kept once");
@@ -739,12 +783,14 @@ mod tests {
         let (wakes, waker) = counting();
         let mut cx = Context::from_waker(&waker);
         let deferred = Deferred::new();
-        budget_deferring(&deferred, || {
-            // A runtime turned from inside a task: its own rules apply.
-            budget(|| drain(&mut cx));
-            assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
-            // Back in the outer poll: its budget and its list.
-            assert_eq!(drain(&mut cx), usize::from(INITIAL_BUDGET));
+        lend_deferred(&deferred, || {
+            budget_deferring(|| {
+                // A runtime turned from inside a task: its own rules apply.
+                budget(|| drain(&mut cx));
+                assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
+                // Back in the outer poll: its budget and its list.
+                assert_eq!(drain(&mut cx), usize::from(INITIAL_BUDGET));
+            })
         });
         assert_eq!(wakes.0.load(Ordering::Relaxed), 1);
         assert_eq!(deferred.len(), 1);
@@ -758,9 +804,11 @@ mod tests {
         let (_, waker) = counting();
         let mut cx = Context::from_waker(&waker);
         let deferred = Deferred::new();
-        let guard = budget_deferring(&deferred, || match poll_proceed(&mut cx) {
-            Poll::Ready(guard) => guard,
-            Poll::Pending => unreachable!("a fresh budget"),
+        let guard = lend_deferred(&deferred, || {
+            budget_deferring(|| match poll_proceed(&mut cx) {
+                Poll::Ready(guard) => guard,
+                Poll::Pending => unreachable!("a fresh budget"),
+            })
         });
         drop(guard);
         assert!(!current_state().deferring);
@@ -771,18 +819,18 @@ mod tests {
         let (wakes, waker) = counting();
         let mut cx = Context::from_waker(&waker);
         let (outer, inner) = (Deferred::new(), Deferred::new());
-        budget_deferring(&outer, || {
-            budget_deferring(&inner, || {
+        lend_deferred(&outer, || {
+            budget_deferring(|| {
+                lend_deferred(&inner, || budget_deferring(|| drain(&mut cx)));
+                assert_eq!(inner.len(), 1, "the inner scheduler's list has its wake");
                 drain(&mut cx);
-            });
-            assert_eq!(inner.len(), 1, "the inner scheduler's list has its wake");
-            drain(&mut cx);
+            })
         });
         assert_eq!(outer.len(), 1);
         assert_eq!(inner.len(), 1);
         assert_eq!(wakes.0.load(Ordering::Relaxed), 0);
         let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            budget_deferring(&outer, || panic!("boom"));
+            lend_deferred(&outer, || budget_deferring(|| panic!("boom")));
         }));
         assert!(caught.is_err());
         assert_eq!(outer.len(), 1, "a panicking poll gives the list back");

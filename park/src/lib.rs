@@ -38,8 +38,9 @@
 //!    already avoid calling it while they run, see their docs).
 //! 6. **Cooperative budget.** A resource operation that is ready consumes
 //!    one unit of the current task's budget; when none is left it wakes the
-//!    task (or, under [`coop::budget_deferring`], leaves the wake to the
-//!    scheduler's deferred list, run after its next driver poll) and returns
+//!    task (or, under [`coop::budget_deferring`] with a list lent by
+//!    [`coop::lend_deferred`], leaves the wake to the scheduler's deferred
+//!    list, run after its next driver poll) and returns
 //!    `Pending`, without doing the work (no syscall). See
 //!    [`coop`]: it is what keeps one always-ready resource from starving
 //!    every other task on the thread.

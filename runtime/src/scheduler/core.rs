@@ -393,14 +393,18 @@ impl SchedulerCore {
             .inject
             .drain_into(&mut self.run_queue.borrow_mut());
         let mut polled = 0;
-        while polled < u64::from(budget) {
-            let next = self.run_queue.borrow_mut().pop_front();
-            let Some(task) = next else { break };
-            // A fresh cooperative budget per poll (see `tempo_park::coop`);
-            // if it runs out, the wake waits for the next driver poll.
-            coop::budget_deferring(&self.deferred, || OwnedTasks::run(&self.owned, task));
-            polled += 1;
-        }
+        // The deferred list is lent to the thread once per batch, not per
+        // poll: a poll costs what a plain budget costs.
+        coop::lend_deferred(&self.deferred, || {
+            while polled < u64::from(budget) {
+                let next = self.run_queue.borrow_mut().pop_front();
+                let Some(task) = next else { break };
+                // A fresh cooperative budget per poll (see `tempo_park::coop`);
+                // if it runs out, the wake waits for the next driver poll.
+                coop::budget_deferring(|| OwnedTasks::run(&self.owned, task));
+                polled += 1;
+            }
+        });
         self.counters.work(polled, 0, 0);
         polled
     }
@@ -526,7 +530,11 @@ impl SchedulerCore {
     }
 
     /// Polls the `block_on` future if it was woken, with a fresh
-    /// cooperative budget.
+    /// cooperative budget. Its exhausted budget wakes it at once (no
+    /// deferral): it is polled again before the next chunk of task polls
+    /// at the earliest, with the driver polled in between on either
+    /// scheduler, so it cannot starve timers; and `block_on(ready)` stays a
+    /// plain budget's cost.
     pub(super) fn poll_main<F: Future>(
         &self,
         future: std::pin::Pin<&mut F>,
@@ -535,7 +543,7 @@ impl SchedulerCore {
         if !self.shared.main_woken.swap(false, SeqCst) {
             return None;
         }
-        Some(coop::budget_deferring(&self.deferred, || future.poll(cx)))
+        Some(coop::budget(|| future.poll(cx)))
     }
 
     /// `true` if the `block_on` future was woken and not polled since.
