@@ -31,22 +31,33 @@ impl Wake for FlagWaker {
 
 const MS: Duration = Duration::from_millis(1);
 
+/// A driver with a 10 ms firing window after one pass (the wheel has
+/// processed every tick up to now + 10 ms), and a thread that registers a
+/// sleep with a given deadline 1 ms ahead, inside that window: it must not
+/// complete in the poll that created it.
+fn driver_and_remote_registration() -> (
+    Driver<ParkThread>,
+    thread::JoinHandle<(std::pin::Pin<Box<Sleep>>, std::sync::Arc<FlagWaker>)>,
+) {
+    let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    driver.set_firing_window(MS * 10);
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let handle = driver.handle();
+    let remote = thread::spawn(move || {
+        let flag = std::sync::Arc::new(FlagWaker(AtomicBool::new(false)));
+        let waker = Waker::from(flag.clone());
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+        let first = sleep.as_mut().poll(&mut Context::from_waker(&waker));
+        assert!(first.is_pending(), "completed in the poll that created it");
+        (sleep, flag)
+    });
+    (driver, remote)
+}
+
 #[test]
 fn registration_inside_the_window_waits_for_the_next_pass_and_unparks() {
     loom::model(|| {
-        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-        driver.set_firing_window(MS * 10);
-        // A pass: the wheel has processed every tick up to now + 10 ms.
-        driver.park_timeout(Duration::ZERO).unwrap();
-        let handle = driver.handle();
-        let remote = thread::spawn(move || {
-            let flag = std::sync::Arc::new(FlagWaker(AtomicBool::new(false)));
-            let waker = Waker::from(flag.clone());
-            let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
-            let first = sleep.as_mut().poll(&mut Context::from_waker(&waker));
-            assert!(first.is_pending(), "completed in the poll that created it");
-            (sleep, flag)
-        });
+        let (mut driver, remote) = driver_and_remote_registration();
         // Blocks (no timer yet) unless the registration came first; either
         // way the pass that ends this park fires the new timer.
         driver.park().unwrap();
@@ -59,19 +70,7 @@ fn registration_inside_the_window_waits_for_the_next_pass_and_unparks() {
 #[test]
 fn registration_racing_the_end_of_tick_pass_is_fired_by_it_or_the_next_park() {
     loom::model(|| {
-        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-        driver.set_firing_window(MS * 10);
-        driver.park_timeout(Duration::ZERO).unwrap();
-        let handle = driver.handle();
-        let remote = thread::spawn(move || {
-            let flag = std::sync::Arc::new(FlagWaker(AtomicBool::new(false)));
-            let waker = Waker::from(flag.clone());
-            // A given deadline inside the processed window: for this tick's end.
-            let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
-            let first = sleep.as_mut().poll(&mut Context::from_waker(&waker));
-            assert!(first.is_pending(), "completed in the poll that created it");
-            (sleep, flag)
-        });
+        let (mut driver, remote) = driver_and_remote_registration();
         let at_end_of_tick = driver.handle().fire_end_of_tick();
         let (sleep, flag) = remote.join().unwrap();
         if at_end_of_tick == 0 {
