@@ -31,14 +31,14 @@ impl Wake for FlagWaker {
 
 const MS: Duration = Duration::from_millis(1);
 
+/// The remote thread's sleep and the flag its waker sets.
+type Registered = (std::pin::Pin<Box<Sleep>>, std::sync::Arc<FlagWaker>);
+
 /// A driver with a 10 ms firing window after one pass (the wheel has
 /// processed every tick up to now + 10 ms), and a thread that registers a
 /// sleep with a given deadline 1 ms ahead, inside that window: it must not
 /// complete in the poll that created it.
-fn driver_and_remote_registration() -> (
-    Driver<ParkThread>,
-    thread::JoinHandle<(std::pin::Pin<Box<Sleep>>, std::sync::Arc<FlagWaker>)>,
-) {
+fn driver_and_remote_registration() -> (Driver<ParkThread>, thread::JoinHandle<Registered>) {
     let mut driver = Driver::new(ParkThread::new(), Clock::paused());
     driver.set_firing_window(MS * 10);
     driver.park_timeout(Duration::ZERO).unwrap();
