@@ -16,15 +16,22 @@
 //! This is the timer-driven half of issue 22 §3 only: no UDP source, no
 //! plots (see `--help`).
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tempo::context::Context;
+use tempo_benches::alloc_count::{allocations, CountingAllocator};
 use tempo_benches::args::Args;
 use tempo_benches::median::median;
+use tempo_benches::pipeline::sink::{Lateness, SinkShared};
+use tempo_benches::pipeline::timer::{prepare_timer_stream, spawn_tokio_timer_stream};
 use tempo_benches::rusage::{cpu_percent, process_cpu_time, thread_cpu_time};
-use tempo_media::{FlowError, Task, TaskImpl};
-use tokio::sync::mpsc;
+use tempo_media::Task;
+
+/// Counts allocations: the "allocations per buffer" column.
+#[global_allocator]
+static ALLOC: CountingAllocator = CountingAllocator;
 
 const USAGE: &str = "\
 pipeline: N timer-driven streams as tempo-media elements on G contexts,
@@ -43,62 +50,6 @@ Usage: pipeline [options]
 Not measured here (issue 22 §3, left for later): the UDP source, the
 plots, and the allocation count per buffer.";
 
-/// Interval statistics of one sink.
-#[derive(Default, Clone)]
-struct Lateness {
-    n: u64,
-    sum: f64,
-    sum_sq: f64,
-    min: f64,
-    max: f64,
-    late: u64,
-}
-
-impl Lateness {
-    fn record(&mut self, interval: Duration, late_after: Duration) {
-        let ms = interval.as_secs_f64() * 1e3;
-        if self.n == 0 {
-            self.min = ms;
-            self.max = ms;
-        }
-        self.n += 1;
-        self.sum += ms;
-        self.sum_sq += ms * ms;
-        self.min = self.min.min(ms);
-        self.max = self.max.max(ms);
-        if interval > late_after {
-            self.late += 1;
-        }
-    }
-
-    fn merge(&mut self, other: &Lateness) {
-        if other.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = other.clone();
-            return;
-        }
-        self.n += other.n;
-        self.sum += other.sum;
-        self.sum_sq += other.sum_sq;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        self.late += other.late;
-    }
-
-    fn mean(&self) -> f64 {
-        self.sum / self.n.max(1) as f64
-    }
-
-    fn stddev(&self) -> f64 {
-        let mean = self.mean();
-        (self.sum_sq / self.n.max(1) as f64 - mean * mean)
-            .max(0.0)
-            .sqrt()
-    }
-}
-
 #[derive(Clone, Copy)]
 struct Config {
     streams: usize,
@@ -108,60 +59,19 @@ struct Config {
     window: Duration,
 }
 
-/// The sink: records intervals while `measuring` says so.
-async fn sink(
-    mut rx: mpsc::Receiver<u64>,
-    late_after: Duration,
-    measuring: Arc<std::sync::atomic::AtomicBool>,
-    results: Arc<Mutex<Lateness>>,
-) {
-    let mut stats = Lateness::default();
-    let mut last: Option<Instant> = None;
-    while let Some(_seq) = rx.recv().await {
-        let now = Instant::now();
-        if measuring.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(last) = last {
-                stats.record(now - last, late_after);
-            }
-            last = Some(now);
-        } else {
-            last = None;
-        }
-        if stats.n > 0 && !measuring.load(std::sync::atomic::Ordering::Relaxed) {
-            results.lock().unwrap().merge(&stats);
-            stats = Lateness::default();
-        }
-    }
-    results.lock().unwrap().merge(&stats);
-}
-
-/// The source element: a buffer every period, on a never-early deadline.
-struct Source {
-    period: Duration,
-    next: tempo::time::Instant,
-    seq: u64,
-    tx: mpsc::Sender<u64>,
-}
-
-impl TaskImpl for Source {
-    type Item = u64;
-
-    async fn start(&mut self) -> Result<(), tempo_media::BoxError> {
-        self.next = tempo::time::Instant::now() + self.period;
-        Ok(())
-    }
-
-    async fn try_next(&mut self) -> Result<u64, FlowError> {
-        tempo::time::sleep_until(self.next).await;
-        self.next += self.period;
-        self.seq += 1;
-        Ok(self.seq)
-    }
-
-    async fn handle_item(&mut self, seq: u64) -> Result<(), FlowError> {
-        self.tx.send(seq).await.map_err(|_| FlowError::Eos)
+impl Config {
+    /// Time before the window: long enough for every stream to push
+    /// [`WARMUP_BUFFERS`] buffers, so that each channel has allocated all
+    /// the blocks it will ever use (tokio's bounded channel allocates a
+    /// second block of 32 slots on its 33rd message and recycles them from
+    /// then on): what is counted is the steady state.
+    fn warmup(&self) -> Duration {
+        (self.period * WARMUP_BUFFERS).max(Duration::from_millis(500))
     }
 }
+
+/// Buffers per stream before the window opens.
+const WARMUP_BUFFERS: u32 = 80;
 
 fn rss_bytes() -> u64 {
     let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
@@ -179,6 +89,8 @@ struct RunResult {
     parked_pct: Vec<f64>,
     buffers_per_s: f64,
     lateness: Lateness,
+    /// Allocations in the whole process over the window, per buffer.
+    allocs_per_buffer: f64,
     rss_per_stream: f64,
     /// pause, flush (start + stop), stop all; tempo only.
     control: Option<[Duration; 3]>,
@@ -186,29 +98,67 @@ struct RunResult {
     ack_latency: Option<[Duration; 2]>,
 }
 
+/// What the measured window of a timer run saw, process-wide.
+struct Window {
+    wall: Duration,
+    cpu_total: f64,
+    buffers: u64,
+    allocations: u64,
+}
+
+impl Window {
+    fn allocs_per_buffer(&self) -> f64 {
+        self.allocations as f64 / self.buffers.max(1) as f64
+    }
+}
+
+/// Opens the sinks' window, sleeps `length`, closes it. Allocations are
+/// read inside the CPU reading, buffers as delivered (window or not).
+fn measure_window(groups: &[Arc<SinkShared>], length: Duration) -> Window {
+    let delivered = || groups.iter().map(|g| g.delivered()).sum::<u64>();
+    let (cpu0, buffers0) = (process_cpu_time(), delivered());
+    let allocs0 = allocations();
+    for g in groups {
+        g.measuring.store(true, Relaxed);
+    }
+    let t0 = Instant::now();
+    std::thread::sleep(length);
+    for g in groups {
+        g.measuring.store(false, Relaxed);
+    }
+    let wall = t0.elapsed();
+    let allocations = allocations() - allocs0;
+    let buffers = delivered() - buffers0;
+    let cpu_total = cpu_percent(process_cpu_time() - cpu0, wall);
+    Window {
+        wall,
+        cpu_total,
+        buffers,
+        allocations,
+    }
+}
+
+/// The groups' lateness, merged.
+fn merged(groups: &[Arc<SinkShared>]) -> Lateness {
+    let mut total = Lateness::default();
+    for g in groups {
+        total.merge(&g.results.lock().unwrap());
+    }
+    total
+}
+
 fn run_tempo(cfg: Config, run: usize) -> RunResult {
     let rss_before = rss_bytes();
     let contexts: Vec<Context> = (0..cfg.contexts)
         .map(|g| Context::acquire(&format!("pipeline-{run}-{g}"), cfg.throttle).unwrap())
         .collect();
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let results = Arc::new(Mutex::new(Lateness::default()));
+    let groups: Vec<Arc<SinkShared>> = (0..cfg.contexts).map(|_| Arc::default()).collect();
     let late_after = cfg.period + cfg.throttle / 2;
     let timeout = Duration::from_secs(30);
     let tasks: Vec<Task> = (0..cfg.streams)
         .map(|i| {
-            let ctx = &contexts[i % cfg.contexts];
-            let (tx, rx) = mpsc::channel(4);
-            drop(ctx.spawn(sink(rx, late_after, measuring.clone(), results.clone())));
-            let task = Task::new();
-            let source = Source {
-                period: cfg.period,
-                next: tempo::time::Instant::now(),
-                seq: 0,
-                tx,
-            };
-            let prepared = task.prepare(source, ctx.clone());
-            (task, prepared)
+            let g = i % cfg.contexts;
+            prepare_timer_stream(&contexts[g], cfg.period, late_after, groups[g].clone())
         })
         .collect::<Vec<_>>()
         .into_iter()
@@ -221,21 +171,15 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
     for ack in acks {
         ack.wait(timeout).expect("start");
     }
-    // Warm up one period of seconds, then measure.
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(cfg.warmup());
     let rss_per_stream = rss_bytes().saturating_sub(rss_before) as f64 / cfg.streams as f64;
     let thread_cpu: Vec<Duration> = contexts
         .iter()
         .map(|c| c.block_on(async { thread_cpu_time() }))
         .collect();
     let metrics_before: Vec<_> = contexts.iter().map(|c| c.handle().metrics()).collect();
-    let cpu0 = process_cpu_time();
-    measuring.store(true, std::sync::atomic::Ordering::Relaxed);
-    let t0 = Instant::now();
-    std::thread::sleep(cfg.window);
-    measuring.store(false, std::sync::atomic::Ordering::Relaxed);
-    let wall = t0.elapsed();
-    let cpu_total = cpu_percent(process_cpu_time() - cpu0, wall);
+    let window = measure_window(&groups, cfg.window);
+    let (wall, cpu_total) = (window.wall, window.cpu_total);
     let cpu_per_group: Vec<f64> = contexts
         .iter()
         .zip(&thread_cpu)
@@ -288,13 +232,13 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
     for c in &contexts {
         c.block_on(async {});
     }
-    let lateness = results.lock().unwrap().clone();
     RunResult {
         cpu_total,
         cpu_per_group,
         parked_pct,
-        buffers_per_s: lateness.n as f64 / wall.as_secs_f64(),
-        lateness,
+        buffers_per_s: window.buffers as f64 / wall.as_secs_f64(),
+        lateness: merged(&groups),
+        allocs_per_buffer: window.allocs_per_buffer(),
         rss_per_stream,
         control: Some([pause, flush, stop]),
         ack_latency: Some([idle_ack, busy_ack]),
@@ -303,8 +247,7 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
 
 fn run_tokio(cfg: Config) -> RunResult {
     let rss_before = rss_bytes();
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let results = Arc::new(Mutex::new(Lateness::default()));
+    let shared: Vec<Arc<SinkShared>> = (0..cfg.contexts).map(|_| Arc::default()).collect();
     let late_after = cfg.period + cfg.throttle / 2;
     let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
     let (cpu_tx, cpu_rx) = std::sync::mpsc::channel::<(usize, Duration)>();
@@ -312,7 +255,7 @@ fn run_tokio(cfg: Config) -> RunResult {
         .map(|g| {
             let per_group =
                 cfg.streams / cfg.contexts + usize::from(g < cfg.streams % cfg.contexts);
-            let (measuring, results) = (measuring.clone(), results.clone());
+            let group = shared[g].clone();
             let mut stop = stop_tx.subscribe();
             let cpu_tx = cpu_tx.clone();
             std::thread::spawn(move || {
@@ -322,20 +265,7 @@ fn run_tokio(cfg: Config) -> RunResult {
                     .unwrap();
                 rt.block_on(async move {
                     for _ in 0..per_group {
-                        let (tx, rx) = mpsc::channel(4);
-                        tokio::spawn(sink(rx, late_after, measuring.clone(), results.clone()));
-                        let period = cfg.period;
-                        tokio::spawn(async move {
-                            let mut interval = tokio::time::interval(period);
-                            let mut seq = 0u64;
-                            loop {
-                                interval.tick().await;
-                                seq += 1;
-                                if tx.send(seq).await.is_err() {
-                                    break;
-                                }
-                            }
-                        });
+                        spawn_tokio_timer_stream(cfg.period, late_after, group.clone());
                     }
                     let start = thread_cpu_time();
                     let _ = cpu_tx.send((g, start));
@@ -350,18 +280,14 @@ fn run_tokio(cfg: Config) -> RunResult {
         let (g, d) = cpu_rx.recv().unwrap();
         starts[g] = d;
     }
-    std::thread::sleep(Duration::from_millis(500));
+    std::thread::sleep(cfg.warmup());
     let rss_per_stream = rss_bytes().saturating_sub(rss_before) as f64 / cfg.streams as f64;
-    let cpu0 = process_cpu_time();
-    measuring.store(true, std::sync::atomic::Ordering::Relaxed);
-    let t0 = Instant::now();
-    std::thread::sleep(cfg.window);
-    measuring.store(false, std::sync::atomic::Ordering::Relaxed);
-    let wall = t0.elapsed();
-    let cpu_total = cpu_percent(process_cpu_time() - cpu0, wall);
+    let window = measure_window(&shared, cfg.window);
+    let (wall, cpu_total) = (window.wall, window.cpu_total);
+    let t0 = Instant::now() - wall;
     // Per-runtime CPU covers warm-up + window (the thread measures itself
     // from start to stop): reported scaled to the same wall time.
-    let started_at = t0 - Duration::from_millis(500);
+    let started_at = t0 - cfg.warmup();
     // The sinks publish on their first buffer after the window.
     std::thread::sleep(cfg.period * 3);
     let _ = stop_tx.send(());
@@ -373,13 +299,13 @@ fn run_tokio(cfg: Config) -> RunResult {
     for g in groups {
         g.join().unwrap();
     }
-    let lateness = results.lock().unwrap().clone();
     RunResult {
         cpu_total,
         cpu_per_group,
         parked_pct: vec![],
-        buffers_per_s: lateness.n as f64 / wall.as_secs_f64(),
-        lateness,
+        buffers_per_s: window.buffers as f64 / wall.as_secs_f64(),
+        lateness: merged(&shared),
+        allocs_per_buffer: window.allocs_per_buffer(),
         rss_per_stream,
         control: None,
         ack_latency: None,
@@ -391,7 +317,7 @@ fn print(name: &str, r: &RunResult) {
     let groups: Vec<String> = r.cpu_per_group.iter().map(|c| format!("{c:.1}")).collect();
     let parked: Vec<String> = r.parked_pct.iter().map(|c| format!("{c:.1}")).collect();
     println!(
-        "{name:<6} cpu {:6.1}% (per group: {}) parked% [{}] buffers/s {:8.0} interval ms mean {:.3} sd {:.3} min {:.3} max {:.3} late {} rss/stream {:.0} B",
+        "{name:<6} cpu {:6.1}% (per group: {}) parked% [{}] buffers/s {:8.0} interval ms mean {:.3} sd {:.3} min {:.3} max {:.3} late {} allocs/buffer {:.4} rss/stream {:.0} B",
         r.cpu_total,
         groups.join(" "),
         parked.join(" "),
@@ -401,6 +327,7 @@ fn print(name: &str, r: &RunResult) {
         l.min,
         l.max,
         l.late,
+        r.allocs_per_buffer,
         r.rss_per_stream
     );
     if let Some([pause, flush, stop]) = r.control {
