@@ -44,7 +44,10 @@ fn wait_for_buffers(shared: &SinkShared, at_least: u64) -> u64 {
         if delivered >= at_least {
             return delivered;
         }
-        assert!(Instant::now() < guard, "hang guard: {delivered} of {at_least} buffers");
+        assert!(
+            Instant::now() < guard,
+            "hang guard: {delivered} of {at_least} buffers"
+        );
         std::thread::sleep(Duration::from_millis(5));
     }
 }
@@ -73,9 +76,8 @@ fn the_timer_pipeline_allocates_nothing_per_buffer_in_steady_state() {
     context.block_on(async { COUNTER.with(|c| *c.borrow_mut() = Some(ThreadCounter::start())) });
     let from = shared.delivered();
     wait_for_buffers(&shared, from + COUNTED);
-    let allocations = context.block_on(async {
-        COUNTER.with(|c| c.borrow_mut().take().expect("counting").stop())
-    });
+    let allocations = context
+        .block_on(async { COUNTER.with(|c| c.borrow_mut().take().expect("counting").stop()) });
     let counted = shared.delivered() - from;
 
     assert!(counted >= COUNTED);

@@ -1,21 +1,29 @@
-//! `pipeline`: N timer-driven streams as tempo-media elements on G contexts,
-//! in the spirit of GStreamer's ts-standalone, against the same streams on
-//! tokio's current-thread runtime (one runtime per group).
+//! `pipeline`: N streams as tempo-media elements on G contexts, in the
+//! spirit of GStreamer's ts-standalone, against the same streams on tokio's
+//! current-thread runtime (one runtime per group). Issue 22 §3.
 //!
 //! Each stream is a source element (a `tempo_media::Task`) that pushes a
-//! sequence number every `--period-ms` to a sink task on the same context
-//! through a bounded channel; the sink records the inter-buffer interval.
-//! A run reports CPU % per context and in total, parked %, buffers per
-//! second, the interval's mean / stddev / min / max and how many buffers
-//! came later than period + T/2, RSS per stream, the wall time to pause,
-//! flush (start + stop) and stop all N tasks from the application thread,
-//! and the acknowledgement latency of one request to an idle and to a busy
-//! context. The tokio baseline runs the same streams as a task per stream
-//! (`tokio::time::interval` + channel + sink task).
+//! pooled buffer to a sink task on the same context through a bounded
+//! channel; the sink records the inter-buffer interval and gives the buffer
+//! back. The elements are in `tempo_benches::pipeline`.
 //!
-//! This is the timer-driven half of issue 22 §3 only: no UDP source, no
-//! plots (see `--help`).
+//! * `--source timer` (default): a buffer every `--period-ms`, no network.
+//!   A run reports CPU % per context and in total, parked %, buffers per
+//!   second, allocations per buffer (process-wide, over the window), the
+//!   interval's mean / stddev / min / max and how many buffers came later
+//!   than period + T/2, RSS per stream, the wall time to pause, flush
+//!   (start + stop) and stop all N tasks from the application thread, and
+//!   the acknowledgement latency of one request to an idle and to a busy
+//!   context. The tokio baseline runs a task per stream
+//!   (`tokio::time::interval` + channel + sink task).
+//! * `--source udp`: a task per socket receiving the benchmark's own
+//!   sender's datagrams, against the UDP sweep's plain throttled receiver
+//!   and a tokio socket loop per stream; each receiver in a process of its
+//!   own, pinned like the sweep's (see `tempo_benches::pipeline::udp_run`).
+//!
+//! No plots (see `--help`).
 
+use std::process::ExitCode;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,29 +34,44 @@ use tempo_benches::args::Args;
 use tempo_benches::median::median;
 use tempo_benches::pipeline::sink::{Lateness, SinkShared};
 use tempo_benches::pipeline::timer::{prepare_timer_stream, spawn_tokio_timer_stream};
+use tempo_benches::pipeline::udp_run::{udp_main, udp_receive_main, UdpConfig};
 use tempo_benches::rusage::{cpu_percent, process_cpu_time, thread_cpu_time};
+use tempo_benches::udp_cli::{receiver_main, sender_main};
 use tempo_media::Task;
+
+/// Port of the UDP pipeline's stream 0: above the UDP sweep's ports (from
+/// 20000, up to 8000 streams) so that both can run on one machine, below
+/// the ephemeral range (32768..).
+const UDP_BASE_PORT: u16 = 29_000;
 
 /// Counts allocations: the "allocations per buffer" column.
 #[global_allocator]
 static ALLOC: CountingAllocator = CountingAllocator;
 
 const USAGE: &str = "\
-pipeline: N timer-driven streams as tempo-media elements on G contexts,
-against the same streams on tokio current-thread runtimes.
+pipeline: N streams as tempo-media elements on G contexts, against the same
+streams on tokio current-thread runtimes.
 
 Usage: pipeline [options]
+       pipeline send|receive|udp-receive ...   one UDP process (what
+                                               --source udp runs)
+  --source KIND      timer (default): a buffer every period, no network;
+                     udp: a task per socket fed by a sender process on
+                     127.0.0.1 (pinned to CPU 1, receivers to CPU 0), also
+                     run against the UDP sweep's tempo-throttled:T receiver
   --streams N        streams (default 1000)
   --contexts G       contexts / tokio runtimes (default 2)
   --throttle-ms T    the contexts' max_throttling (default 20)
   --period-ms P      push period of every source (default 20)
   --seconds S        measured window per run (default 5)
   --runs R           interleaved runs of each runtime (default 1); medians
+  --base-port P      UDP: port of stream 0 (default 29000)
   --quick            1 s windows, 200 streams (CI)
   -h, --help         this text
 
-Not measured here (issue 22 §3, left for later): the UDP source, the
-plots, and the allocation count per buffer.";
+Allocations per buffer are counted process-wide over the window, after a
+warm-up of 80 periods (every channel has allocated its blocks by then).
+Not done here: the plots.";
 
 #[derive(Clone, Copy)]
 struct Config {
@@ -340,14 +363,37 @@ fn print(name: &str, r: &RunResult) {
     }
 }
 
-fn main() {
+fn main() -> ExitCode {
     let mut args = Args::from_env();
+    match args.subcommand().as_deref() {
+        None => {}
+        Some("send") => return sender_main(args),
+        Some("receive") => return receiver_main(args),
+        Some("udp-receive") => {
+            return match udp_receive_main(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("pipeline udp-receive: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(other) => {
+            eprintln!("pipeline: unknown subcommand `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    }
     if args.help() {
         println!("{USAGE}");
-        return;
+        return ExitCode::SUCCESS;
     }
-    let parse = |mut args: Args| -> Result<(Config, usize), String> {
+    let parse = |mut args: Args| -> Result<(Source, Config, usize, u16), String> {
         let quick = args.flag("quick");
+        let source = match args.raw("source")?.as_deref() {
+            None | Some("timer") => Source::Timer,
+            Some("udp") => Source::Udp,
+            Some(other) => return Err(format!("--source {other}: timer or udp")),
+        };
         let cfg = Config {
             streams: args.value("streams", if quick { 200 } else { 1000 })?,
             contexts: args.value("contexts", 2usize)?.max(1),
@@ -356,16 +402,45 @@ fn main() {
             window: Duration::from_secs(args.value("seconds", if quick { 1 } else { 5 })?),
         };
         let runs = args.value("runs", 1usize)?.max(1);
+        let base_port = args.value("base-port", UDP_BASE_PORT)?;
         args.finish()?;
-        Ok((cfg, runs))
+        Ok((source, cfg, runs, base_port))
     };
-    let (cfg, runs) = match parse(args) {
+    let (source, cfg, runs, base_port) = match parse(args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("pipeline: {e}\n\n{USAGE}");
-            std::process::exit(2);
+            return ExitCode::from(2);
         }
     };
+    match source {
+        Source::Timer => timer_main(cfg, runs),
+        Source::Udp => {
+            let udp = UdpConfig {
+                streams: cfg.streams,
+                contexts: cfg.contexts,
+                throttle: cfg.throttle,
+                period: cfg.period,
+                base_port,
+                warmup: cfg.warmup(),
+                window: cfg.window,
+            };
+            if let Err(e) = udp_main(udp, runs) {
+                eprintln!("pipeline: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// Which source the streams have.
+enum Source {
+    Timer,
+    Udp,
+}
+
+fn timer_main(cfg: Config, runs: usize) {
     println!(
         "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, {runs} run(s)",
         cfg.streams, cfg.contexts, cfg.throttle, cfg.period, cfg.window

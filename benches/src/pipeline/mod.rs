@@ -10,9 +10,11 @@
 //! * [`buffer`]: the buffers and the per-stream pool they come back to;
 //! * [`sink`]: the sink task and its lateness statistics;
 //! * [`timer`]: the timer-driven source (no network);
-//! * [`udp`]: the UDP source (a task per socket) and its tokio baseline.
+//! * [`udp`]: the UDP source (a task per socket) and its tokio baseline;
+//! * [`udp_run`]: the UDP runs: sender and receiver processes.
 
 pub mod buffer;
 pub mod sink;
 pub mod timer;
 pub mod udp;
+pub mod udp_run;
