@@ -37,6 +37,20 @@ pub struct UdpSource {
     tx: mpsc::Sender<Buffer>,
 }
 
+impl UdpSource {
+    /// A source receiving on `socket` (registered on the context by
+    /// `prepare`) into buffers of `pool`, pushing them to `tx`.
+    pub fn new(socket: StdUdpSocket, pool: BufferPool, tx: mpsc::Sender<Buffer>) -> UdpSource {
+        UdpSource {
+            std_socket: Some(socket),
+            socket: None,
+            next: None,
+            pool,
+            tx,
+        }
+    }
+}
+
 impl TaskImpl for UdpSource {
     type Item = Buffer;
 
@@ -103,13 +117,7 @@ pub fn prepare_udp_stream(
     let inspect = tracker_sink(stream, window);
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, inspect)));
     let task = Task::new();
-    let source = UdpSource {
-        std_socket: Some(socket),
-        socket: None,
-        next: None,
-        pool,
-        tx,
-    };
+    let source = UdpSource::new(socket, pool, tx);
     let ack = task.prepare(source, context.clone());
     (task, ack)
 }
@@ -144,4 +152,34 @@ pub fn spawn_tokio_udp_stream(
         }
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The element's actions called in order on a throttling runtime (whose
+    /// sockets receive ahead): the first receive takes "1" and holds "2";
+    /// a flush must drop "2", so the next item after it is "3".
+    #[test]
+    fn a_flush_drops_the_datagram_received_ahead() {
+        let rt = crate::tempo_runtime::build(Some(Duration::from_millis(1))).unwrap();
+        let receiver = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = receiver.local_addr().unwrap();
+        let (tx, _rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let mut source = UdpSource::new(receiver, BufferPool::new(2, RECV_BUF_LEN), tx);
+        rt.block_on(async move {
+            source.prepare().await.unwrap();
+            let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+            for payload in [b"1", b"2", b"3"] {
+                sender.send_to(payload, to).unwrap();
+            }
+            let first = source.try_next().await.unwrap();
+            assert_eq!(first.bytes(), b"1");
+            source.flush_start().await.unwrap();
+            source.flush_stop().await.unwrap();
+            let next = source.try_next().await.unwrap();
+            assert_eq!(next.bytes(), b"3", "the held datagram survived the flush");
+        });
+    }
 }
