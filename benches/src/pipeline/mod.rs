@@ -10,11 +10,13 @@
 //! * [`buffer`]: the buffers and the per-stream pool they come back to;
 //! * [`sink`]: the sink task and its lateness statistics;
 //! * [`timer`]: the timer-driven source (no network);
+//! * [`timer_run`]: the timer-driven runs, Tempo against tokio;
 //! * [`udp`]: the UDP source (a task per socket) and its tokio baseline;
 //! * [`udp_run`]: the UDP runs: sender and receiver processes.
 
 pub mod buffer;
 pub mod sink;
 pub mod timer;
+pub mod timer_run;
 pub mod udp;
 pub mod udp_run;
