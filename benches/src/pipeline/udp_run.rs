@@ -78,9 +78,32 @@ pub struct UdpConfig {
     pub window: Duration,
 }
 
+/// `pipeline udp-receive --help`.
+pub const UDP_RECEIVE_USAGE: &str = "\
+usage: pipeline udp-receive --pipeline media|tokio [options]
+
+One UDP pipeline receiver (what `pipeline --source udp` runs, once per run):
+binds N sockets on 127.0.0.1 from base-port, runs a source task and a sink
+per socket on G contexts (media) or G tokio current-thread runtimes
+(tokio), and prints a CSV header and row after the window.
+
+  --streams N          sockets (default 1000)
+  --contexts G         contexts / runtimes (default 1)
+  --throttle-ms T      the contexts' max throttling (default 20)
+  --period-ms P        the sender's interval (default 20)
+  --base-port P        port of stream 0 (default 20000)
+  --warmup-secs S      not measured (default 2)
+  --window-secs S      measured (default 5)
+  --cpu K              pin the process to CPU K
+";
+
 /// The `udp-receive` child: runs `pipeline` over the streams and prints
 /// one CSV header + row with the UDP sweep's receiver columns.
 pub fn udp_receive_main(mut args: Args) -> Result<(), String> {
+    if args.help() {
+        print!("{UDP_RECEIVE_USAGE}");
+        return Ok(());
+    }
     let pipeline = UdpPipeline::parse(&args.raw("pipeline")?.unwrap_or_default())?;
     let cfg = UdpConfig {
         streams: args.value("streams", 1000usize)?,
