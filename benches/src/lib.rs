@@ -18,6 +18,7 @@ pub mod median;
 pub mod os_threads;
 pub mod out_dir;
 pub mod packet;
+pub mod pipeline;
 pub mod plot;
 pub mod receivers;
 pub mod recv_stats;

@@ -1,426 +1,102 @@
-//! `pipeline`: N timer-driven streams as tempo-media elements on G contexts,
-//! in the spirit of GStreamer's ts-standalone, against the same streams on
-//! tokio's current-thread runtime (one runtime per group).
+//! `pipeline`: N streams as tempo-media elements on G contexts, in the
+//! spirit of GStreamer's ts-standalone, against the same streams on tokio's
+//! current-thread runtime (one runtime per group). Issue 22 §3.
 //!
 //! Each stream is a source element (a `tempo_media::Task`) that pushes a
-//! sequence number every `--period-ms` to a sink task on the same context
-//! through a bounded channel; the sink records the inter-buffer interval.
-//! A run reports CPU % per context and in total, parked %, buffers per
-//! second, the interval's mean / stddev / min / max and how many buffers
-//! came later than period + T/2, RSS per stream, the wall time to pause,
-//! flush (start + stop) and stop all N tasks from the application thread,
-//! and the acknowledgement latency of one request to an idle and to a busy
-//! context. The tokio baseline runs the same streams as a task per stream
-//! (`tokio::time::interval` + channel + sink task).
+//! pooled buffer to a sink task on the same context through a bounded
+//! channel; the sink records the inter-buffer interval and gives the buffer
+//! back. The elements are in `tempo_benches::pipeline`.
 //!
-//! This is the timer-driven half of issue 22 §3 only: no UDP source, no
-//! plots (see `--help`).
+//! * `--source timer` (default): a buffer every `--period-ms`, no network.
+//!   A run reports CPU % per context and in total, parked %, buffers per
+//!   second, allocations per buffer (process-wide, over the window), the
+//!   interval's mean / stddev / min / max and how many buffers came later
+//!   than period + T/2, RSS per stream, the wall time to pause, flush
+//!   (start + stop) and stop all N tasks from the application thread, and
+//!   the acknowledgement latency of one request to an idle and to a busy
+//!   context. The tokio baseline runs a task per stream
+//!   (`tokio::time::interval` + channel + sink task).
+//! * `--source udp`: a task per socket receiving the benchmark's own
+//!   sender's datagrams, against the UDP sweep's plain throttled receiver
+//!   and a tokio socket loop per stream; each receiver in a process of its
+//!   own, pinned like the sweep's (see `tempo_benches::pipeline::udp_run`).
+//!
+//! No plots (see `--help`).
 
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::process::ExitCode;
+use std::time::Duration;
 
-use tempo::context::Context;
+use tempo_benches::alloc_count::CountingAllocator;
 use tempo_benches::args::Args;
-use tempo_benches::median::median;
-use tempo_benches::rusage::{cpu_percent, process_cpu_time, thread_cpu_time};
-use tempo_media::{FlowError, Task, TaskImpl};
-use tokio::sync::mpsc;
+use tempo_benches::pipeline::timer_run::{timer_main, Config};
+use tempo_benches::pipeline::udp_run::{udp_main, udp_receive_main, UdpConfig};
+use tempo_benches::udp_cli::{receiver_main, sender_main};
+
+/// Port of the UDP pipeline's stream 0: above the UDP sweep's ports (from
+/// 20000, up to 8000 streams) so that both can run on one machine, below
+/// the ephemeral range (32768..).
+const UDP_BASE_PORT: u16 = 29_000;
+
+/// Counts allocations: the "allocations per buffer" column.
+#[global_allocator]
+static ALLOC: CountingAllocator = CountingAllocator;
 
 const USAGE: &str = "\
-pipeline: N timer-driven streams as tempo-media elements on G contexts,
-against the same streams on tokio current-thread runtimes.
+pipeline: N streams as tempo-media elements on G contexts, against the same
+streams on tokio current-thread runtimes.
 
 Usage: pipeline [options]
+       pipeline send|receive|udp-receive ...   one UDP process (what
+                                               --source udp runs)
+  --source KIND      timer (default): a buffer every period, no network;
+                     udp: a task per socket fed by a sender process on
+                     127.0.0.1 (pinned to CPU 1, receivers to CPU 0), also
+                     run against the UDP sweep's tempo-throttled:T receiver
   --streams N        streams (default 1000)
   --contexts G       contexts / tokio runtimes (default 2)
   --throttle-ms T    the contexts' max_throttling (default 20)
   --period-ms P      push period of every source (default 20)
   --seconds S        measured window per run (default 5)
   --runs R           interleaved runs of each runtime (default 1); medians
+  --base-port P      UDP: port of stream 0 (default 29000)
   --quick            1 s windows, 200 streams (CI)
   -h, --help         this text
 
-Not measured here (issue 22 §3, left for later): the UDP source, the
-plots, and the allocation count per buffer.";
+Allocations per buffer are counted process-wide over the window, after a
+warm-up of 80 periods (every channel has allocated its blocks by then).
+Not done here: the plots.";
 
-/// Interval statistics of one sink.
-#[derive(Default, Clone)]
-struct Lateness {
-    n: u64,
-    sum: f64,
-    sum_sq: f64,
-    min: f64,
-    max: f64,
-    late: u64,
-}
-
-impl Lateness {
-    fn record(&mut self, interval: Duration, late_after: Duration) {
-        let ms = interval.as_secs_f64() * 1e3;
-        if self.n == 0 {
-            self.min = ms;
-            self.max = ms;
-        }
-        self.n += 1;
-        self.sum += ms;
-        self.sum_sq += ms * ms;
-        self.min = self.min.min(ms);
-        self.max = self.max.max(ms);
-        if interval > late_after {
-            self.late += 1;
-        }
-    }
-
-    fn merge(&mut self, other: &Lateness) {
-        if other.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = other.clone();
-            return;
-        }
-        self.n += other.n;
-        self.sum += other.sum;
-        self.sum_sq += other.sum_sq;
-        self.min = self.min.min(other.min);
-        self.max = self.max.max(other.max);
-        self.late += other.late;
-    }
-
-    fn mean(&self) -> f64 {
-        self.sum / self.n.max(1) as f64
-    }
-
-    fn stddev(&self) -> f64 {
-        let mean = self.mean();
-        (self.sum_sq / self.n.max(1) as f64 - mean * mean)
-            .max(0.0)
-            .sqrt()
-    }
-}
-
-#[derive(Clone, Copy)]
-struct Config {
-    streams: usize,
-    contexts: usize,
-    throttle: Duration,
-    period: Duration,
-    window: Duration,
-}
-
-/// The sink: records intervals while `measuring` says so.
-async fn sink(
-    mut rx: mpsc::Receiver<u64>,
-    late_after: Duration,
-    measuring: Arc<std::sync::atomic::AtomicBool>,
-    results: Arc<Mutex<Lateness>>,
-) {
-    let mut stats = Lateness::default();
-    let mut last: Option<Instant> = None;
-    while let Some(_seq) = rx.recv().await {
-        let now = Instant::now();
-        if measuring.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Some(last) = last {
-                stats.record(now - last, late_after);
-            }
-            last = Some(now);
-        } else {
-            last = None;
-        }
-        if stats.n > 0 && !measuring.load(std::sync::atomic::Ordering::Relaxed) {
-            results.lock().unwrap().merge(&stats);
-            stats = Lateness::default();
-        }
-    }
-    results.lock().unwrap().merge(&stats);
-}
-
-/// The source element: a buffer every period, on a never-early deadline.
-struct Source {
-    period: Duration,
-    next: tempo::time::Instant,
-    seq: u64,
-    tx: mpsc::Sender<u64>,
-}
-
-impl TaskImpl for Source {
-    type Item = u64;
-
-    async fn start(&mut self) -> Result<(), tempo_media::BoxError> {
-        self.next = tempo::time::Instant::now() + self.period;
-        Ok(())
-    }
-
-    async fn try_next(&mut self) -> Result<u64, FlowError> {
-        tempo::time::sleep_until(self.next).await;
-        self.next += self.period;
-        self.seq += 1;
-        Ok(self.seq)
-    }
-
-    async fn handle_item(&mut self, seq: u64) -> Result<(), FlowError> {
-        self.tx.send(seq).await.map_err(|_| FlowError::Eos)
-    }
-}
-
-fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|p| p.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-struct RunResult {
-    cpu_total: f64,
-    cpu_per_group: Vec<f64>,
-    parked_pct: Vec<f64>,
-    buffers_per_s: f64,
-    lateness: Lateness,
-    rss_per_stream: f64,
-    /// pause, flush (start + stop), stop all; tempo only.
-    control: Option<[Duration; 3]>,
-    /// One request's acknowledgement: idle (all paused), busy (all running).
-    ack_latency: Option<[Duration; 2]>,
-}
-
-fn run_tempo(cfg: Config, run: usize) -> RunResult {
-    let rss_before = rss_bytes();
-    let contexts: Vec<Context> = (0..cfg.contexts)
-        .map(|g| Context::acquire(&format!("pipeline-{run}-{g}"), cfg.throttle).unwrap())
-        .collect();
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let results = Arc::new(Mutex::new(Lateness::default()));
-    let late_after = cfg.period + cfg.throttle / 2;
-    let timeout = Duration::from_secs(30);
-    let tasks: Vec<Task> = (0..cfg.streams)
-        .map(|i| {
-            let ctx = &contexts[i % cfg.contexts];
-            let (tx, rx) = mpsc::channel(4);
-            drop(ctx.spawn(sink(rx, late_after, measuring.clone(), results.clone())));
-            let task = Task::new();
-            let source = Source {
-                period: cfg.period,
-                next: tempo::time::Instant::now(),
-                seq: 0,
-                tx,
-            };
-            let prepared = task.prepare(source, ctx.clone());
-            (task, prepared)
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
-        .map(|(task, prepared)| {
-            prepared.wait(timeout).expect("prepare");
-            task
-        })
-        .collect();
-    let acks: Vec<_> = tasks.iter().map(|t| t.start()).collect();
-    for ack in acks {
-        ack.wait(timeout).expect("start");
-    }
-    // Warm up one period of seconds, then measure.
-    std::thread::sleep(Duration::from_millis(500));
-    let rss_per_stream = rss_bytes().saturating_sub(rss_before) as f64 / cfg.streams as f64;
-    let thread_cpu: Vec<Duration> = contexts
-        .iter()
-        .map(|c| c.block_on(async { thread_cpu_time() }))
-        .collect();
-    let metrics_before: Vec<_> = contexts.iter().map(|c| c.handle().metrics()).collect();
-    let cpu0 = process_cpu_time();
-    measuring.store(true, std::sync::atomic::Ordering::Relaxed);
-    let t0 = Instant::now();
-    std::thread::sleep(cfg.window);
-    measuring.store(false, std::sync::atomic::Ordering::Relaxed);
-    let wall = t0.elapsed();
-    let cpu_total = cpu_percent(process_cpu_time() - cpu0, wall);
-    let cpu_per_group: Vec<f64> = contexts
-        .iter()
-        .zip(&thread_cpu)
-        .map(|(c, before)| cpu_percent(c.block_on(async { thread_cpu_time() }) - *before, wall))
-        .collect();
-    let parked_pct: Vec<f64> = contexts
-        .iter()
-        .zip(&metrics_before)
-        .map(|(c, before)| {
-            let m = c.handle().metrics();
-            let parked = (m.parked - before.parked).as_secs_f64();
-            let busy = (m.busy - before.busy).as_secs_f64();
-            100.0 * parked / (parked + busy).max(1e-9)
-        })
-        .collect();
-
-    // Acknowledgement latency to a busy context: flush one task.
-    let busy_ack = {
-        let t = Instant::now();
-        tasks[0].flush_start().wait(timeout).expect("flush");
-        let d = t.elapsed();
-        tasks[0].flush_stop().wait(timeout).expect("flush stop");
-        d
-    };
-
-    let control_all = |f: &dyn Fn(&Task) -> tempo_media::Ack| {
-        let t = Instant::now();
-        let acks: Vec<_> = tasks.iter().map(f).collect();
-        for ack in acks {
-            ack.wait(timeout).expect("transition");
-        }
-        t.elapsed()
-    };
-    let pause = control_all(&|t| t.pause());
-    // Idle contexts (every task paused): one request's acknowledgement.
-    let idle_ack = {
-        let t = Instant::now();
-        tasks[0].start().wait(timeout).expect("start");
-        let d = t.elapsed();
-        tasks[0].pause().wait(timeout).expect("pause");
-        d
-    };
-    let flush = control_all(&|t| t.flush_start()) + control_all(&|t| t.flush_stop());
-    let stop = control_all(&|t| t.stop());
-    for task in &tasks {
-        task.unprepare().wait(timeout).expect("unprepare");
-    }
-    drop(tasks);
-    // The sinks end when their sources are dropped; let them publish.
-    for c in &contexts {
-        c.block_on(async {});
-    }
-    let lateness = results.lock().unwrap().clone();
-    RunResult {
-        cpu_total,
-        cpu_per_group,
-        parked_pct,
-        buffers_per_s: lateness.n as f64 / wall.as_secs_f64(),
-        lateness,
-        rss_per_stream,
-        control: Some([pause, flush, stop]),
-        ack_latency: Some([idle_ack, busy_ack]),
-    }
-}
-
-fn run_tokio(cfg: Config) -> RunResult {
-    let rss_before = rss_bytes();
-    let measuring = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let results = Arc::new(Mutex::new(Lateness::default()));
-    let late_after = cfg.period + cfg.throttle / 2;
-    let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
-    let (cpu_tx, cpu_rx) = std::sync::mpsc::channel::<(usize, Duration)>();
-    let groups: Vec<_> = (0..cfg.contexts)
-        .map(|g| {
-            let per_group =
-                cfg.streams / cfg.contexts + usize::from(g < cfg.streams % cfg.contexts);
-            let (measuring, results) = (measuring.clone(), results.clone());
-            let mut stop = stop_tx.subscribe();
-            let cpu_tx = cpu_tx.clone();
-            std::thread::spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .unwrap();
-                rt.block_on(async move {
-                    for _ in 0..per_group {
-                        let (tx, rx) = mpsc::channel(4);
-                        tokio::spawn(sink(rx, late_after, measuring.clone(), results.clone()));
-                        let period = cfg.period;
-                        tokio::spawn(async move {
-                            let mut interval = tokio::time::interval(period);
-                            let mut seq = 0u64;
-                            loop {
-                                interval.tick().await;
-                                seq += 1;
-                                if tx.send(seq).await.is_err() {
-                                    break;
-                                }
-                            }
-                        });
-                    }
-                    let start = thread_cpu_time();
-                    let _ = cpu_tx.send((g, start));
-                    let _ = stop.recv().await;
-                    let _ = cpu_tx.send((g, thread_cpu_time() - start));
-                });
-            })
-        })
-        .collect();
-    let mut starts = vec![Duration::ZERO; cfg.contexts];
-    for _ in 0..cfg.contexts {
-        let (g, d) = cpu_rx.recv().unwrap();
-        starts[g] = d;
-    }
-    std::thread::sleep(Duration::from_millis(500));
-    let rss_per_stream = rss_bytes().saturating_sub(rss_before) as f64 / cfg.streams as f64;
-    let cpu0 = process_cpu_time();
-    measuring.store(true, std::sync::atomic::Ordering::Relaxed);
-    let t0 = Instant::now();
-    std::thread::sleep(cfg.window);
-    measuring.store(false, std::sync::atomic::Ordering::Relaxed);
-    let wall = t0.elapsed();
-    let cpu_total = cpu_percent(process_cpu_time() - cpu0, wall);
-    // Per-runtime CPU covers warm-up + window (the thread measures itself
-    // from start to stop): reported scaled to the same wall time.
-    let started_at = t0 - Duration::from_millis(500);
-    // The sinks publish on their first buffer after the window.
-    std::thread::sleep(cfg.period * 3);
-    let _ = stop_tx.send(());
-    let mut cpu_per_group = vec![0.0; cfg.contexts];
-    for _ in 0..cfg.contexts {
-        let (g, d) = cpu_rx.recv().unwrap();
-        cpu_per_group[g] = cpu_percent(d, started_at.elapsed());
-    }
-    for g in groups {
-        g.join().unwrap();
-    }
-    let lateness = results.lock().unwrap().clone();
-    RunResult {
-        cpu_total,
-        cpu_per_group,
-        parked_pct: vec![],
-        buffers_per_s: lateness.n as f64 / wall.as_secs_f64(),
-        lateness,
-        rss_per_stream,
-        control: None,
-        ack_latency: None,
-    }
-}
-
-fn print(name: &str, r: &RunResult) {
-    let l = &r.lateness;
-    let groups: Vec<String> = r.cpu_per_group.iter().map(|c| format!("{c:.1}")).collect();
-    let parked: Vec<String> = r.parked_pct.iter().map(|c| format!("{c:.1}")).collect();
-    println!(
-        "{name:<6} cpu {:6.1}% (per group: {}) parked% [{}] buffers/s {:8.0} interval ms mean {:.3} sd {:.3} min {:.3} max {:.3} late {} rss/stream {:.0} B",
-        r.cpu_total,
-        groups.join(" "),
-        parked.join(" "),
-        r.buffers_per_s,
-        l.mean(),
-        l.stddev(),
-        l.min,
-        l.max,
-        l.late,
-        r.rss_per_stream
-    );
-    if let Some([pause, flush, stop]) = r.control {
-        println!(
-            "       all tasks: pause {pause:?}, flush (start + stop) {flush:?}, stop {stop:?}"
-        );
-    }
-    if let Some([idle, busy]) = r.ack_latency {
-        println!("       one request's ack: idle context {idle:?}, busy context {busy:?}");
-    }
-}
-
-fn main() {
+fn main() -> ExitCode {
     let mut args = Args::from_env();
+    match args.subcommand().as_deref() {
+        None => {}
+        Some("send") => return sender_main(args),
+        Some("receive") => return receiver_main(args),
+        Some("udp-receive") => {
+            return match udp_receive_main(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("pipeline udp-receive: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Some(other) => {
+            eprintln!("pipeline: unknown subcommand `{other}`\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    }
     if args.help() {
         println!("{USAGE}");
-        return;
+        return ExitCode::SUCCESS;
     }
-    let parse = |mut args: Args| -> Result<(Config, usize), String> {
+    let parse = |mut args: Args| -> Result<(Source, Config, usize, u16), String> {
         let quick = args.flag("quick");
+        let source = match args.raw("source")?.as_deref() {
+            None | Some("timer") => Source::Timer,
+            Some("udp") => Source::Udp,
+            Some(other) => return Err(format!("--source {other}: timer or udp")),
+        };
         let cfg = Config {
             streams: args.value("streams", if quick { 200 } else { 1000 })?,
             contexts: args.value("contexts", 2usize)?.max(1),
@@ -429,37 +105,40 @@ fn main() {
             window: Duration::from_secs(args.value("seconds", if quick { 1 } else { 5 })?),
         };
         let runs = args.value("runs", 1usize)?.max(1);
+        let base_port = args.value("base-port", UDP_BASE_PORT)?;
         args.finish()?;
-        Ok((cfg, runs))
+        Ok((source, cfg, runs, base_port))
     };
-    let (cfg, runs) = match parse(args) {
+    let (source, cfg, runs, base_port) = match parse(args) {
         Ok(c) => c,
         Err(e) => {
             eprintln!("pipeline: {e}\n\n{USAGE}");
-            std::process::exit(2);
+            return ExitCode::from(2);
         }
     };
-    println!(
-        "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, {runs} run(s)",
-        cfg.streams, cfg.contexts, cfg.throttle, cfg.period, cfg.window
-    );
-    let mut ratios = Vec::new();
-    for run in 0..runs {
-        // Interleaved: alternate which runtime goes first.
-        let (tempo, tokio) = if run % 2 == 0 {
-            let t = run_tempo(cfg, run);
-            (t, run_tokio(cfg))
-        } else {
-            let k = run_tokio(cfg);
-            (run_tempo(cfg, run), k)
-        };
-        print("tempo", &tempo);
-        print("tokio", &tokio);
-        let ratio = tempo.cpu_total / tokio.cpu_total.max(1e-9);
-        println!("       run {run}: CPU tempo / tokio = {ratio:.2}");
-        ratios.push(ratio);
+    match source {
+        Source::Timer => timer_main(cfg, runs),
+        Source::Udp => {
+            let udp = UdpConfig {
+                streams: cfg.streams,
+                contexts: cfg.contexts,
+                throttle: cfg.throttle,
+                period: cfg.period,
+                base_port,
+                warmup: cfg.warmup(),
+                window: cfg.window,
+            };
+            if let Err(e) = udp_main(udp, runs) {
+                eprintln!("pipeline: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
-    if let Some(m) = median(&ratios) {
-        println!("median CPU ratio tempo / tokio over {runs} run(s): {m:.2}");
-    }
+    ExitCode::SUCCESS
+}
+
+/// Which source the streams have.
+enum Source {
+    Timer,
+    Udp,
 }

@@ -1,0 +1,185 @@
+//! The UDP source: a task per socket whose `try_next` is `recv_from` on a
+//! [`tempo::net::UdpSocket`], fed by the benchmark's own sender
+//! ([`crate::udp_sender`]), and the same streams the way a tokio user
+//! writes them (a socket loop per stream on a current-thread runtime).
+//!
+//! Both push each datagram, in a pooled [`Buffer`], to a sink task on the
+//! same thread through a bounded channel; the sink accounts sequence gaps
+//! and one-way latency with the UDP receivers' own
+//! [`StreamTracker`](crate::recv_stats::StreamTracker), so the figures are
+//! comparable with the UDP sweep's `tempo-throttled` row.
+
+use std::io;
+use std::net::UdpSocket as StdUdpSocket;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tempo::context::Context;
+use tempo_media::{BoxError, FlowError, Task, TaskImpl};
+use tokio::sync::mpsc;
+
+use super::buffer::{Buffer, BufferPool};
+use super::sink::{sink, SinkShared};
+use super::timer::{CHANNEL_CAPACITY, POOL_BUFFERS};
+use crate::receivers::RECV_BUF_LEN;
+use crate::recv_stats::StreamTracker;
+
+/// The UDP source element: one socket.
+pub struct UdpSource {
+    /// Until `prepare`: the socket is registered with the context's reactor
+    /// on the context itself.
+    std_socket: Option<StdUdpSocket>,
+    socket: Option<tempo::net::UdpSocket>,
+    /// The buffer `try_next` receives into, kept here so that a cancelled
+    /// `try_next` (pause, flush, stop) does not lose it.
+    next: Option<Buffer>,
+    pool: BufferPool,
+    tx: mpsc::Sender<Buffer>,
+}
+
+impl UdpSource {
+    /// A source receiving on `socket` (registered on the context by
+    /// `prepare`) into buffers of `pool`, pushing them to `tx`.
+    pub fn new(socket: StdUdpSocket, pool: BufferPool, tx: mpsc::Sender<Buffer>) -> UdpSource {
+        UdpSource {
+            std_socket: Some(socket),
+            socket: None,
+            next: None,
+            pool,
+            tx,
+        }
+    }
+}
+
+impl TaskImpl for UdpSource {
+    type Item = Buffer;
+
+    async fn prepare(&mut self) -> Result<(), BoxError> {
+        let std_socket = self.std_socket.take().ok_or("prepared twice")?;
+        std_socket.set_nonblocking(true)?;
+        self.socket = Some(tempo::net::UdpSocket::from_std(std_socket)?);
+        Ok(())
+    }
+
+    async fn unprepare(&mut self) {
+        self.socket = None;
+    }
+
+    async fn try_next(&mut self) -> Result<Buffer, FlowError> {
+        let socket = self.socket.as_ref().ok_or(FlowError::Eos)?;
+        let buffer = self.next.get_or_insert_with(|| self.pool.take());
+        match socket.recv_from(&mut buffer.data).await {
+            Ok((len, _from)) => {
+                let mut buffer = self.next.take().expect("the buffer received into");
+                buffer.len = len;
+                Ok(buffer)
+            }
+            Err(e) => Err(FlowError::Error(e.into())),
+        }
+    }
+
+    async fn handle_item(&mut self, buffer: Buffer) -> Result<(), FlowError> {
+        self.tx.send(buffer).await.map_err(|_| FlowError::Eos)
+    }
+
+    /// A flush drops in-flight data: the datagram the socket received
+    /// ahead and holds for the next `recv_from`.
+    async fn flush_start(&mut self) -> Result<(), BoxError> {
+        if let Some(socket) = &self.socket {
+            socket.discard_held();
+        }
+        Ok(())
+    }
+}
+
+fn tracker_sink(
+    stream: u32,
+    window: crate::window::MeasureWindow,
+) -> impl FnMut(&Buffer) + Send + 'static {
+    let mut tracker = StreamTracker::new(stream, window);
+    move |buffer: &Buffer| {
+        tracker.on_datagram(buffer.bytes());
+    }
+}
+
+/// Spawns the sink of stream `stream` (socket `socket`) on `context` and
+/// prepares its source there.
+pub fn prepare_udp_stream(
+    context: &Context,
+    stream: u32,
+    socket: StdUdpSocket,
+    window: crate::window::MeasureWindow,
+    late_after: Duration,
+    shared: Arc<SinkShared>,
+) -> (Task, tempo_media::Ack) {
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let pool = BufferPool::new(POOL_BUFFERS, RECV_BUF_LEN);
+    let inspect = tracker_sink(stream, window);
+    drop(context.spawn(sink(rx, pool.clone(), late_after, shared, inspect)));
+    let task = Task::new();
+    let source = UdpSource::new(socket, pool, tx);
+    let ack = task.prepare(source, context.clone());
+    (task, ack)
+}
+
+/// The tokio baseline of one stream, on the current tokio runtime: a
+/// socket loop pushing to a sink task through the same channel and pool.
+pub fn spawn_tokio_udp_stream(
+    stream: u32,
+    socket: StdUdpSocket,
+    window: crate::window::MeasureWindow,
+    late_after: Duration,
+    shared: Arc<SinkShared>,
+) -> io::Result<()> {
+    socket.set_nonblocking(true)?;
+    let socket = tokio::net::UdpSocket::from_std(socket)?;
+    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let pool = BufferPool::new(POOL_BUFFERS, RECV_BUF_LEN);
+    let inspect = tracker_sink(stream, window);
+    tokio::spawn(sink(rx, pool.clone(), late_after, shared, inspect));
+    tokio::spawn(async move {
+        loop {
+            let mut buffer = pool.take();
+            match socket.recv_from(&mut buffer.data).await {
+                Ok((len, _from)) => {
+                    buffer.len = len;
+                    if tx.send(buffer).await.is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The element's actions called in order on a throttling runtime (whose
+    /// sockets receive ahead): the first receive takes "1" and holds "2";
+    /// a flush must drop "2", so the next item after it is "3".
+    #[test]
+    fn a_flush_drops_the_datagram_received_ahead() {
+        let rt = crate::tempo_runtime::build(Some(Duration::from_millis(1))).unwrap();
+        let receiver = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = receiver.local_addr().unwrap();
+        let (tx, _rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let mut source = UdpSource::new(receiver, BufferPool::new(2, RECV_BUF_LEN), tx);
+        rt.block_on(async move {
+            source.prepare().await.unwrap();
+            let sender = StdUdpSocket::bind("127.0.0.1:0").unwrap();
+            for payload in [b"1", b"2", b"3"] {
+                sender.send_to(payload, to).unwrap();
+            }
+            let first = source.try_next().await.unwrap();
+            assert_eq!(first.bytes(), b"1");
+            source.flush_start().await.unwrap();
+            source.flush_stop().await.unwrap();
+            let next = source.try_next().await.unwrap();
+            assert_eq!(next.bytes(), b"3", "the held datagram survived the flush");
+        });
+    }
+}
