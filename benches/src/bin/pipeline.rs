@@ -21,13 +21,18 @@
 //!   and a tokio socket loop per stream; each receiver in a process of its
 //!   own, pinned like the sweep's (see `tempo_benches::pipeline::udp_run`).
 //!
-//! No plots (see `--help`).
+//! Every run is written as CSV, with the medians and two figures (CPU and
+//! lateness vs streams, for a list of stream counts), like the UDP sweep's:
+//! see `tempo_benches::pipeline::results`.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use tempo_benches::alloc_count::CountingAllocator;
 use tempo_benches::args::Args;
+use tempo_benches::out_dir::output_dir;
+use tempo_benches::pipeline::results::{write_results, LatenessAxis};
 use tempo_benches::pipeline::timer_run::{timer_main, Config};
 use tempo_benches::pipeline::udp_run::{udp_main, udp_receive_main, UdpConfig};
 use tempo_benches::udp_cli::{receiver_main, sender_main};
@@ -52,19 +57,27 @@ Usage: pipeline [options]
                      udp: a task per socket fed by a sender process on
                      127.0.0.1 (pinned to CPU 1, receivers to CPU 0), also
                      run against the UDP sweep's tempo-throttled:T receiver
-  --streams N        streams (default 1000)
+  --streams N,...    stream counts (default 1000); each count is a point
+                     of the figures, its runs interleaved
   --contexts G       contexts / tokio runtimes (default 2)
   --throttle-ms T    the contexts' max_throttling (default 20)
   --period-ms P      push period of every source (default 20)
   --seconds S        measured window per run (default 5)
   --runs R           interleaved runs of each runtime (default 1); medians
   --base-port P      UDP: port of stream 0 (default 29000)
+  --out DIR          where the result files go (default: a fresh
+                     benches/results/runs/pipeline-<source>-<UTC time>/;
+                     --quick: benches/results/quick/)
   --quick            1 s windows, 200 streams (CI)
   -h, --help         this text
 
 Allocations per buffer are counted process-wide over the window, after a
 warm-up of 80 periods (every channel has allocated its blocks by then).
-Not done here: the plots.";
+
+Files: pipeline_<source>_runs.csv (every run), pipeline_<source>.csv
+(medians per runtime and stream count), pipeline_<source>_cpu.svg and
+pipeline_<source>_lateness.svg (timer: longest inter-buffer interval, with
+period + T; UDP: p99 latency, with 1.1 T + 1 ms).";
 
 fn main() -> ExitCode {
     let mut args = Args::from_env();
@@ -90,15 +103,52 @@ fn main() -> ExitCode {
         println!("{USAGE}");
         return ExitCode::SUCCESS;
     }
-    let parse = |mut args: Args| -> Result<(Source, Config, usize, u16), String> {
+    let options = match Options::parse(args) {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("pipeline: {e}\n\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match run(&options) {
+        Ok(files) => {
+            for f in files {
+                eprintln!("pipeline: wrote {}", f.display());
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("pipeline: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The command line of a measuring run.
+struct Options {
+    source: Source,
+    /// Everything but the stream count, which `stream_counts` gives.
+    cfg: Config,
+    stream_counts: Vec<usize>,
+    runs: usize,
+    base_port: u16,
+    out_dir: PathBuf,
+}
+
+impl Options {
+    fn parse(mut args: Args) -> Result<Options, String> {
         let quick = args.flag("quick");
         let source = match args.raw("source")?.as_deref() {
             None | Some("timer") => Source::Timer,
             Some("udp") => Source::Udp,
             Some(other) => return Err(format!("--source {other}: timer or udp")),
         };
+        let stream_counts = args.list("streams", vec![if quick { 200 } else { 1000 }])?;
+        if stream_counts.is_empty() || stream_counts.contains(&0) {
+            return Err("--streams: one or more counts, each at least 1".into());
+        }
         let cfg = Config {
-            streams: args.value("streams", if quick { 200 } else { 1000 })?,
+            streams: stream_counts[0],
             contexts: args.value("contexts", 2usize)?.max(1),
             throttle: Duration::from_millis(args.value("throttle-ms", 20)?),
             period: Duration::from_millis(args.value("period-ms", 20)?),
@@ -106,39 +156,70 @@ fn main() -> ExitCode {
         };
         let runs = args.value("runs", 1usize)?.max(1);
         let base_port = args.value("base-port", UDP_BASE_PORT)?;
+        let out = args.raw("out")?;
         args.finish()?;
-        Ok((source, cfg, runs, base_port))
-    };
-    let (source, cfg, runs, base_port) = match parse(args) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("pipeline: {e}\n\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match source {
-        Source::Timer => timer_main(cfg, runs),
-        Source::Udp => {
-            let udp = UdpConfig {
-                streams: cfg.streams,
-                contexts: cfg.contexts,
-                throttle: cfg.throttle,
-                period: cfg.period,
-                base_port,
-                warmup: cfg.warmup(),
-                window: cfg.window,
-            };
-            if let Err(e) = udp_main(udp, runs) {
-                eprintln!("pipeline: {e}");
-                return ExitCode::FAILURE;
+        let out_dir = output_dir(out, quick, &format!("pipeline-{}", source.name()));
+        Ok(Options {
+            source,
+            cfg,
+            stream_counts,
+            runs,
+            base_port,
+            out_dir,
+        })
+    }
+}
+
+/// Every stream count's runs, then the result files; returns their paths.
+fn run(o: &Options) -> Result<Vec<PathBuf>, String> {
+    let mut rows = Vec::new();
+    for &streams in &o.stream_counts {
+        let cfg = Config { streams, ..o.cfg };
+        match o.source {
+            Source::Timer => rows.extend(timer_main(cfg, o.runs)),
+            Source::Udp => {
+                let udp = UdpConfig {
+                    streams,
+                    contexts: cfg.contexts,
+                    throttle: cfg.throttle,
+                    period: cfg.period,
+                    base_port: o.base_port,
+                    warmup: cfg.warmup(),
+                    window: cfg.window,
+                };
+                rows.extend(udp_main(udp, o.runs)?);
             }
         }
     }
-    ExitCode::SUCCESS
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let axis = match o.source {
+        Source::Timer => LatenessAxis {
+            column: "interval_max_ms",
+            label: "longest interval between buffers, ms",
+            bound: Some(("period + T (goal)", ms(o.cfg.period + o.cfg.throttle))),
+        },
+        Source::Udp => LatenessAxis {
+            column: "lat_p99_us",
+            label: "one-way latency p99, us",
+            bound: Some(("1.1 T + 1 ms", (1.1 * ms(o.cfg.throttle) + 1.0) * 1e3)),
+        },
+    };
+    write_results(&o.out_dir, o.source.name(), &rows, axis)
 }
 
 /// Which source the streams have.
+#[derive(Clone, Copy)]
 enum Source {
     Timer,
     Udp,
+}
+
+impl Source {
+    /// Its name in `--source` and in the result files.
+    fn name(self) -> &'static str {
+        match self {
+            Source::Timer => "timer",
+            Source::Udp => "udp",
+        }
+    }
 }

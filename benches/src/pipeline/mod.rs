@@ -11,10 +11,12 @@
 //! * [`sink`]: the sink task and its lateness statistics;
 //! * [`timer`]: the timer-driven source (no network);
 //! * [`timer_run`]: the timer-driven runs, Tempo against tokio;
+//! * [`results`]: the result files (every run, medians, two figures);
 //! * [`udp`]: the UDP source (a task per socket) and its tokio baseline;
 //! * [`udp_run`]: the UDP runs: sender and receiver processes.
 
 pub mod buffer;
+pub mod results;
 pub mod sink;
 pub mod timer;
 pub mod timer_run;

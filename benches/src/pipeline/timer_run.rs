@@ -14,10 +14,12 @@ use std::time::{Duration, Instant};
 use tempo::context::Context;
 use tempo_media::Task;
 
+use super::results::run_row;
 use super::sink::{Lateness, SinkShared};
 use super::timer::{prepare_timer_stream, spawn_tokio_timer_stream};
 use crate::alloc_count::allocations;
 use crate::median::median;
+use crate::report::CsvRow;
 use crate::rusage::{cpu_percent, process_cpu_time, thread_cpu_time};
 
 /// One timer configuration.
@@ -316,14 +318,44 @@ fn print(name: &str, r: &RunResult) {
     }
 }
 
+/// `r` as a result row (see [`super::results`]); durations in ms, acks in µs.
+fn result_row(name: &str, cfg: &Config, run: usize, r: &RunResult) -> CsvRow {
+    let l = &r.lateness;
+    let mut row = run_row(name, cfg.streams, cfg.contexts, run);
+    row.push_f64("cpu_pct", r.cpu_total, 2)
+        .push_f64("buffers_per_s", r.buffers_per_s, 0)
+        .push_f64("interval_mean_ms", l.mean(), 3)
+        .push_f64("interval_sd_ms", l.stddev(), 3)
+        .push_f64("interval_min_ms", l.min, 3)
+        .push_f64("interval_max_ms", l.max, 3)
+        .push("late", l.late)
+        .push_f64("allocs_per_buffer", r.allocs_per_buffer, 4)
+        .push_f64("rss_per_stream_b", r.rss_per_stream, 0);
+    let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
+    let us = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e6);
+    let [pause, flush, stop] = r
+        .control
+        .map_or(["-".into(), "-".into(), "-".into()], |c| c.map(ms));
+    let [idle, busy] = r
+        .ack_latency
+        .map_or(["-".into(), "-".into()], |a| a.map(us));
+    row.push("pause_all_ms", pause)
+        .push("flush_all_ms", flush)
+        .push("stop_all_ms", stop)
+        .push("ack_idle_us", idle)
+        .push("ack_busy_us", busy);
+    row
+}
+
 /// `runs` interleaved runs of both runtimes; prints each and the median
-/// CPU ratio.
-pub fn timer_main(cfg: Config, runs: usize) {
+/// CPU ratio; returns one row per run and runtime (for the result files).
+pub fn timer_main(cfg: Config, runs: usize) -> Vec<CsvRow> {
     println!(
         "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, {runs} run(s)",
         cfg.streams, cfg.contexts, cfg.throttle, cfg.period, cfg.window
     );
     let mut ratios = Vec::new();
+    let mut rows = Vec::new();
     for run in 0..runs {
         // Interleaved: alternate which runtime goes first.
         let (tempo, tokio) = if run % 2 == 0 {
@@ -335,6 +367,8 @@ pub fn timer_main(cfg: Config, runs: usize) {
         };
         print("tempo", &tempo);
         print("tokio", &tokio);
+        rows.push(result_row("tempo", &cfg, run, &tempo));
+        rows.push(result_row("tokio", &cfg, run, &tokio));
         let ratio = tempo.cpu_total / tokio.cpu_total.max(1e-9);
         println!("       run {run}: CPU tempo / tokio = {ratio:.2}");
         ratios.push(ratio);
@@ -342,4 +376,5 @@ pub fn timer_main(cfg: Config, runs: usize) {
     if let Some(m) = median(&ratios) {
         println!("median CPU ratio tempo / tokio over {runs} run(s): {m:.2}");
     }
+    rows
 }

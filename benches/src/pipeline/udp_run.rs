@@ -345,10 +345,24 @@ fn run_pair(
     row
 }
 
+/// The columns of a UDP run row after [`KEY_COLUMNS`](super::results::KEY_COLUMNS),
+/// the same for the three receivers.
+const RESULT_COLUMNS: [&str; 8] = [
+    "cpu_pct",
+    "cpu_us_per_pkt",
+    "received",
+    "seq_gaps",
+    "lat_p50_us",
+    "lat_p99_us",
+    "lat_max_us",
+    "allocs_per_pkt",
+];
+
 /// The three receivers of one UDP configuration, `runs` times interleaved
 /// (the order rotates each run); prints every row and the medians of the
-/// pipeline's CPU against the plain throttled receiver's and tokio's.
-pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<(), String> {
+/// pipeline's CPU against the plain throttled receiver's and tokio's, and
+/// returns one row per run and receiver (for the result files).
+pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<Vec<CsvRow>, String> {
     let cpus = (crate::affinity::available_cpus() >= 2).then_some((1, 0));
     let throttle_ms = cfg.throttle.as_millis().to_string();
     let pipeline = |name: &str| -> Vec<String> {
@@ -389,6 +403,7 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<(), String> {
     ];
     let mut vs_plain = Vec::new();
     let mut vs_tokio = Vec::new();
+    let mut results = Vec::new();
     for run in 0..runs {
         let mut rows: [Option<CsvRow>; 3] = [None, None, None];
         for k in 0..3 {
@@ -411,6 +426,11 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<(), String> {
                     ))
                     .unwrap_or_default()
             );
+            let mut result = super::results::run_row(&name, cfg.streams, cfg.contexts, run);
+            for c in RESULT_COLUMNS {
+                result.push(c, row.get(c).unwrap_or("-"));
+            }
+            results.push(result);
             rows[which] = Some(row);
         }
         let cpu = |i: usize| {
@@ -428,5 +448,5 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<(), String> {
         m(&vs_plain),
         m(&vs_tokio)
     );
-    Ok(())
+    Ok(results)
 }
