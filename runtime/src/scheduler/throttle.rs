@@ -439,7 +439,12 @@ impl Throttle {
             window,
             ..last
         });
-        self.pacer.borrow_mut().begin_tick(now);
+        let due = self.pacer.borrow_mut().begin_tick(now);
+        if let Some(time) = &core.shared.handles.time {
+            // The pass's window is the grid slot's, not the wake-up's: see
+            // "Timers" in the module docs.
+            time.set_next_pass_grid(tempo_time::Instant::from_std(due));
+        }
         core.park_driver(Some(Duration::ZERO), false)
     }
 
