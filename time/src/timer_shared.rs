@@ -478,7 +478,9 @@ impl TimerShared {
                 // Never-early entries are filed a window after their
                 // deadline and fire once it has passed by `now`; nearest-tick
                 // ones past the grid horizon are deferred by `fire_entry`.
-                state.wheel.poll(now_tick.saturating_add(state.window_ticks))
+                state
+                    .wheel
+                    .poll(now_tick.saturating_add(state.window_ticks))
             },
             |state| {
                 // `poll` handed out the end-of-tick entries too.

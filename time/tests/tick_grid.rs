@@ -54,7 +54,13 @@ type Fires = Rc<RefCell<Vec<(Instant, u32)>>>;
 
 type Stream = Spawn<Pin<Box<dyn Future<Output = ()>>>>;
 
-fn stream(handle: &Handle, rearm: Rearm, first: Instant, tick: Rc<Cell<u32>>, fires: Fires) -> Stream {
+fn stream(
+    handle: &Handle,
+    rearm: Rearm,
+    first: Instant,
+    tick: Rc<Cell<u32>>,
+    fires: Fires,
+) -> Stream {
     let handle = handle.clone();
     let fut: Pin<Box<dyn Future<Output = ()>>> = Box::pin(async move {
         match rearm {
@@ -109,10 +115,21 @@ fn run(rearm: Rearm, phases: &[Duration]) -> (Vec<Vec<(Instant, u32)>>, Vec<Inst
     let mut streams: Vec<Stream> = phases
         .iter()
         .zip(&all)
-        .map(|(phase, fires)| stream(&handle, rearm, grid[1] + *phase, tick.clone(), fires.clone()))
+        .map(|(phase, fires)| {
+            stream(
+                &handle,
+                rearm,
+                grid[1] + *phase,
+                tick.clone(),
+                fires.clone(),
+            )
+        })
         .collect();
     for s in &mut streams {
-        assert!(s.poll().is_pending(), "a future deadline never completes on its first poll");
+        assert!(
+            s.poll().is_pending(),
+            "a future deadline never completes on its first poll"
+        );
     }
     for (k, g) in grid.iter().enumerate() {
         let k = u32::try_from(k).unwrap();
@@ -172,10 +189,12 @@ fn assert_same_phase(rearm: Rearm, phases: &[Duration], low: i64, high: i64) {
 
 /// Phases around the `T/2` boundary between two ticks' windows.
 fn boundary_phases() -> Vec<Duration> {
-    [9_000, 9_500, 9_900, 10_000, 10_100, 10_500, 11_000, 11_900, 12_500, 13_000]
-        .into_iter()
-        .map(Duration::from_micros)
-        .collect()
+    [
+        9_000, 9_500, 9_900, 10_000, 10_100, 10_500, 11_000, 11_900, 12_500, 13_000,
+    ]
+    .into_iter()
+    .map(Duration::from_micros)
+    .collect()
 }
 
 const HALF_T_US: i64 = 10_000;
@@ -188,13 +207,23 @@ fn nearest_tick_intervals_keep_their_grid_phase_under_wake_up_jitter() {
         MissedTickBehavior::Delay,
         MissedTickBehavior::Skip,
     ] {
-        assert_same_phase(Rearm::Interval(behavior), &boundary_phases(), -HALF_T_US, HALF_T_US);
+        assert_same_phase(
+            Rearm::Interval(behavior),
+            &boundary_phases(),
+            -HALF_T_US,
+            HALF_T_US,
+        );
     }
 }
 
 #[test]
 fn sleep_until_loops_keep_their_grid_phase_under_wake_up_jitter() {
-    assert_same_phase(Rearm::SleepUntilLoop, &boundary_phases(), -HALF_T_US, HALF_T_US);
+    assert_same_phase(
+        Rearm::SleepUntilLoop,
+        &boundary_phases(),
+        -HALF_T_US,
+        HALF_T_US,
+    );
 }
 
 #[test]
