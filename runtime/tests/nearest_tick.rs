@@ -212,11 +212,18 @@ fn late_start(n: u32) -> Duration {
     Duration::from_micros(MICROS[n as usize % MICROS.len()])
 }
 
-/// One stream of period `T` whose first deadline is `first`; it records
-/// the instant of each fire and, after every other one, works for
-/// `T + late_start` (moves the paused clock without a fire pass), so that
-/// the tick overruns and the next one begins that late on its grid slot.
-async fn late_ticks_stream(rearm: Rearm, first: Instant, fires: usize) -> Vec<Instant> {
+/// One stream of period `T` whose first deadline is `first`, on the tick
+/// grid anchored at `grid`; it records the instant of each fire, then works
+/// (moves the paused clock without a fire pass) until `late_start` after
+/// the next grid slot, so that its tick overruns and the next one begins
+/// that late on its slot (a catch-up tick). Ticks thus begin late by
+/// varying amounts, and each follows one that began late too.
+async fn late_ticks_stream(
+    rearm: Rearm,
+    grid: Instant,
+    first: Instant,
+    fires: usize,
+) -> Vec<Instant> {
     let clock = tempo_time::Handle::current().clock().clone();
     let mut at = Vec::with_capacity(fires);
     let mut interval = time::interval_at(first, T);
@@ -231,10 +238,11 @@ async fn late_ticks_stream(rearm: Rearm, first: Instant, fires: usize) -> Vec<In
                 deadline += T;
             }
         }
-        at.push(Instant::now());
-        if n % 2 == 0 {
-            clock.advance(T + late_start(u32::try_from(n / 2).unwrap()));
-        }
+        let now = Instant::now();
+        at.push(now);
+        let slot = u32::try_from((now - grid).as_micros() / T.as_micros()).unwrap();
+        let n = u32::try_from(n).unwrap();
+        clock.advance(grid + T * (slot + 1) + late_start(n) - now);
     }
     at
 }
@@ -258,7 +266,7 @@ fn a_stream_keeps_its_grid_phase_when_ticks_begin_late() {
                 // The tick's grid instant (the paused clock wakes on time).
                 time::sleep(Duration::from_millis(1)).await;
                 let grid = Instant::now();
-                (grid, late_ticks_stream(rearm, grid + phase, 40).await)
+                (grid, late_ticks_stream(rearm, grid, grid + phase, 40).await)
             });
             // Each fire's grid slot: its tick began at most 3 ms late.
             let slots: Vec<u128> = fires

@@ -428,15 +428,22 @@ impl Throttle {
     /// Nearest-tick timers fire when due by `grid + window` (or by `now`),
     /// `grid` being the pacer's slot for this tick; the window is half the
     /// distance to the next tick. Between regular ticks that is
-    /// `T/2`. While ticks run back to back (the last one overran), the next
-    /// tick is only about one tick's length away, so the window narrows to
-    /// half the last tick spacing: a `T/2` window would fire timers up to
-    /// `T/2` early with the next tick about to come anyway.
+    /// `T/2`. While ticks run back to back ahead of the grid (the last one
+    /// overran with work left, so this one starts before its slot and
+    /// anchors a new grid), the next tick is only about one tick's length
+    /// away, so the window narrows to half the last tick spacing: a `T/2`
+    /// window would fire timers up to `T/2` early with the next tick about
+    /// to come anyway. A tick that fills its grid slot late (a catch-up
+    /// after a long tick) keeps `T/2`: its successor is due a period after
+    /// that slot, and a window narrowed by how late it began would move
+    /// the boundary between its window and the next one with the jitter (a
+    /// stream near the `T/2` boundary would flip between ticks again).
     fn begin_tick(&self, core: &SchedulerCore) -> Turn {
         let now = core.clock_now();
         let last = self.last.get();
+        let slot = self.pacer.borrow_mut().begin_tick(now);
         let window = match last.began {
-            Some(began) if last.overran => self
+            Some(began) if last.overran && !slot.on_grid => self
                 .firing_window
                 .min(now.saturating_duration_since(began) / 2),
             _ => self.firing_window,
@@ -451,11 +458,10 @@ impl Throttle {
             window,
             ..last
         });
-        let due = self.pacer.borrow_mut().begin_tick(now);
         if let Some(time) = &core.shared.handles.time {
             // The pass's window is the grid slot's, not the wake-up's: see
             // "Timers" in the module docs.
-            time.set_next_pass_grid(tempo_time::Instant::from_std(due));
+            time.set_next_pass_grid(tempo_time::Instant::from_std(slot.due));
         }
         core.park_driver(Some(Duration::ZERO), false)
     }
