@@ -106,9 +106,9 @@ fn run(rearm: Rearm, phases: &[Duration]) -> (Vec<Vec<(Instant, u32)>>, Vec<Inst
     let mut driver = Driver::new(ParkThread::new(), Clock::paused());
     driver.set_firing_window(T / 2);
     let handle = driver.handle();
-    // A grid on whole milliseconds of the driver's clock, as a running
-    // scheduler's (any sub-millisecond offset only shifts the phases).
-    let g0 = handle.now() + T;
+    // A grid off the driver's whole milliseconds, as a running scheduler's
+    // (its anchor is wherever its first tick began).
+    let g0 = handle.now() + T + Duration::from_micros(600);
     let grid: Vec<Instant> = (0..TICKS).map(|k| g0 + T * k).collect();
     let tick = Rc::new(Cell::new(0));
     let all: Vec<Fires> = phases.iter().map(|_| Fires::default()).collect();
@@ -198,6 +198,10 @@ fn boundary_phases() -> Vec<Duration> {
 }
 
 const HALF_T_US: i64 = 10_000;
+/// The latest a nearest-tick fire may be in grid terms: `T/2`, plus up to
+/// one wheel tick (1 ms) for a grid instant off the driver's milliseconds
+/// (the window ends at the grid instant's millisecond plus `T/2`).
+const LATE_US: i64 = HALF_T_US + 1_000;
 const T_US: i64 = 20_000;
 
 #[test]
@@ -211,9 +215,32 @@ fn nearest_tick_intervals_keep_their_grid_phase_under_wake_up_jitter() {
             Rearm::Interval(behavior),
             &boundary_phases(),
             -HALF_T_US,
-            HALF_T_US,
+            LATE_US,
         );
     }
+}
+
+#[test]
+fn streams_of_every_phase_keep_their_grid_phase_under_wake_up_jitter() {
+    // 400 seeded phases over a whole period, as the streams of a pipeline.
+    let mut seed = 0x5EED_u64;
+    let phases: Vec<Duration> = (0..400)
+        .map(|_| {
+            // splitmix64
+            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = seed;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            Duration::from_micros((z ^ (z >> 31)) % 20_000)
+        })
+        .collect();
+    assert_same_phase(Rearm::SleepUntilLoop, &phases, -HALF_T_US, LATE_US);
+    assert_same_phase(
+        Rearm::Interval(MissedTickBehavior::Burst),
+        &phases,
+        -HALF_T_US,
+        LATE_US,
+    );
 }
 
 #[test]
@@ -222,7 +249,7 @@ fn sleep_until_loops_keep_their_grid_phase_under_wake_up_jitter() {
         Rearm::SleepUntilLoop,
         &boundary_phases(),
         -HALF_T_US,
-        HALF_T_US,
+        LATE_US,
     );
 }
 
@@ -230,11 +257,12 @@ fn sleep_until_loops_keep_their_grid_phase_under_wake_up_jitter() {
 fn never_early_intervals_keep_their_grid_phase_under_wake_up_jitter() {
     // Never early, a timer fires at the first tick that wakes up after its
     // deadline (tokio's rule, and a deadline that has passed completes at
-    // once): deadlines within the wake-up jitter after a grid instant
-    // follow the jitter by design. Past it, the phase is kept.
-    let phases: Vec<Duration> = [3_500, 5_000, 9_900, 10_100, 15_000, 19_000, 19_999]
+    // once): deadlines within the wake-up jitter after a grid instant (or
+    // the wheel's 1 ms before it) follow the jitter by design. Elsewhere
+    // the phase is kept.
+    let phases: Vec<Duration> = [3_500, 5_000, 9_900, 10_100, 15_000, 18_000, 18_900]
         .into_iter()
         .map(Duration::from_micros)
         .collect();
-    assert_same_phase(Rearm::IntervalAtLeast, &phases, 0, T_US);
+    assert_same_phase(Rearm::IntervalAtLeast, &phases, 0, T_US + 1_000);
 }
