@@ -28,8 +28,9 @@
 //! A scheduler that fires on a fixed grid of period `T` (the throttling
 //! one) tells the driver, before each tick's pass, the grid instant `g`
 //! the tick stands for ([`TimerShared::set_next_pass_grid`]). That pass's
-//! horizon is then `g_tick + window_ticks` (but at least `now_tick`: a
-//! deadline that has passed always fires), whatever `now` is. Why: a tick
+//! horizon for nearest-tick entries (its *grid horizon*) is then
+//! `g_tick + window_ticks` (but at least `now_tick`: a deadline that has
+//! passed always fires), whatever `now` is. Why: a tick
 //! wakes up late by a jitter `δ` (the OS, the previous tick's work), and a
 //! horizon of `now + T/2` made each tick's window `[g - T/2 + δ', g + T/2 +
 //! δ)`, so a stream whose deadlines sit near the `T/2` boundary of the grid
@@ -39,10 +40,18 @@
 //! the already processed window, for the end of the same tick). Horizons
 //! taken from the grid tile the time axis, one `T` apart, independent of
 //! the jitter; a period-`T` stream fires at the same grid phase every
-//! time. A never-early entry (filed at `deadline_tick + window`) thus
-//! fires at the first tick whose grid instant is at or after its deadline.
-//! The grid instant is for the next pass only: other passes (an idle
-//! park, [`advance`](crate::advance)) use `now`.
+//! time.
+//!
+//! The wheel itself is still walked to `now_tick + window`, so that a
+//! never-early entry (filed at `deadline_tick + window`) fires as soon as a
+//! pass's `now` has passed its deadline, as before (tokio's rule; it agrees
+//! with the past-deadline rule below). A nearest-tick entry that walk hands
+//! out beyond the grid horizon is deferred to the next pass (the wheel's
+//! `next_pass` list), and so is one that registers later with its deadline
+//! there: its nearest tick is the next one, not the end of this one. The
+//! grid instant is for the next pass only: other passes (an idle park,
+//! [`advance`](crate::advance)) use `now`, and their grid horizon is the
+//! wheel's horizon, so without grid instants nothing is deferred.
 //!
 //! # Timers registered inside the window: this tick or the next, never the creating poll
 //!
