@@ -205,6 +205,86 @@ fn never_early_streams_fire_within_one_period_after_their_deadline() {
     }
 }
 
+/// How late the tick after a long one begins, cycled: alternating small
+/// and large, as the OS and a tick's work make them.
+fn late_start(n: u32) -> Duration {
+    const MICROS: [u64; 7] = [100, 3_000, 500, 2_500, 1_000, 200, 2_900];
+    Duration::from_micros(MICROS[n as usize % MICROS.len()])
+}
+
+/// One stream of period `T` whose first deadline is `first`, on the tick
+/// grid anchored at `grid`; it records the instant of each fire, then works
+/// (moves the paused clock without a fire pass) until `late_start` after
+/// the next grid slot, so that its tick overruns and the next one begins
+/// that late on its slot (a catch-up tick). Ticks thus begin late by
+/// varying amounts, and each follows one that began late too.
+async fn late_ticks_stream(
+    rearm: Rearm,
+    grid: Instant,
+    first: Instant,
+    fires: usize,
+) -> Vec<Instant> {
+    let clock = tempo_time::Handle::current().clock().clone();
+    let mut at = Vec::with_capacity(fires);
+    let mut interval = time::interval_at(first, T);
+    let mut deadline = first;
+    for n in 0..fires {
+        match rearm {
+            Rearm::IntervalAt => {
+                interval.tick().await;
+            }
+            _ => {
+                time::sleep_until(deadline).await;
+                deadline += T;
+            }
+        }
+        let now = Instant::now();
+        at.push(now);
+        let slot = u32::try_from((now - grid).as_micros() / T.as_micros()).unwrap();
+        let n = u32::try_from(n).unwrap();
+        clock.advance(grid + T * (slot + 1) + late_start(n) - now);
+    }
+    at
+}
+
+/// Issue 22 §3: a tick that begins late (its predecessor overran, or the
+/// OS woke it late) fires the window of its grid slot, `[g - T/2, g +
+/// T/2)`, not `[now - T/2, now + T/2)`: a period-`T` stream whose deadlines
+/// sit near the `T/2` boundary fires on the same grid phase every time,
+/// consecutive fires exactly one tick apart. With the window measured from
+/// the wake-up, such a stream fired twice in one tick (its re-arm after a
+/// late fire landed in the processed window) and then skipped one: sink
+/// intervals of about 0 and `2T`.
+#[test]
+fn a_stream_keeps_its_grid_phase_when_ticks_begin_late() {
+    let phases_us = [9_000u64, 9_900, 10_000, 10_500, 11_000, 12_000, 13_000];
+    for rearm in [Rearm::IntervalAt, Rearm::SleepUntilLoop] {
+        for phase in phases_us.map(Duration::from_micros) {
+            let rt = throttled(TimerPolicy::NearestTick);
+            let (grid, fires) = rt.block_on(async move {
+                spawn_metronome();
+                // The tick's grid instant (the paused clock wakes on time).
+                time::sleep(Duration::from_millis(1)).await;
+                let grid = Instant::now();
+                (grid, late_ticks_stream(rearm, grid, grid + phase, 40).await)
+            });
+            // Each fire's grid slot: its tick began at most 3 ms late.
+            let slots: Vec<u128> = fires
+                .iter()
+                .map(|at| (*at - grid).as_micros() / T.as_micros())
+                .collect();
+            for pair in slots.windows(2) {
+                assert_eq!(
+                    pair[1],
+                    pair[0] + 1,
+                    "{rearm:?}, deadlines {phase:?} after a grid instant: fires not one tick \
+                     apart (grid slots {slots:?})"
+                );
+            }
+        }
+    }
+}
+
 /// Ticks `interval` `n` times; returns the instants it was scheduled for.
 async fn scheduled_ticks(interval: &mut time::Interval, n: usize) -> Vec<Instant> {
     let mut ticks = Vec::with_capacity(n);

@@ -8,7 +8,9 @@
 //!    against).
 //! 2. Park the inner driver until the earlier of that and the caller's
 //!    timeout (`park()`: no timeout). `park_timeout(ZERO)` never blocks.
-//! 3. Fire every timer due by `now + window`, waking their tasks.
+//! 3. Fire every timer due by `now + window`, waking their tasks (by
+//!    `grid + window` for a nearest-tick timer, if the scheduler named the
+//!    grid instant of its tick: [`Handle::set_next_pass_grid`]).
 //!
 //! With a **paused clock** and a non-zero timeout, step 2 does not block:
 //! the driver polls the inner driver with a zero timeout and, if that
@@ -41,7 +43,9 @@
 //!
 //! * [`Driver::set_firing_window`]: fire what is due by `now + window`. The
 //!   throttling scheduler passes `T/2` (nearest tick, error `±T/2`), the
-//!   basic one zero.
+//!   basic one zero. The throttling scheduler also names each tick's grid
+//!   instant, so that the window is the grid slot's whatever the wake-up's
+//!   jitter ([`Handle::set_next_pass_grid`]).
 //! * Never-early timers (`sleep_at_least`, `interval_at_least`, or every
 //!   timer with [`Driver::set_never_early`]) ignore the window: they fire
 //!   only once their deadline has passed, error in `[0, T]` (tokio's rule).

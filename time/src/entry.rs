@@ -53,6 +53,9 @@ pub(crate) enum Location {
     Due,
     /// In the wheel's list of entries for the end of the current tick.
     ThisTick,
+    /// In the wheel's list of entries for the next fire pass: processed
+    /// ticks, but past the grid horizon of the pass that processed them.
+    NextPass,
 }
 
 /// The life cycle of an entry, as the wheel sees it.

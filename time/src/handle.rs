@@ -246,6 +246,44 @@ impl Handle {
             .configure(|state| state.pass_period_ticks = ticks);
     }
 
+    /// Tells the driver that its next fire pass stands for the scheduler
+    /// tick due at `grid` on a fixed grid: that pass fires what is due by
+    /// `grid + window` (and everything already due by its `now`) rather
+    /// than by `now + window`. The throttling scheduler calls this before
+    /// each tick's pass with the tick's grid instant, so that a tick that
+    /// wakes up late (OS jitter, a long previous tick) covers the same
+    /// window as an on-time one: consecutive ticks' windows tile the time
+    /// axis one period apart, and a stream whose deadlines lie near the
+    /// boundary between two ticks fires on the same side of it every time.
+    /// Applies to the next pass only (an idle park, or
+    /// [`advance`](crate::advance), measures from `now`); a `grid` later
+    /// than that pass's `now` counts as `now`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use tempo_park::{Park, ParkThread};
+    /// use tempo_time::{Clock, Driver, Sleep};
+    ///
+    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+    /// driver.set_firing_window(Duration::from_millis(10));
+    /// let handle = driver.handle();
+    /// let grid = handle.now();
+    /// // A deadline 11 ms after the tick's grid instant: the next tick's.
+    /// let deadline = grid + Duration::from_millis(11);
+    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), deadline, false));
+    /// assert!(sleep.poll().is_pending());
+    /// // The tick wakes up 2 ms late: its window still ends at grid + 10 ms.
+    /// handle.clock().advance(Duration::from_millis(2));
+    /// handle.set_next_pass_grid(grid);
+    /// driver.park_timeout(Duration::ZERO).unwrap();
+    /// assert!(!sleep.is_woken());
+    /// ```
+    pub fn set_next_pass_grid(&self, grid: Instant) {
+        self.shared.set_next_pass_grid(grid);
+    }
+
     /// The end-of-tick pass: fires the timers that registered during the
     /// current tick with a deadline inside the window its fire pass already
     /// processed, and that were given that deadline rather than measuring it

@@ -17,6 +17,10 @@
 //! throttling scheduler) sets a firing window of `T/2`
 //! ([`Driver::set_firing_window`]). By default a timer then fires at the
 //! tick *nearest* its deadline: error within `±T/2`, mean about zero.
+//! "Nearest" is judged on the scheduler's tick grid, which it names before
+//! each tick's pass ([`Handle::set_next_pass_grid`]): a tick that wakes up
+//! late fires the same window as an on-time one, so a periodic stream
+//! fires at the same phase of the grid every time, one period apart.
 //! Timers created with [`sleep_at_least`], [`Sleep::at_least`] or
 //! [`interval_at_least`] (or every timer, with
 //! [`Driver::set_never_early`]) are *never early*: they fire at the first

@@ -13,8 +13,8 @@
 //!   pass records it, one that finds nothing due too) completes on the
 //!   first poll, or at once on a reset (the waiting task is woken).
 //! * A deadline in the future **never completes in the poll that created
-//!   it**, even inside a throttling scheduler's firing window (`now + T/2`,
-//!   which the last pass already processed). There its nearest tick is the
+//!   it**, even inside a throttling scheduler's firing window (up to `T/2` after
+//!   the tick's grid instant, which the last pass already processed). There its nearest tick is the
 //!   current one: a deadline *given* to the sleep ([`sleep_until`],
 //!   [`Sleep::new`], [`Sleep::reset`]) completes at the tick's end-of-tick
 //!   pass ([`Handle::fire_end_of_tick`]), later in the same tick; one

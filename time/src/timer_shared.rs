@@ -12,7 +12,7 @@
 //! # Firing window and the two timer policies
 //!
 //! A fire pass at time `now` fires every entry whose tick is at or before
-//! `now_tick + window_ticks`:
+//! its *horizon*, `now_tick + window_ticks`:
 //!
 //! * **nearest tick** (the default): a scheduler that fires every `T` with
 //!   a window of `T/2` fires each timer at the tick closest to its
@@ -22,6 +22,36 @@
 //!   is filed at `deadline_tick + window_ticks`, and a pass that finds it
 //!   with `deadline_tick > now_tick` (the window changed since) files it
 //!   again instead of firing it. Error within `[0, T]`: tokio's rule.
+//!
+//! # Passes on a tick grid: the horizon follows the grid, not the wake-up
+//!
+//! A scheduler that fires on a fixed grid of period `T` (the throttling
+//! one) tells the driver, before each tick's pass, the grid instant `g`
+//! the tick stands for ([`TimerShared::set_next_pass_grid`]). That pass's
+//! horizon for nearest-tick entries (its *grid horizon*) is then
+//! `g_tick + window_ticks` (but at least `now_tick`: a deadline that has
+//! passed always fires), whatever `now` is. Why: a tick
+//! wakes up late by a jitter `δ` (the OS, the previous tick's work), and a
+//! horizon of `now + T/2` made each tick's window `[g - T/2 + δ', g + T/2 +
+//! δ)`, so a stream whose deadlines sit near the `T/2` boundary of the grid
+//! was rounded up on one tick and down on the next: consecutive fires came
+//! `~0` or `2T` apart instead of `T` (with an interval's or a
+//! `sleep_until` loop's re-arm, a late fire filed the next deadline inside
+//! the already processed window, for the end of the same tick). Horizons
+//! taken from the grid tile the time axis, one `T` apart, independent of
+//! the jitter; a period-`T` stream fires at the same grid phase every
+//! time.
+//!
+//! The wheel itself is still walked to `now_tick + window`, so that a
+//! never-early entry (filed at `deadline_tick + window`) fires as soon as a
+//! pass's `now` has passed its deadline, as before (tokio's rule; it agrees
+//! with the past-deadline rule below). A nearest-tick entry that walk hands
+//! out beyond the grid horizon is deferred to the next pass (the wheel's
+//! `next_pass` list), and so is one that registers later with its deadline
+//! there: its nearest tick is the next one, not the end of this one. The
+//! grid instant is for the next pass only: other passes (an idle park,
+//! [`advance`](crate::advance)) use `now`, and their grid horizon is the
+//! wheel's horizon, so without grid instants nothing is deferred.
 //!
 //! # Timers registered inside the window: this tick or the next, never the creating poll
 //!
@@ -84,6 +114,10 @@ use crate::{Clock, Instant};
 /// `parked_until` value while the driver is not blocked: no tick is earlier.
 pub(crate) const NOT_PARKED: u64 = 0;
 
+/// `next_pass_grid` value when the next pass has no grid instant: its
+/// horizon is measured from `now`.
+const NO_GRID: u64 = u64::MAX;
+
 /// Wakers collected under the lock and woken after releasing it.
 const WAKE_BATCH: usize = 32;
 
@@ -98,6 +132,11 @@ pub(crate) struct WheelState {
     /// in ticks; 0 for a driver parked until its next timer. A never-early
     /// timer can be that late.
     pub(crate) pass_period_ticks: u64,
+    /// The nearest-tick horizon of the last fire pass: the grid instant's
+    /// tick plus the window (at least the pass's `now` tick), or, for a
+    /// pass without a grid instant, the wheel's horizon. A nearest-tick
+    /// entry past it fires at the next pass (see the module docs).
+    pub(crate) grid_horizon: u64,
 }
 
 /// What a registration does when its deadline falls inside the firing
@@ -137,6 +176,10 @@ pub(crate) struct TimerShared {
     /// Entries wait for the end-of-tick pass: set under the lock when one
     /// is filed, cleared by the pass that fires them.
     end_of_tick_pending: AtomicBool,
+    /// The grid instant the next fire pass stands for, in nanoseconds since
+    /// `origin`, or [`NO_GRID`]; taken (reset) by that pass. See the module
+    /// docs.
+    next_pass_grid: AtomicU64,
     unpark: Box<dyn Unpark>,
     clock: Clock,
     origin: std::time::Instant,
@@ -153,12 +196,14 @@ impl TimerShared {
                 shutdown: false,
                 histogram: TimerErrorHistogram::default(),
                 pass_period_ticks: 0,
+                grid_horizon: 0,
             }),
             parked_until: AtomicU64::new(NOT_PARKED),
             next_wake: AtomicU64::new(0),
             timers_fired: AtomicU64::new(0),
             last_pass_nanos: AtomicU64::new(0),
             end_of_tick_pending: AtomicBool::new(false),
+            next_pass_grid: AtomicU64::new(NO_GRID),
             unpark,
             clock,
             origin,
@@ -298,6 +343,12 @@ impl TimerShared {
                     // driver is blocked (a wake tick of 0 unparks).
                     Err(AlreadyDue) => {
                         match in_window {
+                            // Past the grid horizon: the next tick's, even
+                            // if the wheel went further for never-early
+                            // entries (see the module docs).
+                            _ if !never_early && deadline_tick > state.grid_horizon => {
+                                state.wheel.defer_to_next_pass(entry, tick)
+                            }
                             InWindow::NextTick => state.wheel.insert_due(entry, tick),
                             InWindow::ThisTick => {
                                 state.wheel.insert_this_tick(entry, tick);
@@ -390,22 +441,55 @@ impl TimerShared {
         self.parked_until.store(NOT_PARKED, Ordering::Relaxed);
     }
 
-    /// Fires every entry due at `now` (within the window), waking their
-    /// tasks in batches outside the lock. Returns how many fired.
+    /// The next fire pass stands for the scheduler tick due at `grid` on
+    /// its grid: its horizon is `grid + window` (at least `now`) instead of
+    /// `now + window` (see the module docs). A `grid` after the pass's
+    /// `now` counts as `now`.
+    pub(crate) fn set_next_pass_grid(&self, grid: Instant) {
+        let nanos = self.nanos_since_origin(grid).min(NO_GRID - 1);
+        self.next_pass_grid.store(nanos, Ordering::SeqCst);
+    }
+
+    /// The tick a pass at `now_tick` measures its window from: `now_tick`,
+    /// or the grid instant set for it (taken), if not after `now_tick`.
+    fn take_pass_base(&self, now_tick: u64) -> u64 {
+        match self.next_pass_grid.swap(NO_GRID, Ordering::SeqCst) {
+            NO_GRID => now_tick,
+            grid_nanos => (grid_nanos / 1_000_000).min(now_tick),
+        }
+    }
+
+    /// Fires every entry due at `now` (within the window, from the grid
+    /// instant set for this pass if any), waking their tasks in batches
+    /// outside the lock. Returns how many fired.
     pub(crate) fn fire(&self, now: Instant) -> u64 {
         let now_tick = self.now_tick(now);
+        let base_tick = self.take_pass_base(now_tick);
         self.last_pass_nanos
             .fetch_max(self.nanos_since_origin(now), Ordering::SeqCst);
+        // `base_tick <= now_tick`, so the horizon is below the next
+        // expiration whenever `now_tick` is below the next wake.
         if now_tick < self.next_wake.load(Ordering::SeqCst) {
             // Nothing can be due: no lock, no wheel walk (the common case of
             // the zero-timeout poll each tick / each event interval).
             return 0;
         }
+        let mut begun = false;
         self.fire_batches(
             now,
+            Pass::Tick,
             |state| {
-                let horizon = now_tick.saturating_add(state.window_ticks);
-                state.wheel.poll(horizon)
+                if !begun {
+                    begun = true;
+                    state.wheel.begin_pass();
+                    state.grid_horizon = base_tick.saturating_add(state.window_ticks).max(now_tick);
+                }
+                // Never-early entries are filed a window after their
+                // deadline and fire once it has passed by `now`; nearest-tick
+                // ones past the grid horizon are deferred by `fire_entry`.
+                state
+                    .wheel
+                    .poll(now_tick.saturating_add(state.window_ticks))
             },
             |state| {
                 // `poll` handed out the end-of-tick entries too.
@@ -432,6 +516,7 @@ impl TimerShared {
         let now = self.clock.now();
         self.fire_batches(
             now,
+            Pass::EndOfTick,
             |state| state.wheel.poll_this_tick(),
             |_| self.end_of_tick_pending.store(false, Ordering::SeqCst),
         )
@@ -444,6 +529,7 @@ impl TimerShared {
     fn fire_batches(
         &self,
         now: Instant,
+        pass: Pass,
         mut next: impl FnMut(&mut WheelState) -> Option<EntryRef>,
         done: impl Fn(&mut WheelState),
     ) -> u64 {
@@ -458,7 +544,7 @@ impl TimerShared {
                 let mut guard = self.state.lock();
                 let state = &mut *guard;
                 while let Some(entry) = next(state) {
-                    let Some(waker) = fire_entry(state, entry, now, now_tick) else {
+                    let Some(waker) = fire_entry(state, entry, now, now_tick, pass) else {
                         continue;
                     };
                     fired += 1;
@@ -529,19 +615,37 @@ impl TimerShared {
     }
 }
 
+/// Which kind of pass hands entries to [`fire_entry`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Pass {
+    /// A tick's fire pass (the wheel walked to its horizon).
+    Tick,
+    /// The end-of-tick pass: its entries were inside the grid horizon
+    /// when they registered.
+    EndOfTick,
+}
+
 /// Fires `entry` (handed out by a pass at `now`): marks it fired, records
 /// its error and returns its waker (`Some(None)`: fired, nothing to wake).
-/// `None`: a never-early entry not yet due, filed again at its deadline
-/// plus the window (after any horizon of this pass).
+/// `None`: a nearest-tick entry past the pass's grid horizon, deferred to
+/// the next pass; or a never-early entry not yet due, filed again at its
+/// deadline plus the window (after any horizon of this pass).
 fn fire_entry(
     state: &mut WheelState,
     entry: EntryRef,
     now: Instant,
     now_tick: u64,
+    pass: Pass,
 ) -> Option<Option<Waker>> {
-    let (at_least, deadline_tick, deadline) =
-        entry.with(|e| (e.at_least, e.deadline_tick, e.deadline));
-    if (at_least || state.never_early) && deadline_tick > now_tick {
+    let (at_least, deadline_tick, deadline, tick) =
+        entry.with(|e| (e.at_least, e.deadline_tick, e.deadline, e.tick));
+    let never_early = at_least || state.never_early;
+    if !never_early && pass == Pass::Tick && deadline_tick > state.grid_horizon {
+        // Past this tick's grid slot: the next tick's (see the module docs).
+        state.wheel.defer_to_next_pass(entry, tick);
+        return None;
+    }
+    if never_early && deadline_tick > now_tick {
         let tick = deadline_tick.saturating_add(state.window_ticks);
         if state.wheel.insert(entry, tick).is_ok() {
             return None;

@@ -31,6 +31,18 @@ pub(crate) enum TickEnd {
     Overrun,
 }
 
+/// The grid slot a tick stands for, from [`ThrottlePacer::begin_tick`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct TickSlot {
+    /// The grid instant the tick stands for: its timers' window is
+    /// measured from it, not from the instant it began.
+    pub(crate) due: Instant,
+    /// The tick filled the grid slot that was due (on time or late);
+    /// `false` if it anchored a new grid at the instant it began (first
+    /// tick, idle restart, early start).
+    pub(crate) on_grid: bool,
+}
+
 /// Paces the ticks of a throttling scheduler on a fixed grid of period `T`.
 #[derive(Debug)]
 pub(crate) struct ThrottlePacer {
@@ -51,21 +63,28 @@ impl ThrottlePacer {
         self.period
     }
 
-    /// A tick begins at `now`; returns the grid instant it stands for.
+    /// A tick begins at `now`; returns the grid slot it stands for.
     ///
     /// The first tick, and the first after [`restart`](Self::restart),
     /// anchors the grid at `now`.
-    pub(crate) fn begin_tick(&mut self, now: Instant) -> Instant {
-        let due = match self.due {
+    pub(crate) fn begin_tick(&mut self, now: Instant) -> TickSlot {
+        let slot = match self.due {
             // On time or late: the tick fills its grid slot (lateness is
             // judged by `end_tick`).
-            Some(next) if next <= now => next,
-            // First tick, idle restart, or woken early by a control unpark:
-            // the tick stands at `now` and anchors the grid there.
-            _ => now,
+            Some(next) if next <= now => TickSlot {
+                due: next,
+                on_grid: true,
+            },
+            // First tick, idle restart, or started early (an overrun with
+            // work left, a control unpark): the tick stands at `now` and
+            // anchors the grid there.
+            _ => TickSlot {
+                due: now,
+                on_grid: false,
+            },
         };
-        self.due = Some(due);
-        due
+        self.due = Some(slot.due);
+        slot
     }
 
     /// The tick that began with [`begin_tick`](Self::begin_tick) has done its
@@ -104,12 +123,13 @@ mod tests {
     fn grid_does_not_drift_with_work_time() {
         let t0 = Instant::now();
         let mut p = ThrottlePacer::new(T);
-        assert_eq!(p.begin_tick(t0), t0);
+        assert_eq!(p.begin_tick(t0).due, t0);
         // Work takes 7 ms: the sleep ends at t0 + T, not t0 + 7 + T.
         assert_eq!(p.end_tick(t0 + ms(7), false), TickEnd::SleepUntil(t0 + T));
         // The thread wakes a little late (1 ms): the tick still stands for
         // the grid slot t0 + T, and the next sleep ends at t0 + 2T.
-        assert_eq!(p.begin_tick(t0 + ms(21)), t0 + T);
+        let slot = p.begin_tick(t0 + ms(21));
+        assert_eq!((slot.due, slot.on_grid), (t0 + T, true));
         assert_eq!(
             p.end_tick(t0 + ms(30), false),
             TickEnd::SleepUntil(t0 + 2 * T)
@@ -130,7 +150,12 @@ mod tests {
         p.begin_tick(t0);
         // Work took 25 ms (> T): overrun, the next tick keeps slot t0 + T.
         assert_eq!(p.end_tick(t0 + ms(25), false), TickEnd::Overrun);
-        assert_eq!(p.begin_tick(t0 + ms(25)), t0 + T);
+        let slot = p.begin_tick(t0 + ms(25));
+        assert_eq!(
+            (slot.due, slot.on_grid),
+            (t0 + T, true),
+            "a late tick keeps its slot"
+        );
         // That catch-up tick is quick: sleep until t0 + 2T, back on the grid.
         assert_eq!(
             p.end_tick(t0 + ms(27), false),
@@ -146,7 +171,7 @@ mod tests {
         // A 100 ms tick: 4 slots missed. No burst of catch-up ticks: the grid
         // re-anchors at the end of the long tick.
         assert_eq!(p.end_tick(t0 + ms(100), false), TickEnd::Overrun);
-        assert_eq!(p.begin_tick(t0 + ms(100)), t0 + ms(100));
+        assert_eq!(p.begin_tick(t0 + ms(100)).due, t0 + ms(100));
         assert_eq!(
             p.end_tick(t0 + ms(101), false),
             TickEnd::SleepUntil(t0 + ms(120))
@@ -159,8 +184,10 @@ mod tests {
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
         assert_eq!(p.end_tick(t0 + ms(1), true), TickEnd::Overrun);
-        // The next tick fills the next slot early; the grid is kept.
-        assert_eq!(p.begin_tick(t0 + ms(1)), t0 + ms(1));
+        // The next tick starts before its slot: it anchors a new grid at
+        // its start (the scheduler narrows its timers' window then).
+        let slot = p.begin_tick(t0 + ms(1));
+        assert_eq!((slot.due, slot.on_grid), (t0 + ms(1), false));
     }
 
     #[test]
@@ -171,7 +198,7 @@ mod tests {
         p.end_tick(t0 + ms(1), false);
         p.restart();
         let woke = t0 + ms(537);
-        assert_eq!(p.begin_tick(woke), woke);
+        assert_eq!(p.begin_tick(woke).due, woke);
         assert_eq!(
             p.end_tick(woke + ms(2), false),
             TickEnd::SleepUntil(woke + T)
@@ -186,7 +213,7 @@ mod tests {
         assert_eq!(p.end_tick(t0 + ms(2), false), TickEnd::SleepUntil(t0 + T));
         // A control unpark cut the sleep at t0 + 5 ms: that tick runs now and
         // re-anchors the grid, so its successor is due T later, not sooner.
-        assert_eq!(p.begin_tick(t0 + ms(5)), t0 + ms(5));
+        assert_eq!(p.begin_tick(t0 + ms(5)).due, t0 + ms(5));
         assert_eq!(
             p.end_tick(t0 + ms(6), false),
             TickEnd::SleepUntil(t0 + ms(25))

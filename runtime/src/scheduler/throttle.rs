@@ -9,7 +9,8 @@
 //!
 //! 1. `start = now`; poll the driver once with a zero timeout: dispatch I/O
 //!    readiness, fire every
-//!    timer due by `start + T/2` (the firing window, see below), and
+//!    timer due by `grid + T/2`, `grid` being the tick's slot on the
+//!    pacer's grid (the firing window, see below), and
 //!    collect the tasks other threads injected. That one park dispatches
 //!    *every* readiness event pending when it starts, however many sockets
 //!    are ready: the I/O driver polls again while its events buffer comes
@@ -75,9 +76,19 @@
 //!
 //! # Timers
 //!
-//! The timer driver fires, at each tick, every timer due by `now + T/2`:
-//! a timer fires at the tick *nearest* its deadline, error within `±T/2`,
-//! mean about zero. Plain parking would make every timer late by up to `T`.
+//! The timer driver fires, at each tick, every timer due by `grid + T/2`,
+//! where `grid` is the instant the tick stands for on the pacer's grid
+//! (told to the driver with `set_next_pass_grid` before the tick's pass),
+//! and every timer already due by `now`: a timer fires at the tick
+//! *nearest* its deadline, error within `±T/2`, mean about zero. The
+//! window is the grid slot's, not the wake-up's: a tick that begins late
+//! (OS jitter, a previous tick that overran) fires the same window as an
+//! on-time one, so consecutive ticks' windows tile the time axis and a
+//! period-`T` stream fires at the same grid phase every time. Measured
+//! from the wake-up, a stream whose deadlines sat near the `T/2` boundary
+//! was rounded up on one tick and down on the next, and its re-arm then
+//! fired at the end of the same tick: intervals of ~0 and `2T` at a sink
+//! (issue 22 §3). Plain parking would make every timer late by up to `T`.
 //! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly)
 //! (or `sleep_at_least` per timer) gives tokio's rule instead: never early,
 //! late by at most `T`.
@@ -414,17 +425,25 @@ impl Throttle {
     /// it, and polls the driver once (zero timeout). Returns what the poll
     /// did.
     ///
-    /// Nearest-tick timers fire when due by `now + window`; the window is
-    /// half the distance to the next tick. Between regular ticks that is
-    /// `T/2`. While ticks run back to back (the last one overran), the next
-    /// tick is only about one tick's length away, so the window narrows to
-    /// half the last tick spacing: a `T/2` window would fire timers up to
-    /// `T/2` early with the next tick about to come anyway.
+    /// Nearest-tick timers fire when due by `grid + window` (or by `now`),
+    /// `grid` being the pacer's slot for this tick; the window is half the
+    /// distance to the next tick. Between regular ticks that is
+    /// `T/2`. While ticks run back to back ahead of the grid (the last one
+    /// overran with work left, so this one starts before its slot and
+    /// anchors a new grid), the next tick is only about one tick's length
+    /// away, so the window narrows to half the last tick spacing: a `T/2`
+    /// window would fire timers up to `T/2` early with the next tick about
+    /// to come anyway. A tick that fills its grid slot late (a catch-up
+    /// after a long tick) keeps `T/2`: its successor is due a period after
+    /// that slot, and a window narrowed by how late it began would move
+    /// the boundary between its window and the next one with the jitter (a
+    /// stream near the `T/2` boundary would flip between ticks again).
     fn begin_tick(&self, core: &SchedulerCore) -> Turn {
         let now = core.clock_now();
         let last = self.last.get();
+        let slot = self.pacer.borrow_mut().begin_tick(now);
         let window = match last.began {
-            Some(began) if last.overran => self
+            Some(began) if last.overran && !slot.on_grid => self
                 .firing_window
                 .min(now.saturating_duration_since(began) / 2),
             _ => self.firing_window,
@@ -439,7 +458,11 @@ impl Throttle {
             window,
             ..last
         });
-        self.pacer.borrow_mut().begin_tick(now);
+        if let Some(time) = &core.shared.handles.time {
+            // The pass's window is the grid slot's, not the wake-up's: see
+            // "Timers" in the module docs.
+            time.set_next_pass_grid(tempo_time::Instant::from_std(slot.due));
+        }
         core.park_driver(Some(Duration::ZERO), false)
     }
 

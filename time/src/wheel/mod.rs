@@ -26,6 +26,10 @@
 //!   when they registered, but which fire later in the current scheduler
 //!   tick (see [`Wheel::insert_this_tick`]): [`Wheel::poll_this_tick`] hands
 //!   out only them, [`Wheel::poll`] hands them out with the due ones.
+//! * `next_pass` holds entries whose tick the wheel has processed but which
+//!   fire at the next fire pass, not this one (see
+//!   [`Wheel::defer_to_next_pass`]): [`Wheel::begin_pass`] moves them to
+//!   `due`. A pass cannot put them in `due` itself, which it is draining.
 //!
 //! Insert, remove and re-file are O(1); [`Wheel::poll`] hands out due
 //! entries one at a time so the caller can drop the lock between batches.
@@ -52,6 +56,8 @@ pub(crate) struct Wheel {
     due: List,
     /// Entries for the end-of-tick pass (or, failing that, the next poll).
     this_tick: List,
+    /// Entries for the next fire pass (moved to `due` when it begins).
+    next_pass: List,
 }
 
 impl Wheel {
@@ -61,6 +67,7 @@ impl Wheel {
             levels: std::array::from_fn(Level::new),
             due: List::default(),
             this_tick: List::default(),
+            next_pass: List::default(),
         }
     }
 
@@ -104,6 +111,29 @@ impl Wheel {
         self.this_tick.push_front(entry);
     }
 
+    /// Files `entry` (unlinked) for the next fire pass, whatever its tick:
+    /// [`Wheel::begin_pass`] moves it to the due entries. For an entry a
+    /// pass handed out (or that registered after it) whose tick the wheel
+    /// has processed but is past that pass's grid horizon: its nearest
+    /// scheduler tick is the next one.
+    pub(crate) fn defer_to_next_pass(&mut self, entry: EntryRef, tick: u64) {
+        entry.with(|e| {
+            debug_assert_eq!(e.location, Location::Unlinked);
+            e.tick = tick;
+            e.location = Location::NextPass;
+        });
+        self.next_pass.push_front(entry);
+    }
+
+    /// A fire pass begins: the entries deferred to it become due (the
+    /// pass's first [`Wheel::poll`] hands them out).
+    pub(crate) fn begin_pass(&mut self) {
+        while let Some(entry) = self.next_pass.pop_front() {
+            entry.with(|e| e.location = Location::Due);
+            self.due.push_front(entry);
+        }
+    }
+
     /// Hands out the next entry filed for the end of the current tick,
     /// unlinked; `None` when there is none. Moves nothing else.
     pub(crate) fn poll_this_tick(&mut self) -> Option<EntryRef> {
@@ -133,6 +163,7 @@ impl Wheel {
             }
             Location::Due => self.due.remove(entry),
             Location::ThisTick => self.this_tick.remove(entry),
+            Location::NextPass => self.next_pass.remove(entry),
         }
         entry.with(|e| e.location = Location::Unlinked);
     }
@@ -140,9 +171,10 @@ impl Wheel {
     /// The earliest tick at which [`Wheel::poll`] has work: the first tick
     /// of the next occupied slot (for a slot above level 0 that may be a
     /// cascade rather than a fire), `elapsed` if entries are due already
-    /// (end-of-tick ones included), `None` if the wheel is empty.
+    /// (end-of-tick and next-pass ones included), `None` if the wheel is
+    /// empty.
     pub(crate) fn next_expiration_tick(&self) -> Option<u64> {
-        if !self.due.is_empty() || !self.this_tick.is_empty() {
+        if !self.due.is_empty() || !self.this_tick.is_empty() || !self.next_pass.is_empty() {
             return Some(self.elapsed);
         }
         self.next_expiration().map(|e| e.deadline)
@@ -205,6 +237,10 @@ impl Wheel {
             return Some(entry);
         }
         if let Some(entry) = self.poll_this_tick() {
+            return Some(entry);
+        }
+        if let Some(entry) = self.next_pass.pop_front() {
+            entry.with(|e| e.location = Location::Unlinked);
             return Some(entry);
         }
         let exp = self.next_expiration()?;
