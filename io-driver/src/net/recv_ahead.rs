@@ -47,15 +47,16 @@
 //! `DatagramIo`, `net/datagram.rs`), behind its own mutex: no box, no
 //! scratch, no allocation at the first receive, and nothing in the
 //! registrations of sockets that never receive a datagram (TCP,
-//! listeners). Its `repr(C)` layout puts what every receive reads first
-//! (the lock byte, the drained sequence number, the held flag and
-//! length, the buffer's `Vec` header: 48 bytes), then the held
+//! listeners). The skip word (see below) comes first, then the lock;
+//! the state's `repr(C)` layout puts what every receive reads first
+//! (the drained sequence number, the held flag and length, the buffer's
+//! `Vec` header: with the word and the lock, 56 bytes), then the held
 //! datagram's source address (136 bytes, the kernel writes the second
 //! datagram's address straight into it; an IP address and its length
 //! are its first 36). The kernel's `mmsghdr` / `iovec` arrays of the
 //! two-datagram call are on the stack.
 //!
-//! The state is 184 bytes per datagram socket. Once the rule is on, a
+//! The state is 192 bytes per datagram socket. Once the rule is on, a
 //! socket also keeps a buffer as long as the largest receive buffer the
 //! caller passed (capped at 65,536 bytes): with a 2,048-byte receive
 //! buffer, 17 MiB of state and buffers at 8,000 sockets (the figure `net`
@@ -472,7 +473,9 @@ mod tests {
         assert!(skipped(&ahead, attempt(5)));
         // A new event (6) finds two datagrams: the second is held.
         for i in 1..3u8 {
-            sender.send_to(&[i], receiver.local_addr().unwrap()).unwrap();
+            sender
+                .send_to(&[i], receiver.local_addr().unwrap())
+                .unwrap();
         }
         let got = ahead.recv(fd, attempt(6), &mut [0; 16]).unwrap();
         assert!(!got.drained && ahead.has_held());

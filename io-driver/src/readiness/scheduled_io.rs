@@ -36,8 +36,9 @@
 //!   an entry in the list made on its first `Pending`, updated (not
 //!   re-inserted) on later polls, removed when the future completes or is
 //!   dropped. The first entry is inline, so the common single waiter never
-//!   allocates; further entries live in a [`Slab`] that grows once to the
-//!   largest number of simultaneous waiters and is reused afterwards.
+//!   allocates; further entries live in a [`Slab`] (boxed, made at the
+//!   first second waiter) that grows once to the largest number of
+//!   simultaneous waiters and is reused afterwards.
 //!
 //! Why a slab and not an intrusive list (tokio's choice): the slab needs no
 //! `unsafe`, its keys are owned by exactly one `Waiter` each (so no stale
@@ -603,7 +604,11 @@ mod tests {
         drop(second);
         let waiters = io.waiters.lock();
         assert!(!waiters.inline_taken[0] && waiters.reader.inline.is_none());
-        assert!(waiters.reader.more.as_ref().is_some_and(|more| more.is_empty()));
+        assert!(waiters
+            .reader
+            .more
+            .as_ref()
+            .is_some_and(|more| more.is_empty()));
     }
 
     #[test]
