@@ -47,15 +47,16 @@
 //! `DatagramIo`, `net/datagram.rs`), behind its own mutex: no box, no
 //! scratch, no allocation at the first receive, and nothing in the
 //! registrations of sockets that never receive a datagram (TCP,
-//! listeners). Its `repr(C)` layout puts what every receive reads first
-//! (the lock byte, the drained sequence number, the held flag and
-//! length, the buffer's `Vec` header: 48 bytes), then the held
+//! listeners). The skip word (see below) comes first, then the lock;
+//! the state's `repr(C)` layout puts what every receive reads first
+//! (the drained sequence number, the held flag and length, the buffer's
+//! `Vec` header: with the word and the lock, 56 bytes), then the held
 //! datagram's source address (136 bytes, the kernel writes the second
 //! datagram's address straight into it; an IP address and its length
 //! are its first 36). The kernel's `mmsghdr` / `iovec` arrays of the
 //! two-datagram call are on the stack.
 //!
-//! The state is 184 bytes per datagram socket. Once the rule is on, a
+//! The state is 192 bytes per datagram socket. Once the rule is on, a
 //! socket also keeps a buffer as long as the largest receive buffer the
 //! caller passed (capped at 65,536 bytes): with a 2,048-byte receive
 //! buffer, 17 MiB of state and buffers at 8,000 sockets (the figure `net`
@@ -78,6 +79,21 @@
 //! the `recvmmsg` fills the rest in the same call; fewer arrivals than
 //! slots means drained, recorded as above, whether or not the rule is on.
 //!
+//! # The skip without the lock
+//!
+//! At one datagram per socket per tick, every datagram costs two receives:
+//! the one that gets it (and finds the socket drained) and the next one,
+//! which skips its syscall. That second one only reads the drained
+//! knowledge, so a copy of it is published in one atomic word next to the
+//! lock (`skip`: the drained sequence number when it is known and nothing
+//! is held, else 0), rewritten under the lock whenever the state changes,
+//! and the skip reads that word instead of taking the lock (two atomic
+//! read-modify-writes saved per datagram). A receive that reads a word
+//! being replaced decides exactly as it would have had it taken the lock
+//! just before the writer: the skip is decided from the state alone and
+//! touches nothing, so it is linearised before the writer's critical
+//! section.
+//!
 //! # Counting
 //!
 //! The rule makes no driver work of its own: it adds nothing to
@@ -85,6 +101,7 @@
 
 use std::io;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::net::RecvBatch;
 use crate::sys::mmsg::{self, RawAddr, RecvTarget};
@@ -117,9 +134,51 @@ pub(crate) struct Got {
 /// the module docs' "Memory").
 #[derive(Debug, Default)]
 pub(crate) struct RecvAhead {
+    /// The skip word (see the module docs): `skip_word(drained_seq)` when
+    /// the socket is known drained and nothing is held, else 0. Written
+    /// only with `state` locked ([`Locked`]'s drop).
+    skip: AtomicUsize,
     /// parking_lot's mutex keeps its lock byte first, so the lock and the
     /// hot fields of the state share a cache line.
     state: parking_lot::Mutex<AheadState>,
+}
+
+/// The skip word that lets a receive seeing `event_seq` skip its syscall
+/// (never 0; event sequence numbers have fewer bits than `usize`).
+fn skip_word(event_seq: usize) -> usize {
+    (event_seq << 1) | 1
+}
+
+/// The locked state; publishes the skip word when dropped, before the
+/// lock is released.
+struct Locked<'a> {
+    state: parking_lot::MutexGuard<'a, AheadState>,
+    skip: &'a AtomicUsize,
+}
+
+impl Drop for Locked<'_> {
+    fn drop(&mut self) {
+        let word = if self.state.drained_known && !self.state.held {
+            skip_word(self.state.drained_seq)
+        } else {
+            0
+        };
+        self.skip.store(word, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for Locked<'_> {
+    type Target = AheadState;
+
+    fn deref(&self) -> &AheadState {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for Locked<'_> {
+    fn deref_mut(&mut self) -> &mut AheadState {
+        &mut self.state
+    }
 }
 
 /// The state of one socket. `repr(C)` keeps the fields every receive
@@ -193,6 +252,22 @@ impl AheadState {
 }
 
 impl RecvAhead {
+    /// The state, locked for a change (the skip word follows it).
+    fn lock(&self) -> Locked<'_> {
+        Locked {
+            state: self.state.lock(),
+            skip: &self.skip,
+        }
+    }
+
+    /// Whether `attempt` may skip its syscall: the socket was found
+    /// drained at its event sequence number and nothing is held (the
+    /// state's [`known_drained`](AheadState::known_drained) with no held
+    /// datagram, read without the lock).
+    fn skips(&self, attempt: RecvAttempt) -> bool {
+        attempt.may_skip && self.skip.load(Ordering::Acquire) == skip_word(attempt.event_seq)
+    }
+
     /// Whether a datagram is held (a receive is ready without a syscall).
     pub(crate) fn has_held(&self) -> bool {
         self.state.lock().held
@@ -202,14 +277,17 @@ impl RecvAhead {
     /// found drained (the next receive makes the syscall). Returns
     /// whether a datagram was dropped.
     pub(crate) fn discard(&self) -> bool {
-        let mut state = self.state.lock();
+        let mut state = self.lock();
         state.drained_known = false;
         std::mem::replace(&mut state.held, false)
     }
 
     /// One receive into `buf` under the rule (see the module docs).
     pub(crate) fn recv(&self, fd: RawFd, attempt: RecvAttempt, buf: &mut [u8]) -> io::Result<Got> {
-        let mut guard = self.state.lock();
+        if self.skips(attempt) {
+            return Err(would_block());
+        }
+        let mut guard = self.lock();
         let state = &mut *guard;
         if let Some(got) = state.take_held(buf) {
             return Ok(got);
@@ -280,7 +358,10 @@ impl RecvAhead {
         attempt: RecvAttempt,
         batch: &mut RecvBatch,
     ) -> io::Result<(usize, bool)> {
-        let mut guard = self.state.lock();
+        if self.skips(attempt) {
+            return Err(would_block());
+        }
+        let mut guard = self.lock();
         let state = &mut *guard;
         batch.reset();
         if let Some(held) = state.held() {
@@ -323,5 +404,85 @@ impl RecvAhead {
                 Err(e)
             }
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use std::net::UdpSocket;
+    use std::os::fd::AsRawFd;
+
+    /// A receiver with `queued` datagrams waiting, and its peer.
+    fn pair(queued: usize) -> (UdpSocket, UdpSocket) {
+        let receiver = UdpSocket::bind("127.0.0.1:0").unwrap();
+        receiver.set_nonblocking(true).unwrap();
+        let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+        for i in 0..queued {
+            sender
+                .send_to(&[i as u8], receiver.local_addr().unwrap())
+                .unwrap();
+        }
+        (receiver, sender)
+    }
+
+    fn attempt(event_seq: usize) -> RecvAttempt {
+        RecvAttempt {
+            event_seq,
+            may_skip: true,
+            ahead: true,
+        }
+    }
+
+    /// A receive on `fd` -1: `WouldBlock` if it skipped the syscall,
+    /// `EBADF` if it made one.
+    fn skipped(ahead: &RecvAhead, attempt: RecvAttempt) -> bool {
+        match ahead.recv(-1, attempt, &mut [0; 16]) {
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
+            Err(e) if e.raw_os_error() == Some(libc::EBADF) => false,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_skip_follows_the_drained_knowledge_without_the_lock() {
+        let (receiver, _sender) = pair(1);
+        let ahead = RecvAhead::default();
+        assert!(!skipped(&ahead, attempt(5)), "nothing known yet");
+        let got = ahead
+            .recv(receiver.as_raw_fd(), attempt(5), &mut [0; 16])
+            .unwrap();
+        assert!(got.drained);
+        assert!(skipped(&ahead, attempt(5)), "drained at 5, no event since");
+        assert!(!skipped(&ahead, attempt(6)), "a new event: the syscall");
+        let try_form = RecvAttempt {
+            may_skip: false,
+            ..attempt(5)
+        };
+        assert!(!skipped(&ahead, try_form), "try_* always tries");
+        ahead.discard();
+        assert!(!skipped(&ahead, attempt(5)), "a flush forgets the drain");
+    }
+
+    #[test]
+    fn a_held_datagram_is_never_skipped() {
+        let (receiver, sender) = pair(1);
+        let ahead = RecvAhead::default();
+        let fd = receiver.as_raw_fd();
+        assert!(ahead.recv(fd, attempt(5), &mut [0; 16]).unwrap().drained);
+        assert!(skipped(&ahead, attempt(5)));
+        // A new event (6) finds two datagrams: the second is held.
+        for i in 1..3u8 {
+            sender
+                .send_to(&[i], receiver.local_addr().unwrap())
+                .unwrap();
+        }
+        let got = ahead.recv(fd, attempt(6), &mut [0; 16]).unwrap();
+        assert!(!got.drained && ahead.has_held());
+        // A receiver whose snapshot is still 5 gets the held datagram.
+        let mut buf = [0; 16];
+        let held = ahead.recv(-1, attempt(5), &mut buf).unwrap();
+        assert_eq!((held.len, buf[0]), (1, 2));
+        assert!(skipped(&ahead, attempt(5)), "the drain at 5 still stands");
     }
 }
