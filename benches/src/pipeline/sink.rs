@@ -10,7 +10,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tokio::sync::mpsc;
 
@@ -99,25 +99,27 @@ impl SinkShared {
 }
 
 /// The sink task of one stream: runs until the source's sender is dropped.
-/// `inspect` sees every buffer before it goes back to `pool` (the UDP
-/// pipeline accounts the datagram's sequence number and latency there).
+/// `inspect` sees every buffer, with the time it arrived (CLOCK_MONOTONIC
+/// nanoseconds, [`crate::clock::monotonic_ns`]), before it goes back to
+/// `pool` (the UDP pipeline accounts the datagram's sequence number and
+/// latency there). One clock read per buffer serves both.
 pub async fn sink(
     mut rx: mpsc::Receiver<Buffer>,
     pool: BufferPool,
     late_after: Duration,
     shared: std::sync::Arc<SinkShared>,
-    mut inspect: impl FnMut(&Buffer) + Send,
+    mut inspect: impl FnMut(&Buffer, u64) + Send,
 ) {
     let mut stats = Lateness::default();
-    let mut last: Option<Instant> = None;
+    let mut last: Option<u64> = None;
     while let Some(buffer) = rx.recv().await {
-        let now = Instant::now();
+        let now = crate::clock::monotonic_ns();
         shared.delivered.fetch_add(1, Relaxed);
-        inspect(&buffer);
+        inspect(&buffer, now);
         pool.give_back(buffer);
         if shared.measuring.load(Relaxed) {
             if let Some(last) = last {
-                stats.record(now - last, late_after);
+                stats.record(Duration::from_nanos(now.saturating_sub(last)), late_after);
             }
             last = Some(now);
         } else {

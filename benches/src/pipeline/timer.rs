@@ -67,7 +67,7 @@ pub fn prepare_timer_stream(
 ) -> (Task, tempo_media::Ack) {
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
-    drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_| {})));
+    drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {})));
     let task = Task::new();
     let source = TimerSource {
         period,
@@ -85,7 +85,7 @@ pub fn prepare_timer_stream(
 pub fn spawn_tokio_timer_stream(period: Duration, late_after: Duration, shared: Arc<SinkShared>) {
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
-    tokio::spawn(sink(rx, pool.clone(), late_after, shared, |_| {}));
+    tokio::spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {}));
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);
         let mut seq = 0u64;

@@ -92,13 +92,17 @@ impl TaskImpl for UdpSource {
     }
 }
 
+/// The sink's accounting of one stream: the UDP receivers' tracker, fed
+/// the sink's own clock read (the time the buffer reached the sink).
 fn tracker_sink(
     stream: u32,
     window: crate::window::MeasureWindow,
-) -> impl FnMut(&Buffer) + Send + 'static {
+) -> impl FnMut(&Buffer, u64) + Send + 'static {
     let mut tracker = StreamTracker::new(stream, window);
-    move |buffer: &Buffer| {
-        tracker.on_datagram(buffer.bytes());
+    move |buffer: &Buffer, now_ns: u64| {
+        crate::recv_stats::with_thread_stats(|stats| {
+            tracker.on_datagram_at(buffer.bytes(), now_ns, stats);
+        });
     }
 }
 
