@@ -147,12 +147,14 @@
 #![warn(rust_2018_idioms)]
 
 mod ack;
+pub mod channel;
 mod machine;
 mod task;
 mod task_impl;
 pub mod transition;
 
 pub use ack::{Ack, BoxError, Transition, TransitionError, TransitionResult};
+pub use channel::channel;
 pub use task::{Task, TaskRef};
 pub use task_impl::{default_loop_trigger, FlowError, TaskImpl};
 pub use transition::{TaskState, Trigger};

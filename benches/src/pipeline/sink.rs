@@ -12,9 +12,31 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 use std::time::Duration;
 
+use std::future::Future;
+
 use tokio::sync::mpsc;
 
 use super::buffer::{Buffer, BufferPool};
+
+/// The receiving end of a source-to-sink channel: tempo-media's
+/// [`channel`](tempo_media::channel) on Tempo, tokio's `mpsc` on tokio
+/// (what a user of each writes), one sink for both.
+pub trait BufferRx: Send {
+    /// The next buffer, `None` once the source is gone.
+    fn recv(&mut self) -> impl Future<Output = Option<Buffer>> + Send;
+}
+
+impl BufferRx for tempo_media::channel::Receiver<Buffer> {
+    fn recv(&mut self) -> impl Future<Output = Option<Buffer>> + Send {
+        tempo_media::channel::Receiver::recv(self)
+    }
+}
+
+impl BufferRx for mpsc::Receiver<Buffer> {
+    fn recv(&mut self) -> impl Future<Output = Option<Buffer>> + Send {
+        mpsc::Receiver::recv(self)
+    }
+}
 
 /// Interval statistics of one or more sinks, in milliseconds.
 #[derive(Debug, Default, Clone)]
@@ -104,7 +126,7 @@ impl SinkShared {
 /// `pool` (the UDP pipeline accounts the datagram's sequence number and
 /// latency there). One clock read per buffer serves both.
 pub async fn sink(
-    mut rx: mpsc::Receiver<Buffer>,
+    mut rx: impl BufferRx,
     pool: BufferPool,
     late_after: Duration,
     shared: std::sync::Arc<SinkShared>,

@@ -30,7 +30,7 @@ pub struct TimerSource {
     next: tempo::time::Instant,
     seq: u64,
     pool: BufferPool,
-    tx: mpsc::Sender<Buffer>,
+    tx: tempo_media::channel::Sender<Buffer>,
 }
 
 impl TaskImpl for TimerSource {
@@ -65,7 +65,7 @@ pub fn prepare_timer_stream(
     late_after: Duration,
     shared: Arc<SinkShared>,
 ) -> (Task, tempo_media::Ack) {
-    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
     let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {})));
     let task = Task::new();
