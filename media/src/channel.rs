@@ -95,7 +95,7 @@ impl End {
     }
 
     /// The waker to wake (outside the lock) if the end waits.
-    fn to_wake(&mut self) -> Option<Waker> {
+    fn take_wake(&mut self) -> Option<Waker> {
         if std::mem::take(&mut self.waiting) {
             self.waker.clone()
         } else {
@@ -132,9 +132,9 @@ impl<T> Shared<T> {
         let mut state = self.lock();
         state.closed = true;
         let (waker, left) = if receiver_gone {
-            (state.sender.to_wake(), std::mem::take(&mut state.queue))
+            (state.sender.take_wake(), std::mem::take(&mut state.queue))
         } else {
-            (state.receiver.to_wake(), VecDeque::new())
+            (state.receiver.take_wake(), VecDeque::new())
         };
         drop(state);
         if let Some(waker) = waker {
@@ -228,7 +228,7 @@ impl<T> Sender<T> {
             return Poll::Pending;
         }
         state.queue.push_back(item);
-        let waker = state.receiver.to_wake();
+        let waker = state.receiver.take_wake();
         drop(state);
         budget.made_progress();
         if let Some(waker) = waker {
@@ -247,7 +247,7 @@ impl<T> Sender<T> {
             return Err(TrySendError::Full(value));
         }
         state.queue.push_back(value);
-        let waker = state.receiver.to_wake();
+        let waker = state.receiver.take_wake();
         drop(state);
         if let Some(waker) = waker {
             waker.wake();
@@ -274,7 +274,7 @@ impl<T> Receiver<T> {
         let mut state = self.shared.lock();
         match state.queue.pop_front() {
             Some(item) => {
-                let waker = state.sender.to_wake();
+                let waker = state.sender.take_wake();
                 drop(state);
                 budget.made_progress();
                 if let Some(waker) = waker {
@@ -298,7 +298,7 @@ impl<T> Receiver<T> {
     pub fn try_recv(&mut self) -> Option<T> {
         let mut state = self.shared.lock();
         let item = state.queue.pop_front()?;
-        let waker = state.sender.to_wake();
+        let waker = state.sender.take_wake();
         drop(state);
         if let Some(waker) = waker {
             waker.wake();
