@@ -6,9 +6,10 @@
 //! is mostly the cache lines it touches, cold since the stream's last
 //! period. A general multi-producer channel (tokio's `mpsc`) spreads its
 //! state over several cache-padded parts (sender tail, receiver head, a
-//! semaphore, the receiver's waker, blocks of slots) and reaches 6 to 8
-//! lines per buffer; this one keeps everything behind one uncontended lock
-//! in one allocation plus a ring of slots, about 3 lines.
+//! semaphore, the receiver's waker, blocks of slots): counting the parts
+//! a push and a receive touch, 6 to 8 lines per buffer. This one keeps
+//! everything behind one uncontended lock in one allocation plus a ring of
+//! slots: about 3.
 //!
 //! It is single-producer, single-consumer (the [`Sender`] is not `Clone`):
 //! one element upstream, one downstream, as between two pads. Both ends are
