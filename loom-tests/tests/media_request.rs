@@ -3,33 +3,36 @@
 //!
 //! The core of `media/src/task.rs` and `media/src/machine.rs`, restated
 //! over loom's primitives (tempo-media uses std's, so loom cannot explore
-//! the crate itself): a requester pushes a trigger to the task's queue and
-//! takes the state machine's waker under the same lock, then wakes it; the
-//! state machine, running the `Started` loop, checks the queue before each
-//! `try_next` poll (biased) and, finding it empty, stores its waker under
-//! that lock before polling `try_next`. Then it answers through the
-//! request's ack slot (result + waker under one lock, as `Ack` does).
+//! the crate itself): a requester pushes a trigger to the task's queue,
+//! raises the `pending` flag and clones the state machine's waker under
+//! the same lock, then wakes it. The state machine stores its waker under
+//! that lock only when it differs from the one it stored last (it keeps a
+//! copy of its own to compare without the lock), then reads the flag
+//! without the lock: before each `try_next` poll of the `Started` loop
+//! (biased) and before popping a request when idle. Then it answers through
+//! the request's ack slot (result + waker under one lock, as `Ack` does).
 //!
 //! Whatever the interleaving, the request must be seen: a lost wake-up
 //! leaves the state machine waiting on a `try_next` that never completes,
 //! and loom reports a deadlock. The requester must get its answer the same
 //! way.
 //!
-//! Mutation check: make the state machine store its waker in a second
-//! critical section, after the one that found the queue empty (check,
-//! unlock, lock, register), as a "cheaper" version might; loom then finds
-//! the interleaving where the push and the waker take fall between the two
-//! and reports the deadlock in `trigger_racing_a_waiting_try_next` and
-//! `two_triggers_racing_the_loop` (checked when this model was written;
-//! `trigger_racing_the_loop_iteration` survives it, because the check
-//! after `handle_item` catches the request: that is why the model with a
-//! waiting `try_next` exists).
+//! Mutation checks (each made once when this model was written, and loom
+//! reported the deadlock): read the flag *before* storing the waker (the
+//! requester's whole critical section fits between the read and the store,
+//! finds no waker, and the request waits for nobody:
+//! `trigger_racing_a_waiting_try_next`, `two_triggers_racing_the_loop`);
+//! let the requester take the waker instead of cloning it (the machine's
+//! copy says "stored" while the core holds none: `two_triggers_racing_the_loop`);
+//! skip the store when the machine already stored *a* waker, whatever its
+//! identity (`a_changed_waker_is_stored_again`).
 #![cfg(loom)]
 
 use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::task::{Poll, Waker};
 
+use loom::sync::atomic::{AtomicBool, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
 use tempo_loom_tests::block_on;
@@ -80,6 +83,8 @@ struct Core {
 
 #[derive(Default)]
 struct Shared {
+    /// `!core.queue.is_empty()`, written under the lock.
+    pending: AtomicBool,
     core: Mutex<Core>,
 }
 
@@ -93,34 +98,42 @@ impl Shared {
                 trigger,
                 ack: ack.clone(),
             });
-            core.waker.take()
+            self.pending.store(true, Ordering::Release);
+            core.waker.clone()
         };
         if let Some(waker) = waker {
             waker.wake();
         }
         ack
     }
+}
 
-    /// `Shared::request_pending`: whether a request waits, registering the
-    /// waker under the same lock if not.
-    fn request_pending(&self, waker: &Waker) -> bool {
-        let mut core = self.core.lock().unwrap();
-        if core.queue.is_empty() {
-            core.waker = Some(waker.clone());
-            false
-        } else {
-            true
+/// `machine::Registered`: the waker the machine stored last.
+#[derive(Default)]
+struct Registered(Option<Waker>);
+
+impl Registered {
+    /// `Registered::request_pending`: store the waker if it changed (under
+    /// the lock), then read the flag (without it).
+    fn request_pending(&mut self, shared: &Shared, waker: &Waker) -> bool {
+        if !self.0.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            shared.core.lock().unwrap().waker = Some(waker.clone());
+            self.0 = Some(waker.clone());
         }
+        shared.pending.load(Ordering::Acquire)
     }
 
-    /// `Shared::poll_request`: the next request, or `None` after
-    /// registering the waker under the same lock.
-    fn poll_request(&self, waker: &Waker) -> Option<Request> {
-        let mut core = self.core.lock().unwrap();
-        let request = core.queue.pop_front();
-        if request.is_none() {
-            core.waker = Some(waker.clone());
+    /// `Registered::poll_request`: the next request, or `None` with the
+    /// waker stored.
+    fn poll_request(&mut self, shared: &Shared, waker: &Waker) -> Option<Request> {
+        if !self.request_pending(shared, waker) {
+            return None;
         }
+        let mut core = shared.core.lock().unwrap();
+        let request = core.queue.pop_front();
+        shared
+            .pending
+            .store(!core.queue.is_empty(), Ordering::Release);
         request
     }
 }
@@ -130,10 +143,20 @@ impl Shared {
 /// state machine answers every queued request (`step`). Returns the number
 /// of items handled.
 async fn machine(shared: &Shared, items: usize, requests: usize) -> usize {
+    machine_with(shared, &mut Registered::default(), items, requests).await
+}
+
+/// [`machine`], with the waker copy `registered` left by earlier polls.
+async fn machine_with(
+    shared: &Shared,
+    registered: &mut Registered,
+    items: usize,
+    requests: usize,
+) -> usize {
     let mut handled = 0;
     loop {
         let next = poll_fn(|cx| {
-            if shared.request_pending(cx.waker()) {
+            if registered.request_pending(shared, cx.waker()) {
                 return Poll::Ready(None);
             }
             // try_next: ready `items` times, then pending for good.
@@ -153,7 +176,7 @@ async fn machine(shared: &Shared, items: usize, requests: usize) -> usize {
     while answered < requests {
         // Further requests may still be on their way: wait for them the way
         // the idle state machine does (`poll_request`).
-        let request = poll_fn(|cx| match shared.poll_request(cx.waker()) {
+        let request = poll_fn(|cx| match registered.poll_request(shared, cx.waker()) {
             Some(request) => Poll::Ready(request),
             None => Poll::Pending,
         })
@@ -217,5 +240,28 @@ fn two_triggers_racing_the_loop() {
             let (asked, answered) = requester.join().unwrap();
             assert_eq!(asked, answered);
         }
+    });
+}
+
+/// The machine was polled once under another waker (which goes away
+/// unwoken: a no-op), then runs under its own: the changed waker must be
+/// stored again, or the requester wakes the old one and the machine waits
+/// forever.
+#[test]
+fn a_changed_waker_is_stored_again() {
+    loom::model(|| {
+        let shared = Arc::new(Shared::default());
+        let mut registered = Registered::default();
+        let first = registered.request_pending(&shared, Waker::noop());
+        assert!(!first, "no request before the requester starts");
+        let requester = {
+            let shared = shared.clone();
+            thread::spawn(move || {
+                let ack = shared.request(3);
+                block_on(ack.wait())
+            })
+        };
+        block_on(machine_with(&shared, &mut registered, 0, 1));
+        assert_eq!(requester.join().unwrap(), 3);
     });
 }

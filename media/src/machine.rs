@@ -4,10 +4,10 @@
 //! It takes requests one at a time, asks the [transition
 //! table](crate::transition::transition) what each does, runs the
 //! element's action, and answers. In `Started` it runs the loop between
-//! requests: before every `try_next` poll it looks at the request queue
-//! first (biased), so a request cancels a pending `try_next` at its await
-//! point, while `handle_item`, awaited outside that check, runs to
-//! completion.
+//! requests: before every `try_next` poll it looks whether a request waits
+//! first (biased; one atomic load, see [`crate::task`]), so a request
+//! cancels a pending `try_next` at its await point, while `handle_item`,
+//! awaited outside that check, runs to completion.
 //!
 //! Why a task of its own rather than the requester running the action: the
 //! element's code then always runs on its context, one step at a time
@@ -22,42 +22,52 @@ use std::task::{Poll, Waker};
 use tempo::context::Context;
 
 use crate::ack::{BoxError, Transition, TransitionError};
-use crate::task::{Core, Request, Shared};
+use crate::task::{Request, Shared};
 use crate::task_impl::TaskImpl;
 use crate::transition::{transition, Action, Outcome, TaskState, Trigger};
 
-/// Stores `waker` as the state machine's, unless it already is.
-fn register(core: &mut Core, waker: &Waker) {
-    match &core.waker {
-        Some(w) if w.will_wake(waker) => {}
-        _ => core.waker = Some(waker.clone()),
+/// The waker the state machine last stored in the core, kept by the
+/// machine itself so that checking it takes no lock.
+///
+/// A requester clones (never takes) the stored waker, so once stored it
+/// stays valid; the machine stores again only when its task's waker changes
+/// (which a Tempo task's never does). See [`crate::task`] for the protocol.
+#[derive(Default)]
+struct Registered(Option<Waker>);
+
+impl Registered {
+    /// Makes `waker` the stored one if it is not already (under the lock),
+    /// then returns whether a request waits. The order matters: the flag is
+    /// read after the waker is stored, so a request pushed before the store
+    /// is seen here, and one pushed after it finds the waker to wake.
+    fn request_pending(&mut self, shared: &Shared, waker: &Waker) -> bool {
+        if !self.0.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            let mut core = shared.lock();
+            core.waker = Some(waker.clone());
+            drop(core);
+            self.0 = Some(waker.clone());
+        }
+        shared.pending()
+    }
+
+    /// The next request, or `None` with the waker stored (see
+    /// [`Self::request_pending`]).
+    fn poll_request(&mut self, shared: &Shared, waker: &Waker) -> Option<Request> {
+        if !self.request_pending(shared, waker) {
+            return None;
+        }
+        let mut core = shared.lock();
+        let request = core.queue.pop_front();
+        shared.sync_pending(&core);
+        request
     }
 }
 
 impl Shared {
-    /// The next request, or `None` after registering `waker` (under the
-    /// same lock a requester pushes under; see [`crate::task`]).
-    fn poll_request(&self, waker: &Waker) -> Option<Request> {
-        let mut core = self.lock();
-        let request = core.queue.pop_front();
-        if request.is_none() {
-            register(&mut core, waker);
-        }
-        request
-    }
-
-    /// Whether a request waits, registering `waker` if not.
-    fn request_pending(&self, waker: &Waker) -> bool {
-        let mut core = self.lock();
-        let pending = !core.queue.is_empty();
-        if !pending {
-            register(&mut core, waker);
-        }
-        pending
-    }
-
     fn push_front(&self, request: Request) {
-        self.lock().queue.push_front(request);
+        let mut core = self.lock();
+        core.queue.push_front(request);
+        self.sync_pending(&core);
     }
 }
 
@@ -76,8 +86,9 @@ impl Drop for Detach {
 /// It holds `context`: a prepared element keeps its context running.
 pub(crate) async fn run<I: TaskImpl>(shared: Arc<Shared>, mut imp: I, context: Context) {
     let detach = Detach(shared.clone());
+    let mut registered = Registered::default();
     let (unprepare, from) = loop {
-        let request = poll_fn(|cx| match shared.poll_request(cx.waker()) {
+        let request = poll_fn(|cx| match registered.poll_request(&shared, cx.waker()) {
             Some(request) => Poll::Ready(request),
             None => Poll::Pending,
         })
@@ -86,7 +97,7 @@ pub(crate) async fn run<I: TaskImpl>(shared: Arc<Shared>, mut imp: I, context: C
             break done;
         }
         if shared.lock().state == TaskState::Started {
-            run_loop(&shared, &mut imp).await;
+            run_loop(&shared, &mut registered, &mut imp).await;
         }
     };
     // Unprepared: the element is dropped before the answer, so that a
@@ -189,14 +200,14 @@ async fn act<I: TaskImpl>(imp: &mut I, action: Action) -> Result<(), BoxError> {
 
 /// The `Started` loop; returns when a request waits (or the loop failed
 /// and queued its handler's trigger).
-async fn run_loop<I: TaskImpl>(shared: &Shared, imp: &mut I) {
+async fn run_loop<I: TaskImpl>(shared: &Shared, registered: &mut Registered, imp: &mut I) {
     loop {
         let next = {
             let mut try_next = pin!(imp.try_next());
             // Biased: a waiting request wins over an item, and drops the
             // pending `try_next` (cancelled at its await point).
             poll_fn(|cx| {
-                if shared.request_pending(cx.waker()) {
+                if registered.request_pending(shared, cx.waker()) {
                     return Poll::Ready(None);
                 }
                 try_next.as_mut().poll(cx).map(Some)

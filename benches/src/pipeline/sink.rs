@@ -10,11 +10,33 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use std::future::Future;
 
 use tokio::sync::mpsc;
 
 use super::buffer::{Buffer, BufferPool};
+
+/// The receiving end of a source-to-sink channel: tempo-media's
+/// [`channel`](tempo_media::channel) on Tempo, tokio's `mpsc` on tokio
+/// (what a user of each writes), one sink for both.
+pub trait BufferRx: Send {
+    /// The next buffer, `None` once the source is gone.
+    fn recv(&mut self) -> impl Future<Output = Option<Buffer>> + Send;
+}
+
+impl BufferRx for tempo_media::channel::Receiver<Buffer> {
+    fn recv(&mut self) -> impl Future<Output = Option<Buffer>> + Send {
+        tempo_media::channel::Receiver::recv(self)
+    }
+}
+
+impl BufferRx for mpsc::Receiver<Buffer> {
+    fn recv(&mut self) -> impl Future<Output = Option<Buffer>> + Send {
+        mpsc::Receiver::recv(self)
+    }
+}
 
 /// Interval statistics of one or more sinks, in milliseconds.
 #[derive(Debug, Default, Clone)]
@@ -99,25 +121,27 @@ impl SinkShared {
 }
 
 /// The sink task of one stream: runs until the source's sender is dropped.
-/// `inspect` sees every buffer before it goes back to `pool` (the UDP
-/// pipeline accounts the datagram's sequence number and latency there).
+/// `inspect` sees every buffer, with the time it arrived (CLOCK_MONOTONIC
+/// nanoseconds, [`crate::clock::monotonic_ns`]), before it goes back to
+/// `pool` (the UDP pipeline accounts the datagram's sequence number and
+/// latency there). One clock read per buffer serves both.
 pub async fn sink(
-    mut rx: mpsc::Receiver<Buffer>,
+    mut rx: impl BufferRx,
     pool: BufferPool,
     late_after: Duration,
     shared: std::sync::Arc<SinkShared>,
-    mut inspect: impl FnMut(&Buffer) + Send,
+    mut inspect: impl FnMut(&Buffer, u64) + Send,
 ) {
     let mut stats = Lateness::default();
-    let mut last: Option<Instant> = None;
+    let mut last: Option<u64> = None;
     while let Some(buffer) = rx.recv().await {
-        let now = Instant::now();
+        let now = crate::clock::monotonic_ns();
         shared.delivered.fetch_add(1, Relaxed);
-        inspect(&buffer);
+        inspect(&buffer, now);
         pool.give_back(buffer);
         if shared.measuring.load(Relaxed) {
             if let Some(last) = last {
-                stats.record(now - last, late_after);
+                stats.record(Duration::from_nanos(now.saturating_sub(last)), late_after);
             }
             last = Some(now);
         } else {

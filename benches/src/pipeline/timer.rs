@@ -30,7 +30,7 @@ pub struct TimerSource {
     next: tempo::time::Instant,
     seq: u64,
     pool: BufferPool,
-    tx: mpsc::Sender<Buffer>,
+    tx: tempo_media::channel::Sender<Buffer>,
 }
 
 impl TaskImpl for TimerSource {
@@ -65,9 +65,9 @@ pub fn prepare_timer_stream(
     late_after: Duration,
     shared: Arc<SinkShared>,
 ) -> (Task, tempo_media::Ack) {
-    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
     let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
-    drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_| {})));
+    drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {})));
     let task = Task::new();
     let source = TimerSource {
         period,
@@ -85,7 +85,7 @@ pub fn prepare_timer_stream(
 pub fn spawn_tokio_timer_stream(period: Duration, late_after: Duration, shared: Arc<SinkShared>) {
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
     let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
-    tokio::spawn(sink(rx, pool.clone(), late_after, shared, |_| {}));
+    tokio::spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {}));
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);
         let mut seq = 0u64;

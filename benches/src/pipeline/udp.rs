@@ -34,13 +34,17 @@ pub struct UdpSource {
     /// `try_next` (pause, flush, stop) does not lose it.
     next: Option<Buffer>,
     pool: BufferPool,
-    tx: mpsc::Sender<Buffer>,
+    tx: tempo_media::channel::Sender<Buffer>,
 }
 
 impl UdpSource {
     /// A source receiving on `socket` (registered on the context by
     /// `prepare`) into buffers of `pool`, pushing them to `tx`.
-    pub fn new(socket: StdUdpSocket, pool: BufferPool, tx: mpsc::Sender<Buffer>) -> UdpSource {
+    pub fn new(
+        socket: StdUdpSocket,
+        pool: BufferPool,
+        tx: tempo_media::channel::Sender<Buffer>,
+    ) -> UdpSource {
         UdpSource {
             std_socket: Some(socket),
             socket: None,
@@ -92,13 +96,17 @@ impl TaskImpl for UdpSource {
     }
 }
 
+/// The sink's accounting of one stream: the UDP receivers' tracker, fed
+/// the sink's own clock read (the time the buffer reached the sink).
 fn tracker_sink(
     stream: u32,
     window: crate::window::MeasureWindow,
-) -> impl FnMut(&Buffer) + Send + 'static {
+) -> impl FnMut(&Buffer, u64) + Send + 'static {
     let mut tracker = StreamTracker::new(stream, window);
-    move |buffer: &Buffer| {
-        tracker.on_datagram(buffer.bytes());
+    move |buffer: &Buffer, now_ns: u64| {
+        crate::recv_stats::with_thread_stats(|stats| {
+            tracker.on_datagram_at(buffer.bytes(), now_ns, stats);
+        });
     }
 }
 
@@ -112,7 +120,7 @@ pub fn prepare_udp_stream(
     late_after: Duration,
     shared: Arc<SinkShared>,
 ) -> (Task, tempo_media::Ack) {
-    let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
     let pool = BufferPool::new(POOL_BUFFERS, RECV_BUF_LEN);
     let inspect = tracker_sink(stream, window);
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, inspect)));
@@ -166,7 +174,7 @@ mod tests {
         let rt = crate::tempo_runtime::build(Some(Duration::from_millis(1))).unwrap();
         let receiver = StdUdpSocket::bind("127.0.0.1:0").unwrap();
         let to = receiver.local_addr().unwrap();
-        let (tx, _rx) = mpsc::channel(CHANNEL_CAPACITY);
+        let (tx, _rx) = tempo_media::channel(CHANNEL_CAPACITY);
         let mut source = UdpSource::new(receiver, BufferPool::new(2, RECV_BUF_LEN), tx);
         rt.block_on(async move {
             source.prepare().await.unwrap();

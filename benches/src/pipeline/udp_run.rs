@@ -231,7 +231,12 @@ fn run_media(
     for ack in acks {
         ack.wait(timeout).map_err(failed)?;
     }
-    std::thread::sleep(window.remaining());
+    // A few periods past the window before the lifecycle requests, as the
+    // tokio side does: each request allocates its acknowledgement, and
+    // stopping 1,000 tasks the moment the window ends raced the
+    // controller's closing snapshot (one allocation per stream counted
+    // into the window in some runs).
+    std::thread::sleep(window.remaining() + cfg.period * 3);
     let acks: Vec<_> = tasks.iter().map(|t| t.stop()).collect();
     for ack in acks {
         ack.wait(timeout).map_err(failed)?;

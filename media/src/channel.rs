@@ -1,0 +1,343 @@
+//! [`channel`]: a bounded channel from one element to the next.
+//!
+//! An element pushes its buffers downstream, usually to an element on the
+//! same context: the two take turns on one thread, the channel is never
+//! contended, and at thousands of streams per context what each push costs
+//! is mostly the cache lines it touches, cold since the stream's last
+//! period. A general multi-producer channel (tokio's `mpsc`) spreads its
+//! state over several cache-padded parts (sender tail, receiver head, a
+//! semaphore, the receiver's waker, blocks of slots): counting the parts
+//! a push and a receive touch, 6 to 8 lines per buffer. This one keeps
+//! everything behind one uncontended lock in one allocation plus a ring of
+//! slots: about 3.
+//!
+//! It is single-producer, single-consumer (the [`Sender`] is not `Clone`):
+//! one element upstream, one downstream, as between two pads. Both ends are
+//! `Send` and work across threads too; they only cost least on one.
+//!
+//! A waiting end stores its waker once and keeps it (it is woken by
+//! reference, not taken), so a stream that alternates "push, wake the
+//! receiver, receive, wait" clones no waker per buffer. Every state change
+//! and every waker store happens under the one lock, so a wake-up cannot be
+//! lost between a check and a store. Like every Tempo resource, a ready
+//! `send` or `recv` spends one unit of the cooperative budget.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::future::poll_fn;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+use tempo::task::coop::poll_proceed;
+
+/// A bounded channel of `capacity` items (at least 1), for one element to
+/// push to the next.
+///
+/// ```
+/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
+/// rt.block_on(async {
+///     let (tx, mut rx) = tempo_media::channel(2);
+///     let sink = tempo::spawn(async move {
+///         let mut got = Vec::new();
+///         while let Some(n) = rx.recv().await {
+///             got.push(n);
+///         }
+///         got
+///     });
+///     for n in 0..5 {
+///         // Waits while 2 items are queued: the sink runs meanwhile.
+///         tx.send(n).await.unwrap();
+///     }
+///     drop(tx); // the sink sees the end
+///     assert_eq!(sink.await.unwrap(), [0, 1, 2, 3, 4]);
+/// });
+/// # Ok::<(), std::io::Error>(())
+/// ```
+///
+/// # Panics
+///
+/// If `capacity` is 0.
+pub fn channel<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
+    assert!(capacity > 0, "a channel needs a capacity of at least 1");
+    let shared = Arc::new(Shared {
+        state: Mutex::new(State {
+            // Allocated once, here: a push never allocates.
+            queue: VecDeque::with_capacity(capacity),
+            capacity,
+            receiver: End::default(),
+            sender: End::default(),
+            closed: false,
+        }),
+    });
+    (
+        Sender {
+            shared: shared.clone(),
+        },
+        Receiver { shared },
+    )
+}
+
+/// One end's waker and whether it waits.
+#[derive(Default)]
+struct End {
+    /// Stored by the end when it waits, kept afterwards (see the module
+    /// docs); replaced only if the end's waker changes.
+    waker: Option<Waker>,
+    waiting: bool,
+}
+
+impl End {
+    /// The end is about to return `Pending`.
+    fn wait(&mut self, waker: &Waker) {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            self.waker = Some(waker.clone());
+        }
+        self.waiting = true;
+    }
+
+    /// The waker to wake (outside the lock) if the end waits.
+    fn take_wake(&mut self) -> Option<Waker> {
+        if std::mem::take(&mut self.waiting) {
+            self.waker.clone()
+        } else {
+            None
+        }
+    }
+}
+
+struct State<T> {
+    queue: VecDeque<T>,
+    capacity: usize,
+    receiver: End,
+    sender: End,
+    /// One end was dropped.
+    closed: bool,
+}
+
+struct Shared<T> {
+    state: Mutex<State<T>>,
+}
+
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        // No user code runs under the lock (items are moved, not dropped,
+        // inside it): a poisoned lock still holds a consistent state.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// One end goes away: the other end, if waiting, is woken to see it.
+    /// Returns the items nobody will receive (the receiver went away), for
+    /// the caller to drop outside the lock (their `Drop` may be anything: a
+    /// buffer going back to its pool).
+    fn close(&self, receiver_gone: bool) -> VecDeque<T> {
+        let mut state = self.lock();
+        state.closed = true;
+        let (waker, left) = if receiver_gone {
+            (state.sender.take_wake(), std::mem::take(&mut state.queue))
+        } else {
+            (state.receiver.take_wake(), VecDeque::new())
+        };
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        left
+    }
+}
+
+/// The sending end of a [`channel`].
+pub struct Sender<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// The receiving end of a [`channel`].
+pub struct Receiver<T> {
+    shared: Arc<Shared<T>>,
+}
+
+/// [`Sender::send`] found the receiver gone: the item comes back.
+#[derive(PartialEq, Eq)]
+pub struct SendError<T>(pub T);
+
+impl<T> fmt::Debug for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SendError(..)")
+    }
+}
+
+impl<T> fmt::Display for SendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the receiver is gone")
+    }
+}
+
+impl<T> std::error::Error for SendError<T> {}
+
+/// Why [`Sender::try_send`] did not queue the item (which comes back).
+#[derive(PartialEq, Eq)]
+pub enum TrySendError<T> {
+    /// The channel holds `capacity` items.
+    Full(T),
+    /// The receiver is gone.
+    Closed(T),
+}
+
+impl<T> fmt::Debug for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TrySendError::Full(_) => "Full(..)",
+            TrySendError::Closed(_) => "Closed(..)",
+        })
+    }
+}
+
+impl<T> fmt::Display for TrySendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TrySendError::Full(_) => "the channel is full",
+            TrySendError::Closed(_) => "the receiver is gone",
+        })
+    }
+}
+
+impl<T> std::error::Error for TrySendError<T> {}
+
+impl<T> Sender<T> {
+    /// Queues `value`, waiting while the channel is full. Fails (giving
+    /// `value` back) once the receiver is gone. Cancel-safe in the sense
+    /// that dropping the future before it completes drops `value` unsent.
+    pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
+        let mut value = Some(value);
+        poll_fn(|cx| self.poll_send(cx, &mut value)).await
+    }
+
+    fn poll_send(
+        &self,
+        cx: &mut Context<'_>,
+        value: &mut Option<T>,
+    ) -> Poll<Result<(), SendError<T>>> {
+        let budget = std::task::ready!(poll_proceed(cx));
+        let mut state = self.shared.lock();
+        let item = value.take().expect("polled after completion");
+        if state.closed {
+            budget.made_progress();
+            return Poll::Ready(Err(SendError(item)));
+        }
+        if state.queue.len() == state.capacity {
+            *value = Some(item);
+            state.sender.wait(cx.waker());
+            return Poll::Pending;
+        }
+        state.queue.push_back(item);
+        let waker = state.receiver.take_wake();
+        drop(state);
+        budget.made_progress();
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Queues `value` if there is room now.
+    pub fn try_send(&self, value: T) -> Result<(), TrySendError<T>> {
+        let mut state = self.shared.lock();
+        if state.closed {
+            return Err(TrySendError::Closed(value));
+        }
+        if state.queue.len() == state.capacity {
+            return Err(TrySendError::Full(value));
+        }
+        state.queue.push_back(value);
+        let waker = state.receiver.take_wake();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Ok(())
+    }
+
+    /// Whether the receiver is gone.
+    pub fn is_closed(&self) -> bool {
+        self.shared.lock().closed
+    }
+}
+
+impl<T> Receiver<T> {
+    /// The next item, waiting while the channel is empty; `None` once the
+    /// sender is gone and every item it sent was received.
+    pub async fn recv(&mut self) -> Option<T> {
+        poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next item; see [`Self::recv`].
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let budget = std::task::ready!(poll_proceed(cx));
+        let mut state = self.shared.lock();
+        match state.queue.pop_front() {
+            Some(item) => {
+                let waker = state.sender.take_wake();
+                drop(state);
+                budget.made_progress();
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                Poll::Ready(Some(item))
+            }
+            None if state.closed => {
+                budget.made_progress();
+                Poll::Ready(None)
+            }
+            None => {
+                state.receiver.wait(cx.waker());
+                Poll::Pending
+            }
+        }
+    }
+
+    /// The next item if one is queued now (`None` also when the channel is
+    /// empty but open).
+    pub fn try_recv(&mut self) -> Option<T> {
+        let mut state = self.shared.lock();
+        let item = state.queue.pop_front()?;
+        let waker = state.sender.take_wake();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Some(item)
+    }
+}
+
+impl<T> Drop for Sender<T> {
+    fn drop(&mut self) {
+        drop(self.shared.close(false));
+    }
+}
+
+impl<T> Drop for Receiver<T> {
+    fn drop(&mut self) {
+        drop(self.shared.close(true));
+    }
+}
+
+impl<T> fmt::Debug for Sender<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("Sender")
+            .field("queued", &state.queue.len())
+            .field("capacity", &state.capacity)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
+
+impl<T> fmt::Debug for Receiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.shared.lock();
+        f.debug_struct("Receiver")
+            .field("queued", &state.queue.len())
+            .field("capacity", &state.capacity)
+            .field("closed", &state.closed)
+            .finish()
+    }
+}
