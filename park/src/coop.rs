@@ -632,7 +632,11 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
             Poll::Pending
         }
         Some(units) => {
-            set(Budget(Some(units - 1)));
+            // `state` was read just above: one write, no second read.
+            set_state(State {
+                budget: Budget(Some(units - 1)),
+                ..state
+            });
             Poll::Ready(RestoreOnPending::new(Some(before)))
         }
     }
