@@ -12,7 +12,6 @@
 //! `readiness/reactor.rs`).
 
 use std::io;
-use std::sync::Arc;
 use std::time::Duration;
 
 use tempo_park::{DriverStats, IoDriver, Park};
@@ -63,9 +62,10 @@ const DEFAULT_EVENTS: usize = 1024;
 pub struct Driver {
     /// The readiness reactor: poll, events buffer, dispatch.
     reactor: Reactor,
-    /// What its sockets share besides the reactor (receive-ahead switch,
-    /// resolver): handed to every [`Handle`], never read by the dispatch.
-    settings: Arc<SocketSettings>,
+    /// Its handle, which also holds what its sockets share besides the
+    /// reactor (receive-ahead switch, resolver): cloned for every
+    /// [`handle`](Self::handle), never read by the dispatch.
+    handle: Handle,
 }
 
 impl Driver {
@@ -88,15 +88,14 @@ impl Driver {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn with_capacity(events: usize) -> io::Result<Driver> {
-        Ok(Driver {
-            reactor: Reactor::with_capacity(events)?,
-            settings: Arc::default(),
-        })
+        let reactor = Reactor::with_capacity(events)?;
+        let handle = Handle::from_parts(reactor.shared(), SocketSettings::default());
+        Ok(Driver { reactor, handle })
     }
 
     /// A handle that registers sockets with this driver, from any thread.
     pub fn handle(&self) -> Handle {
-        Handle::from_parts(self.reactor.shared(), self.settings.clone())
+        self.handle.clone()
     }
 
     /// Turns the receive-ahead rule on or off (default: off).
@@ -121,7 +120,7 @@ impl Driver {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn set_recv_ahead(&mut self, enabled: bool) {
-        self.settings.recv_ahead.set_enabled(enabled);
+        self.handle.settings().recv_ahead.set_enabled(enabled);
     }
 
     /// Number of `park*` calls so far (dispatch rounds).

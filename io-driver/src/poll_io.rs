@@ -3,11 +3,11 @@
 //! before closing it.
 //!
 //! It is where the readiness layer meets the socket layer: the
-//! registration points to the reactor, `settings` to what the driver's
-//! sockets share (receive-ahead switch, resolver). Both came from one
-//! [`Handle`], which [`handle`](PollIo::handle) puts back together (for
-//! an accepted stream). A datagram receive reads the switch through
-//! `settings`: one pointer, one Relaxed load.
+//! registration points to the reactor, `handle` to the [`Handle`]'s shared
+//! part, which holds what the driver's sockets share (receive-ahead
+//! switch, resolver); [`handle`](PollIo::handle) gives the handle back
+//! (for an accepted stream). A datagram receive reads the switch through
+//! it: one pointer, one Relaxed load.
 
 use std::io;
 use std::ops::Deref;
@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use mio::event::Source;
 
-use crate::handle::Handle;
+use crate::handle::{Handle, HandleShared};
 use crate::readiness::{shutdown_error, Registration};
 use crate::socket_settings::SocketSettings;
 
@@ -24,8 +24,9 @@ pub(crate) struct PollIo<S: Source> {
     /// `None` only after `into_inner`.
     io: Option<S>,
     pub(crate) registration: Registration,
-    /// The settings of the driver's sockets.
-    settings: Arc<SocketSettings>,
+    /// The handle's shared part: the settings of the driver's sockets (and
+    /// the reactor, which the registration reaches directly).
+    handle: Arc<HandleShared>,
 }
 
 impl<S: Source> PollIo<S> {
@@ -38,23 +39,26 @@ impl<S: Source> PollIo<S> {
         if handle.is_shutdown() {
             return Err(shutdown_error());
         }
-        let Handle { reactor, settings } = handle;
-        let registration = Registration::new(&mut io, reactor)?;
+        let registration = Registration::new(&mut io, handle.reactor().clone())?;
         Ok(PollIo {
             io: Some(io),
             registration,
-            settings,
+            handle: handle.into_shared(),
         })
     }
 
     /// The handle of the driver it is registered with.
     pub(crate) fn handle(&self) -> Handle {
-        Handle::from_parts(self.registration.reactor().clone(), self.settings.clone())
+        debug_assert!(
+            Arc::ptr_eq(self.registration.reactor(), &self.handle.reactor),
+            "a socket's registration and handle refer to one reactor"
+        );
+        Handle::from_shared(self.handle.clone())
     }
 
     /// The settings of the driver's sockets.
     pub(crate) fn settings(&self) -> &SocketSettings {
-        &self.settings
+        &self.handle.settings
     }
 
     /// Deregisters and returns the source (for `into_std`).

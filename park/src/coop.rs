@@ -158,34 +158,47 @@ impl State {
 thread_local! {
     // `const`: no lazy-initialisation check on the hot path.
     static STATE: Cell<State> = const { Cell::new(State::OUTSIDE) };
-    /// The wakers of polls whose budget ran out, while a [`lend_deferred`]
-    /// call lends its scheduler's list to the thread (moved in at the start
-    /// of the call, moved back at its end): a list owned by the thread, so
-    /// that reaching it needs no pointer to the scheduler's.
-    static DEFERRED: RefCell<Vec<Waker>> = const { RefCell::new(Vec::new()) };
+    /// The wakers of polls whose budget ran out during [`lend_deferred`]
+    /// calls: a list owned by the thread, so that reaching it needs no
+    /// pointer to the scheduler's.
+    static DEFERRED: RefCell<ThreadList> = const { RefCell::new(ThreadList::EMPTY) };
 }
 
 #[cfg(loom)]
 thread_local! {
     // loom's macro takes no `const` block.
     static STATE: Cell<State> = Cell::new(State::OUTSIDE);
-    static DEFERRED: RefCell<Vec<Waker>> = RefCell::new(Vec::new());
+    static DEFERRED: RefCell<ThreadList> = RefCell::new(ThreadList::EMPTY);
 }
 
-/// Puts `list` in the thread's deferred slot and returns what was there.
-fn swap_thread_list(list: Vec<Waker>) -> Vec<Waker> {
-    DEFERRED
-        .try_with(|slot| std::mem::replace(&mut *slot.borrow_mut(), list))
-        // Thread tear-down: nothing can be deferred any more.
-        .unwrap_or_default()
+/// The thread's list of deferred wakers, shared by nested
+/// [`lend_deferred`] calls: the innermost call's wakers are those from
+/// `start` on, and it moves them to its scheduler's [`Deferred`] when it
+/// returns. Nothing is moved when nothing was deferred, which is almost
+/// every batch: lending costs two thread-local accesses, and the list's
+/// allocation stays with the thread.
+#[derive(Debug)]
+struct ThreadList {
+    wakers: Vec<Waker>,
+    /// Where the innermost [`lend_deferred`] call's wakers begin.
+    start: usize,
+}
+
+impl ThreadList {
+    const EMPTY: ThreadList = ThreadList {
+        wakers: Vec::new(),
+        start: 0,
+    };
 }
 
 /// Reads the current state; outside any poll if the thread-local is gone
 /// (thread tear-down).
+#[inline]
 fn current_state() -> State {
     STATE.try_with(Cell::get).unwrap_or(State::OUTSIDE)
 }
 
+#[inline]
 fn set_state(state: State) {
     // During thread tear-down there is no budget to keep.
     let _ = STATE.try_with(|cell| cell.set(state));
@@ -292,6 +305,10 @@ impl Deferred {
     /// assert_eq!(tempo_park::coop::Deferred::new().wake_all(), 0);
     /// ```
     pub fn wake_all(&self) -> usize {
+        if self.is_empty() {
+            // The usual case, after every driver poll: no allocation moved.
+            return 0;
+        }
         // Take the wakers out: `wake` runs arbitrary code, which must find
         // the list free.
         let mut wakers = std::mem::take(&mut *self.wakers.borrow_mut());
@@ -332,13 +349,16 @@ fn defer_or_wake(deferring: bool, waker: &Waker) {
     let kept = deferring
         && DEFERRED
             .try_with(|slot| {
-                // Busy only if a waker's `wake` polled a resource of this
-                // very scheduler: nothing to wait for, wake at once.
-                let Ok(mut wakers) = slot.try_borrow_mut() else {
+                // Never busy while a poll runs (the list is borrowed only
+                // here and by `lend_deferred` around the batch); if it
+                // were, waking at once is the safe answer.
+                let Ok(mut list) = slot.try_borrow_mut() else {
                     return false;
                 };
-                if !wakers.last().is_some_and(|last| last.will_wake(waker)) {
-                    wakers.push(waker.clone());
+                let kept_last = list.wakers.len() > list.start
+                    && list.wakers.last().is_some_and(|last| last.will_wake(waker));
+                if !kept_last {
+                    list.wakers.push(waker.clone());
                 }
                 true
             })
@@ -374,9 +394,10 @@ fn defer_or_wake(deferring: bool, waker: &Waker) {
 /// assert_eq!(spent, INITIAL_BUDGET as usize);
 /// assert!(has_budget_remaining()); // outside: unconstrained again
 /// ```
+#[inline]
 pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     with_state(
-        State {
+        |_| State {
             budget: Budget(Some(INITIAL_BUDGET)),
             deferring: false,
         },
@@ -387,11 +408,13 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
 /// Lends `deferred` to this thread while `f` runs (a batch of polls): a
 /// poll made inside under [`budget_deferring`] whose budget runs out leaves
 /// its waker in the list instead of waking it (see the
-/// [module docs](self)). The list is moved in and out once per call, not
-/// per poll, and given back when `f` returns or unwinds; a nested call (a
-/// runtime turned from inside another's task) lends its own list and gives
-/// the outer one back after. The caller wakes the list after its next
-/// driver poll, and must not block in the driver while it is not empty.
+/// [module docs](self)). The wakers are kept in a list of the thread's
+/// and moved to `deferred` when `f` returns or unwinds (nothing moves when
+/// no budget ran out, the usual case); a nested call (a runtime turned
+/// from inside another's task) gets only its own polls' wakers, and the
+/// outer call's stay in the thread's list for the outer scheduler. The
+/// caller wakes the list after its next driver poll, and must not block in
+/// the driver while it is not empty.
 ///
 /// ```
 /// use std::task::{Context, Poll};
@@ -416,31 +439,51 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
 /// assert_eq!(deferred.len(), 1);
 /// ```
 pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
-    /// Gives the scheduler its list back and the thread the list that was
-    /// in force before (a nested scheduler's caller's), unwinding included.
+    /// Moves this call's wakers to the scheduler's list and gives the
+    /// thread's list back to the outer call (a nested scheduler's caller),
+    /// unwinding included.
     struct Lent<'a> {
         deferred: &'a Deferred,
-        outer: Vec<Waker>,
+        /// Where the outer call's wakers began; `None` during thread
+        /// tear-down, when nothing is deferred.
+        outer_start: Option<usize>,
     }
 
     impl Drop for Lent<'_> {
         fn drop(&mut self) {
-            let mine = swap_thread_list(std::mem::take(&mut self.outer));
-            let mut wakers = self.deferred.wakers.borrow_mut();
-            // Anything the scheduler added meanwhile is kept too.
-            let added = std::mem::replace(&mut *wakers, mine);
-            wakers.extend(added);
+            let Some(outer_start) = self.outer_start else {
+                return;
+            };
+            let _ = DEFERRED.try_with(|slot| {
+                let mut list = slot.borrow_mut();
+                let start = list.start;
+                if list.wakers.len() > start {
+                    // Behind what the scheduler kept from earlier batches.
+                    self.deferred
+                        .wakers
+                        .borrow_mut()
+                        .extend(list.wakers.drain(start..));
+                }
+                list.start = outer_start;
+            });
         }
     }
 
-    let mine = std::mem::take(&mut *deferred.wakers.borrow_mut());
-    let outer = swap_thread_list(mine);
-    let _lent = Lent { deferred, outer };
-    let state = current_state();
+    let outer_start = DEFERRED
+        .try_with(|slot| {
+            let mut list = slot.borrow_mut();
+            let len = list.wakers.len();
+            std::mem::replace(&mut list.start, len)
+        })
+        .ok();
+    let _lent = Lent {
+        deferred,
+        outer_start,
+    };
     with_state(
-        State {
+        |outer| State {
             deferring: true,
-            ..state
+            ..outer
         },
         f,
     )
@@ -466,12 +509,12 @@ pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
 ///     }
 /// });
 /// ```
+#[inline]
 pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
-    let deferring = current_state().deferring;
     with_state(
-        State {
+        |outer| State {
             budget: Budget(Some(INITIAL_BUDGET)),
-            deferring,
+            deferring: outer.deferring,
         },
         f,
     )
@@ -500,28 +543,33 @@ pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
 pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
     // An unconstrained budget never runs out: the list in force is kept
     // but never used.
-    let state = current_state();
     with_state(
-        State {
+        |outer| State {
             budget: Budget::UNCONSTRAINED,
-            ..state
+            ..outer
         },
         f,
     )
 }
 
-fn with_state<R>(state: State, f: impl FnOnce() -> R) -> R {
+/// Runs `f` with the state `inner` makes of the outer one, then restores
+/// the outer state: one thread-local read and two writes per call, which
+/// is the whole cost of entering a task poll.
+#[inline]
+fn with_state<R>(inner: impl FnOnce(State) -> State, f: impl FnOnce() -> R) -> R {
     /// Restores the outer state on the way out, unwinding included.
     struct Reset(State);
 
     impl Drop for Reset {
+        #[inline]
         fn drop(&mut self) {
             set_state(self.0);
         }
     }
 
-    let _reset = Reset(current_state());
-    set_state(state);
+    let outer = current_state();
+    let _reset = Reset(outer);
+    set_state(inner(outer));
     f()
 }
 
@@ -584,7 +632,11 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
             Poll::Pending
         }
         Some(units) => {
-            set(Budget(Some(units - 1)));
+            // `state` was read just above: one write, no second read.
+            set_state(State {
+                budget: Budget(Some(units - 1)),
+                ..state
+            });
             Poll::Ready(RestoreOnPending::new(Some(before)))
         }
     }
@@ -837,11 +889,37 @@ mod tests {
     }
 
     #[test]
+    fn a_nested_scheduler_takes_only_its_own_wakes() {
+        let (wakes, waker) = counting();
+        let mut cx = Context::from_waker(&waker);
+        let (outer, inner) = (Deferred::new(), Deferred::new());
+        lend_deferred(&outer, || {
+            // The outer poll runs out first: its wake waits in the thread's
+            // list while the inner scheduler runs.
+            budget_deferring(|| drain(&mut cx));
+            budget_deferring(|| {
+                // The same waker runs out in the inner batch: kept for the
+                // inner scheduler, not taken for a duplicate of the outer's.
+                lend_deferred(&inner, || budget_deferring(|| drain(&mut cx)));
+                assert_eq!(inner.len(), 1, "the inner wake");
+                assert!(outer.is_empty(), "the outer batch is still running");
+            });
+        });
+        assert_eq!(
+            outer.len(),
+            1,
+            "the outer wake, not moved to the inner list"
+        );
+        assert_eq!(inner.len(), 1);
+        assert_eq!(wakes.0.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
     fn a_panic_inside_a_budget_restores_the_outer_one() {
         let caught = std::panic::catch_unwind(|| {
             budget(|| {
                 with_state(
-                    State {
+                    |_| State {
                         budget: Budget(Some(0)),
                         deferring: false,
                     },

@@ -234,7 +234,7 @@ pub async fn lookup_host<T: ToSocketAddrs>(
     host: T,
 ) -> io::Result<impl Iterator<Item = SocketAddr>> {
     let handle = Handle::try_current().ok();
-    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref().map(|handle| &*handle.settings))
+    let addrs: Vec<SocketAddr> = resolve(&host, handle.as_ref().map(Handle::settings))
         .await?
         .collect();
     Ok(addrs.into_iter())
@@ -249,6 +249,6 @@ impl Handle {
     /// built; a host that drives [`Driver`](crate::Driver) itself installs
     /// its own (see [`Resolve`] for an example).
     pub fn set_resolver(&self, resolver: Arc<dyn Resolve>) {
-        self.settings.resolver.set(resolver);
+        self.settings().resolver.set(resolver);
     }
 }

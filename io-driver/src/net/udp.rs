@@ -84,7 +84,7 @@ impl UdpSocket {
     /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
         let handle = Handle::try_current()?;
-        each_addr(&addr, &handle.settings, |addr| {
+        each_addr(&addr, handle.settings(), |addr| {
             let socket = mio::net::UdpSocket::bind(addr)?;
             Ok(UdpSocket {
                 io: DatagramIo::new(PollIo::with_handle(socket, handle.clone())?),

@@ -93,7 +93,7 @@ impl TcpListener {
     /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         let handle = Handle::try_current()?;
-        each_addr(&addr, &handle.settings, |addr| {
+        each_addr(&addr, handle.settings(), |addr| {
             let socket = TcpSocket::new_for_addr(addr)?;
             socket.set_reuseaddr(true)?;
             socket.bind(addr)?;

@@ -171,121 +171,147 @@ pub(crate) fn split_owned(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) 
     )
 }
 
-/// Read methods shared by both read halves.
-macro_rules! read_half_methods {
-    () => {
-        /// Reads some bytes; `Ok(0)` at end of stream.
-        pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
-            self.stream().read(buf).await
-        }
-
-        /// Polls a read.
-        ///
-        /// Only the last task to call a `poll_*` method of this direction is
-        /// woken (as with tokio); the async methods have no such limit.
-        pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
-            self.stream().poll_read(cx, buf)
-        }
-
-        /// Reads now (always one syscall), or fails with `WouldBlock`.
-        pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
-            self.stream().try_read(buf)
-        }
-
-        /// Reads without consuming.
-        pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
-            self.stream().peek(buf).await
-        }
-
-        /// Waits until the stream may be readable.
-        pub async fn readable(&self) -> io::Result<()> {
-            self.stream().readable().await
-        }
-
-        /// The local address.
-        pub fn local_addr(&self) -> io::Result<SocketAddr> {
-            self.stream().local_addr()
-        }
-
-        /// The peer's address.
-        pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-            self.stream().peer_addr()
-        }
-    };
-}
-
-/// Write methods shared by both write halves.
-macro_rules! write_half_methods {
-    () => {
-        /// Writes some bytes.
-        pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
-            self.stream().write(buf).await
-        }
-
-        /// Writes all of `buf`.
-        pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
-            self.stream().write_all(buf).await
-        }
-
-        /// Polls a write.
-        ///
-        /// Only the last task to call a `poll_*` method of this direction is
-        /// woken (as with tokio); the async methods have no such limit.
-        pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
-            self.stream().poll_write(cx, buf)
-        }
-
-        /// Writes now (always one syscall), or fails with `WouldBlock`.
-        pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
-            self.stream().try_write(buf)
-        }
-
-        /// Waits until the stream may be writable.
-        pub async fn writable(&self) -> io::Result<()> {
-            self.stream().writable().await
-        }
-
-        /// Shuts down the write side of the stream.
-        pub async fn shutdown(&self) -> io::Result<()> {
-            self.stream().shutdown_std(Shutdown::Write)
-        }
-
-        /// The local address.
-        pub fn local_addr(&self) -> io::Result<SocketAddr> {
-            self.stream().local_addr()
-        }
-
-        /// The peer's address.
-        pub fn peer_addr(&self) -> io::Result<SocketAddr> {
-            self.stream().peer_addr()
-        }
-
-        #[allow(dead_code)] // used by the I/O trait features only
-        pub(crate) fn shutdown_write(&self) -> io::Result<()> {
-            self.stream().shutdown_std(Shutdown::Write)
-        }
-    };
-}
+// Each half's methods are one-line forwards to the stream's method of the
+// same name (itself a forward to the generic socket code in
+// `net/byte_stream.rs`): a borrowed half reaches the stream through its
+// reference, an owned one through the `Arc` it shares with the other half.
 
 impl ReadHalf<'_> {
-    fn stream(&self) -> &TcpStream {
-        self.0
+    /// Reads some bytes; `Ok(0)` at end of stream ([`TcpStream::read`]).
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.read(buf).await
     }
-    read_half_methods!();
+
+    /// Polls a read ([`TcpStream::poll_read`]).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.0.poll_read(cx, buf)
+    }
+
+    /// Reads now (always one syscall), or fails with `WouldBlock`
+    /// ([`TcpStream::try_read`]).
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.try_read(buf)
+    }
+
+    /// Reads without consuming ([`TcpStream::peek`]).
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.0.peek(buf).await
+    }
+
+    /// Waits until the stream may be readable ([`TcpStream::readable`]).
+    pub async fn readable(&self) -> io::Result<()> {
+        self.0.readable().await
+    }
+
+    /// The local address of the stream.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+
+    /// The address of the stream's peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.0.peer_addr()
+    }
 }
 
 impl WriteHalf<'_> {
-    fn stream(&self) -> &TcpStream {
-        self.0
+    /// Writes some bytes ([`TcpStream::write`]).
+    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).await
     }
-    write_half_methods!();
+
+    /// Writes all of `buf` ([`TcpStream::write_all`]).
+    pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf).await
+    }
+
+    /// Polls a write ([`TcpStream::poll_write`]).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.0.poll_write(cx, buf)
+    }
+
+    /// Writes now (always one syscall), or fails with `WouldBlock`
+    /// ([`TcpStream::try_write`]).
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.0.try_write(buf)
+    }
+
+    /// Waits until the stream may be writable ([`TcpStream::writable`]).
+    pub async fn writable(&self) -> io::Result<()> {
+        self.0.writable().await
+    }
+
+    /// Shuts down the write side of the stream; the read half goes on
+    /// reading ([`TcpStream::shutdown`]).
+    pub async fn shutdown(&self) -> io::Result<()> {
+        self.0.shutdown().await
+    }
+
+    /// The local address of the stream.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.0.local_addr()
+    }
+
+    /// The address of the stream's peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.0.peer_addr()
+    }
+
+    /// The write side's shutdown for the I/O traits' `poll_shutdown` /
+    /// `poll_close`.
+    #[cfg(any(feature = "futures-io", feature = "tokio-io"))]
+    pub(crate) fn shutdown_write(&self) -> io::Result<()> {
+        self.0.shutdown_write()
+    }
 }
 
 impl OwnedReadHalf {
-    fn stream(&self) -> &TcpStream {
-        &self.inner
+    /// Reads some bytes from the shared stream; `Ok(0)` at end of stream
+    /// ([`TcpStream::read`]).
+    pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(buf).await
     }
-    read_half_methods!();
+
+    /// Polls a read ([`TcpStream::poll_read`]).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
+        self.inner.poll_read(cx, buf)
+    }
+
+    /// Reads now (always one syscall), or fails with `WouldBlock`
+    /// ([`TcpStream::try_read`]).
+    pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.try_read(buf)
+    }
+
+    /// Reads without consuming ([`TcpStream::peek`]).
+    pub async fn peek(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.inner.peek(buf).await
+    }
+
+    /// Waits until the shared stream may be readable
+    /// ([`TcpStream::readable`]).
+    pub async fn readable(&self) -> io::Result<()> {
+        self.inner.readable().await
+    }
+
+    /// The local address of the shared stream.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// The address of the shared stream's peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.peer_addr()
+    }
 
     /// Puts the halves back together; fails if they are from different
     /// streams.
@@ -310,10 +336,59 @@ impl OwnedReadHalf {
 }
 
 impl OwnedWriteHalf {
-    fn stream(&self) -> &TcpStream {
-        &self.inner
+    /// Writes some bytes to the shared stream ([`TcpStream::write`]).
+    pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.write(buf).await
     }
-    write_half_methods!();
+
+    /// Writes all of `buf` ([`TcpStream::write_all`]).
+    pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
+        self.inner.write_all(buf).await
+    }
+
+    /// Polls a write ([`TcpStream::poll_write`]).
+    ///
+    /// Only the last task to call a `poll_*` method of this direction is
+    /// woken (as with tokio); the async methods have no such limit.
+    pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        self.inner.poll_write(cx, buf)
+    }
+
+    /// Writes now (always one syscall), or fails with `WouldBlock`
+    /// ([`TcpStream::try_write`]).
+    pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
+        self.inner.try_write(buf)
+    }
+
+    /// Waits until the shared stream may be writable
+    /// ([`TcpStream::writable`]).
+    pub async fn writable(&self) -> io::Result<()> {
+        self.inner.writable().await
+    }
+
+    /// Shuts down the write side of the shared stream now, rather than
+    /// when this half is dropped; the read half goes on reading
+    /// ([`TcpStream::shutdown`]).
+    pub async fn shutdown(&self) -> io::Result<()> {
+        self.inner.shutdown().await
+    }
+
+    /// The local address of the shared stream.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.local_addr()
+    }
+
+    /// The address of the shared stream's peer.
+    pub fn peer_addr(&self) -> io::Result<SocketAddr> {
+        self.inner.peer_addr()
+    }
+
+    /// The write side's shutdown for the I/O traits' `poll_shutdown` /
+    /// `poll_close`.
+    #[cfg(any(feature = "futures-io", feature = "tokio-io"))]
+    pub(crate) fn shutdown_write(&self) -> io::Result<()> {
+        self.inner.shutdown_write()
+    }
 
     /// Puts the halves back together; fails if they are from different
     /// streams.

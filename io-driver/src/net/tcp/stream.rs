@@ -108,7 +108,7 @@ impl TcpStream {
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
         let handle = Handle::try_current()?;
         let mut last_error = None;
-        for addr in resolve(&addr, Some(&handle.settings)).await? {
+        for addr in resolve(&addr, Some(handle.settings())).await? {
             let connected = match mio::net::TcpStream::connect(addr) {
                 Ok(stream) => TcpStream::connected(stream, handle.clone()).await,
                 Err(e) => Err(e),
