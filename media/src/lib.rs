@@ -137,7 +137,7 @@
 //! # Pushing downstream
 //!
 //! The example pushes on a `std` channel to reach the application's
-//! thread. Between two elements of a context, [`channel`] is the cheap
+//! thread. Between two elements of a context, [`channel`](fn@channel) is the cheap
 //! push: bounded (back-pressure on the upstream element's `handle_item`),
 //! single-producer, everything behind one uncontended lock in one
 //! allocation plus its ring, so that at thousands of streams a push

@@ -19,7 +19,7 @@ use tokio::sync::mpsc;
 use super::buffer::{Buffer, BufferPool};
 
 /// The receiving end of a source-to-sink channel: tempo-media's
-/// [`channel`](tempo_media::channel) on Tempo, tokio's `mpsc` on tokio
+/// [`channel`](mod@tempo_media::channel) on Tempo, tokio's `mpsc` on tokio
 /// (what a user of each writes), one sink for both.
 pub trait BufferRx: Send {
     /// The next buffer, `None` once the source is gone.

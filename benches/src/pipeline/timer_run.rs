@@ -39,7 +39,7 @@ pub struct Config {
 
 impl Config {
     /// Time before the window: long enough for every stream to push
-    /// [`WARMUP_BUFFERS`] buffers, so that each channel has allocated all
+    /// `WARMUP_BUFFERS` (80) buffers, so that each channel has allocated all
     /// the blocks it will ever use (tokio's bounded channel allocates a
     /// second block of 32 slots on its 33rd message and recycles them from
     /// then on): what is counted is the steady state.

@@ -6,7 +6,7 @@
 //! Both push each datagram, in a pooled [`Buffer`], to a sink task on the
 //! same thread through a bounded channel; the sink accounts sequence gaps
 //! and one-way latency with the UDP receivers' own
-//! [`StreamTracker`](crate::recv_stats::StreamTracker), so the figures are
+//! [`crate::recv_stats::StreamTracker`], so the figures are
 //! comparable with the UDP sweep's `tempo-throttled` row.
 
 use std::io;
