@@ -36,7 +36,7 @@ use tempo::task::coop::poll_proceed;
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
 /// rt.block_on(async {
-///     let (tx, mut rx) = tempo_media::channel(2);
+///     let (mut tx, mut rx) = tempo_media::channel(2);
 ///     let sink = tempo::spawn(async move {
 ///         let mut got = Vec::new();
 ///         while let Some(n) = rx.recv().await {
@@ -206,13 +206,17 @@ impl<T> Sender<T> {
     /// Queues `value`, waiting while the channel is full. Fails (giving
     /// `value` back) once the receiver is gone. Cancel-safe in the sense
     /// that dropping the future before it completes drops `value` unsent.
-    pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
+    ///
+    /// `&mut self`: the channel keeps one waiting sender's waker, so a
+    /// second `send` waiting at the same time (from another task through a
+    /// shared reference) could lose its wake-up; the borrow rules that out.
+    pub async fn send(&mut self, value: T) -> Result<(), SendError<T>> {
         let mut value = Some(value);
         poll_fn(|cx| self.poll_send(cx, &mut value)).await
     }
 
     fn poll_send(
-        &self,
+        &mut self,
         cx: &mut Context<'_>,
         value: &mut Option<T>,
     ) -> Poll<Result<(), SendError<T>>> {

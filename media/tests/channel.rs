@@ -66,7 +66,7 @@ fn items_arrive_in_order_then_the_end() {
 
 #[test]
 fn a_full_channel_holds_the_sender_until_an_item_is_taken() {
-    let (tx, mut rx) = tempo_media::channel(1);
+    let (mut tx, mut rx) = tempo_media::channel(1);
     tx.try_send(1).unwrap();
     let (count, waker) = counting();
     let mut cx = Context::from_waker(&waker);
@@ -107,19 +107,21 @@ fn a_waiting_receiver_is_woken_by_a_send_and_by_the_senders_drop() {
 #[test]
 fn the_receivers_drop_fails_the_sender_and_drops_what_was_queued() {
     let alive = Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = tempo_media::channel(1);
+    let (mut tx, rx) = tempo_media::channel(1);
     tx.try_send(Tracked::new(&alive)).unwrap();
     let (count, waker) = counting();
     let mut cx = Context::from_waker(&waker);
-    let mut send = pin!(tx.send(Tracked::new(&alive)));
-    assert!(send.as_mut().poll(&mut cx).is_pending());
-    assert_eq!(alive.load(SeqCst), 2);
-    drop(rx);
-    assert_eq!(count.wakes.load(SeqCst), 1, "the waiting sender is woken");
-    assert_eq!(alive.load(SeqCst), 1, "the queued item is dropped");
-    match send.as_mut().poll(&mut cx) {
-        Poll::Ready(Err(SendError(item))) => drop(item),
-        other => panic!("expected the item back, got {:?}", other.map(|r| r.is_ok())),
+    {
+        let mut send = pin!(tx.send(Tracked::new(&alive)));
+        assert!(send.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(alive.load(SeqCst), 2);
+        drop(rx);
+        assert_eq!(count.wakes.load(SeqCst), 1, "the waiting sender is woken");
+        assert_eq!(alive.load(SeqCst), 1, "the queued item is dropped");
+        match send.as_mut().poll(&mut cx) {
+            Poll::Ready(Err(SendError(item))) => drop(item),
+            other => panic!("expected the item back, got {:?}", other.map(|r| r.is_ok())),
+        }
     }
     assert_eq!(alive.load(SeqCst), 0);
     assert!(tx.is_closed());
