@@ -5,6 +5,7 @@
 //! A binary installs it with
 //! `#[global_allocator] static ALLOC: CountingAllocator = CountingAllocator;`
 //! and reads [`allocations`] (every thread of the process) before and after
-//! the measured window.
+//! the measured window, and [`live_bytes`] (heap held) for memory per
+//! stream.
 
-pub use tempo_test_support::alloc::{allocations, CountingAllocator};
+pub use tempo_test_support::alloc::{allocations, live_bytes, CountingAllocator};

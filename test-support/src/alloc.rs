@@ -3,7 +3,12 @@
 //! * per process ([`allocations`]): what a benchmark reports as
 //!   "allocations per packet", over every thread of the runtime measured;
 //! * per thread, only while the thread asked for it ([`ThreadCounter`],
-//!   [`count_on_this_thread`]): what a test asserts. Cargo runs a binary's
+//!   [`count_on_this_thread`]): what a test asserts.
+//!
+//! It also keeps the bytes the process holds ([`live_bytes`]): what a
+//! benchmark reports as memory per stream. Unlike the resident set, it does
+//! not depend on what earlier runs of the same process freed and the
+//! allocator kept. Cargo runs a binary's
 //!   tests on parallel threads, so a test counting a process-wide figure
 //!   would see its neighbours' allocations.
 //!
@@ -28,10 +33,19 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::marker::PhantomData;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
 /// Allocations of the whole process.
 static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+/// Bytes allocated and not freed yet, whole process.
+static LIVE_BYTES: AtomicI64 = AtomicI64::new(0);
+
+/// Bytes the process holds through this allocator now (allocated and not
+/// yet freed, by size asked); 0 if the allocator is not installed.
+pub fn live_bytes() -> i64 {
+    LIVE_BYTES.load(Relaxed)
+}
 
 std::thread_local! {
     /// This thread's allocations since its [`ThreadCounter`] started;
@@ -128,23 +142,27 @@ pub fn count_on_this_thread<R>(f: impl FnOnce() -> R) -> (R, u64) {
 unsafe impl GlobalAlloc for CountingAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         record_allocation();
+        LIVE_BYTES.fetch_add(layout.size() as i64, Relaxed);
         // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract for `layout`.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         record_allocation();
+        LIVE_BYTES.fetch_add(layout.size() as i64, Relaxed);
         // SAFETY: the caller upholds `GlobalAlloc::alloc_zeroed`'s contract.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        LIVE_BYTES.fetch_sub(layout.size() as i64, Relaxed);
         // SAFETY: `ptr` was returned by this allocator (i.e. by `System`) with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         record_allocation();
+        LIVE_BYTES.fetch_add(new_size as i64 - layout.size() as i64, Relaxed);
         // SAFETY: `ptr` was returned by `System` with `layout`; the caller
         // upholds `realloc`'s contract for `new_size`.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -191,6 +209,27 @@ mod tests {
         // Stopped: nothing more is counted.
         let ((), after) = count_on_this_thread(|| ());
         assert_eq!(after, 0);
+    }
+
+    #[test]
+    fn live_bytes_follow_alloc_realloc_and_dealloc() {
+        // Other tests call the allocator concurrently, each holding at most
+        // 128 bytes at a time: a margin of 1 KiB covers them.
+        let near = |got: i64, want: i64| (got - want).abs() <= 1024;
+        let a = CountingAllocator;
+        let small = Layout::from_size_align(1 << 20, 8).unwrap();
+        let big = Layout::from_size_align(3 << 20, 8).unwrap();
+        let before = live_bytes();
+        // SAFETY: non-zero sizes; each pointer is freed with the layout of
+        // its last (re)allocation.
+        unsafe {
+            let p = a.alloc(small);
+            assert!(near(live_bytes() - before, 1 << 20));
+            let p = a.realloc(p, small, big.size());
+            assert!(near(live_bytes() - before, 3 << 20));
+            a.dealloc(p, big);
+        }
+        assert!(near(live_bytes() - before, 0));
     }
 
     #[test]

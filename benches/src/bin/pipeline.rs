@@ -11,7 +11,7 @@
 //!   A run reports CPU % per context and in total, parked %, buffers per
 //!   second, allocations per buffer (process-wide, over the window), the
 //!   interval's mean / stddev / min / max and how many buffers came later
-//!   than period + T/2, RSS per stream, the wall time to pause, flush
+//!   than period + T/2, heap bytes and RSS per stream, the wall time to pause, flush
 //!   (start + stop) and stop all N tasks from the application thread, and
 //!   the acknowledgement latency of one request to an idle and to a busy
 //!   context. The tokio baseline runs a task per stream

@@ -17,7 +17,7 @@ use tempo_media::Task;
 use super::results::run_row;
 use super::sink::{Lateness, SinkShared};
 use super::timer::{prepare_timer_stream, spawn_tokio_timer_stream};
-use crate::alloc_count::allocations;
+use crate::alloc_count::{allocations, live_bytes};
 use crate::median::median;
 use crate::report::CsvRow;
 use crate::rusage::{cpu_percent, process_cpu_time, thread_cpu_time};
@@ -69,7 +69,11 @@ struct RunResult {
     lateness: Lateness,
     /// Allocations in the whole process over the window, per buffer.
     allocs_per_buffer: f64,
+    /// Resident set growth per stream; meaningful in a process's first
+    /// run only (later runs reuse what earlier ones freed).
     rss_per_stream: f64,
+    /// Heap bytes held per stream once warm (every run alike).
+    heap_per_stream: f64,
     /// pause, flush (start + stop), stop all; tempo only.
     control: Option<[Duration; 3]>,
     /// One request's acknowledgement: idle (all paused), busy (all running).
@@ -126,7 +130,7 @@ fn merged(groups: &[Arc<SinkShared>]) -> Lateness {
 }
 
 fn run_tempo(cfg: Config, run: usize) -> RunResult {
-    let rss_before = rss_bytes();
+    let (rss_before, heap_before) = (rss_bytes(), live_bytes());
     let contexts: Vec<Context> = (0..cfg.contexts)
         .map(|g| Context::acquire(&format!("pipeline-{run}-{g}"), cfg.throttle).unwrap())
         .collect();
@@ -151,6 +155,7 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
     }
     std::thread::sleep(cfg.warmup());
     let rss_per_stream = rss_bytes().saturating_sub(rss_before) as f64 / cfg.streams as f64;
+    let heap_per_stream = (live_bytes() - heap_before) as f64 / cfg.streams as f64;
     let thread_cpu: Vec<Duration> = contexts
         .iter()
         .map(|c| c.block_on(async { thread_cpu_time() }))
@@ -218,13 +223,14 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
         lateness: merged(&groups),
         allocs_per_buffer: window.allocs_per_buffer(),
         rss_per_stream,
+        heap_per_stream,
         control: Some([pause, flush, stop]),
         ack_latency: Some([idle_ack, busy_ack]),
     }
 }
 
 fn run_tokio(cfg: Config) -> RunResult {
-    let rss_before = rss_bytes();
+    let (rss_before, heap_before) = (rss_bytes(), live_bytes());
     let shared: Vec<Arc<SinkShared>> = (0..cfg.contexts).map(|_| Arc::default()).collect();
     let late_after = cfg.period + cfg.throttle / 2;
     let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
@@ -260,6 +266,7 @@ fn run_tokio(cfg: Config) -> RunResult {
     }
     std::thread::sleep(cfg.warmup());
     let rss_per_stream = rss_bytes().saturating_sub(rss_before) as f64 / cfg.streams as f64;
+    let heap_per_stream = (live_bytes() - heap_before) as f64 / cfg.streams as f64;
     let window = measure_window(&shared, cfg.window);
     let (wall, cpu_total) = (window.wall, window.cpu_total);
     let t0 = Instant::now() - wall;
@@ -285,6 +292,7 @@ fn run_tokio(cfg: Config) -> RunResult {
         lateness: merged(&shared),
         allocs_per_buffer: window.allocs_per_buffer(),
         rss_per_stream,
+        heap_per_stream,
         control: None,
         ack_latency: None,
     }
@@ -295,7 +303,7 @@ fn print(name: &str, r: &RunResult) {
     let groups: Vec<String> = r.cpu_per_group.iter().map(|c| format!("{c:.1}")).collect();
     let parked: Vec<String> = r.parked_pct.iter().map(|c| format!("{c:.1}")).collect();
     println!(
-        "{name:<6} cpu {:6.1}% (per group: {}) parked% [{}] buffers/s {:8.0} interval ms mean {:.3} sd {:.3} min {:.3} max {:.3} late {} allocs/buffer {:.4} rss/stream {:.0} B",
+        "{name:<6} cpu {:6.1}% (per group: {}) parked% [{}] buffers/s {:8.0} interval ms mean {:.3} sd {:.3} min {:.3} max {:.3} late {} allocs/buffer {:.4} heap/stream {:.0} B rss/stream {:.0} B",
         r.cpu_total,
         groups.join(" "),
         parked.join(" "),
@@ -306,6 +314,7 @@ fn print(name: &str, r: &RunResult) {
         l.max,
         l.late,
         r.allocs_per_buffer,
+        r.heap_per_stream,
         r.rss_per_stream
     );
     if let Some([pause, flush, stop]) = r.control {
@@ -330,6 +339,7 @@ fn result_row(name: &str, cfg: &Config, run: usize, r: &RunResult) -> CsvRow {
         .push_f64("interval_max_ms", l.max, 3)
         .push("late", l.late)
         .push_f64("allocs_per_buffer", r.allocs_per_buffer, 4)
+        .push_f64("heap_per_stream_b", r.heap_per_stream, 0)
         .push_f64("rss_per_stream_b", r.rss_per_stream, 0);
     let ms = |d: Duration| format!("{:.3}", d.as_secs_f64() * 1e3);
     let us = |d: Duration| format!("{:.1}", d.as_secs_f64() * 1e6);
