@@ -163,6 +163,7 @@ struct Locked<'a> {
 }
 
 impl Drop for Locked<'_> {
+    #[inline]
     fn drop(&mut self) {
         let word = if self.state.drained_known && !self.state.held {
             skip_word(self.state.drained_seq)
@@ -229,10 +230,12 @@ fn would_block() -> io::Error {
 }
 
 impl AheadState {
+    #[inline]
     fn known_drained(&self, attempt: RecvAttempt) -> bool {
         attempt.may_skip && self.drained_known && self.drained_seq == attempt.event_seq
     }
 
+    #[inline]
     fn set_drained(&mut self, event_seq: usize) {
         self.drained_seq = event_seq;
         self.drained_known = true;
@@ -260,6 +263,7 @@ impl AheadState {
 
 impl RecvAhead {
     /// The state, locked for a change (the skip word follows it).
+    #[inline]
     fn lock(&self) -> Locked<'_> {
         Locked {
             state: self.state.lock(),
@@ -271,6 +275,7 @@ impl RecvAhead {
     /// drained at its event sequence number and nothing is held (the
     /// state's [`known_drained`](AheadState::known_drained) with no held
     /// datagram, read without the lock).
+    #[inline]
     fn skips(&self, attempt: RecvAttempt) -> bool {
         attempt.may_skip && self.skip.load(Ordering::Acquire) == skip_word(attempt.event_seq)
     }
