@@ -21,6 +21,7 @@ use std::os::fd::RawFd;
 use bytes::BufMut;
 
 use crate::net::recv_ahead::{Got, RecvAhead, RecvAttempt};
+use crate::sys::mmsg::RawAddr;
 
 /// The largest scratch buffer a thread keeps between calls.
 const KEEP: usize = 64 * 1024;
@@ -61,14 +62,15 @@ fn fill<B: BufMut + ?Sized, T>(
 /// One datagram receive under the receive-ahead rule (a held datagram
 /// first) into `buf`'s current chunk, for the `*_buf` receives of
 /// `DatagramIo`.
-pub(crate) fn recv_into<B: BufMut + ?Sized>(
+pub(crate) fn recv_into<B: BufMut + ?Sized, A>(
     ahead: &RecvAhead,
     fd: RawFd,
     attempt: RecvAttempt,
     buf: &mut B,
-) -> io::Result<Got> {
+    decode: impl FnOnce(&RawAddr) -> A,
+) -> io::Result<Got<A>> {
     read_into(buf, |dst| {
-        let got = ahead.recv(fd, attempt, dst)?;
+        let got = ahead.recv(fd, attempt, dst, decode)?;
         Ok((got.len, got))
     })
     .map(|(_, got)| got)

@@ -121,12 +121,18 @@ pub(crate) struct RecvAttempt {
     pub(crate) ahead: bool,
 }
 
-/// A received datagram: its length in the caller's buffer, source
-/// address, and whether the call left the socket known drained.
+/// A received datagram: its length in the caller's buffer, what the
+/// caller's decoder made of its source address, and whether the call left
+/// the socket known drained.
+///
+/// The source is decoded where the kernel wrote it (on the receive's
+/// stack, or in the held address), never carried up as a [`RawAddr`]: at
+/// 136 bytes, each layer that moved one (the readiness loop, its `Poll`
+/// and `Result` wrappers) paid a `memcpy` per datagram.
 #[derive(Debug)]
-pub(crate) struct Got {
+pub(crate) struct Got<A> {
     pub(crate) len: usize,
-    pub(crate) addr: RawAddr,
+    pub(crate) addr: A,
     pub(crate) drained: bool,
 }
 
@@ -157,6 +163,7 @@ struct Locked<'a> {
 }
 
 impl Drop for Locked<'_> {
+    #[inline]
     fn drop(&mut self) {
         let word = if self.state.drained_known && !self.state.held {
             skip_word(self.state.drained_seq)
@@ -223,10 +230,12 @@ fn would_block() -> io::Error {
 }
 
 impl AheadState {
+    #[inline]
     fn known_drained(&self, attempt: RecvAttempt) -> bool {
         attempt.may_skip && self.drained_known && self.drained_seq == attempt.event_seq
     }
 
+    #[inline]
     fn set_drained(&mut self, event_seq: usize) {
         self.drained_seq = event_seq;
         self.drained_known = true;
@@ -237,22 +246,24 @@ impl AheadState {
         self.held.then(|| &self.buf[..self.held_len as usize])
     }
 
-    /// Copies the held datagram into `buf` (cut to it) and releases it.
-    fn take_held(&mut self, buf: &mut [u8]) -> Option<Got> {
-        let held = self.held()?;
-        let len = held.len().min(buf.len());
-        buf[..len].copy_from_slice(&held[..len]);
+    /// Copies the held datagram (one must be held) into `buf` (cut to
+    /// it), decodes its source in place and releases it.
+    fn take_held<A>(&mut self, buf: &mut [u8], decode: impl FnOnce(&RawAddr) -> A) -> Got<A> {
+        debug_assert!(self.held, "take_held without a held datagram");
+        let len = (self.held_len as usize).min(buf.len());
+        buf[..len].copy_from_slice(&self.buf[..len]);
         self.held = false;
-        Some(Got {
+        Got {
             len,
-            addr: self.held_addr,
+            addr: decode(&self.held_addr),
             drained: false,
-        })
+        }
     }
 }
 
 impl RecvAhead {
     /// The state, locked for a change (the skip word follows it).
+    #[inline]
     fn lock(&self) -> Locked<'_> {
         Locked {
             state: self.state.lock(),
@@ -264,6 +275,7 @@ impl RecvAhead {
     /// drained at its event sequence number and nothing is held (the
     /// state's [`known_drained`](AheadState::known_drained) with no held
     /// datagram, read without the lock).
+    #[inline]
     fn skips(&self, attempt: RecvAttempt) -> bool {
         attempt.may_skip && self.skip.load(Ordering::Acquire) == skip_word(attempt.event_seq)
     }
@@ -282,15 +294,23 @@ impl RecvAhead {
         std::mem::replace(&mut state.held, false)
     }
 
-    /// One receive into `buf` under the rule (see the module docs).
-    pub(crate) fn recv(&self, fd: RawFd, attempt: RecvAttempt, buf: &mut [u8]) -> io::Result<Got> {
+    /// One receive into `buf` under the rule (see the module docs); its
+    /// source goes through `decode` where the kernel wrote it (`|_| ()`
+    /// for a receive that drops it).
+    pub(crate) fn recv<A>(
+        &self,
+        fd: RawFd,
+        attempt: RecvAttempt,
+        buf: &mut [u8],
+        decode: impl FnOnce(&RawAddr) -> A,
+    ) -> io::Result<Got<A>> {
         if self.skips(attempt) {
             return Err(would_block());
         }
         let mut guard = self.lock();
         let state = &mut *guard;
-        if let Some(got) = state.take_held(buf) {
-            return Ok(got);
+        if state.held {
+            return Ok(state.take_held(buf, decode));
         }
         if state.known_drained(attempt) {
             return Err(would_block());
@@ -301,7 +321,7 @@ impl RecvAhead {
             let len = mmsg::recv_from(fd, buf, &mut first)?;
             return Ok(Got {
                 len,
-                addr: first,
+                addr: decode(&first),
                 drained: false,
             });
         }
@@ -325,7 +345,7 @@ impl RecvAhead {
         first.set_len(received[0].addr_len);
         let got = Got {
             len: received[0].len,
-            addr: first,
+            addr: decode(&first),
             drained: n == 1,
         };
         if n == 2 {
@@ -339,14 +359,18 @@ impl RecvAhead {
         Ok(got)
     }
 
-    /// The held datagram copied into `buf` without releasing it, if one is
-    /// held (for `peek*`).
-    pub(crate) fn peek_held(&self, buf: &mut [u8]) -> Option<(usize, RawAddr)> {
+    /// The held datagram copied into `buf` without releasing it, with its
+    /// source decoded, if one is held (for `peek*`).
+    pub(crate) fn peek_held<A>(
+        &self,
+        buf: &mut [u8],
+        decode: impl FnOnce(&RawAddr) -> A,
+    ) -> Option<(usize, A)> {
         let state = self.state.lock();
         let held = state.held()?;
         let len = held.len().min(buf.len());
         buf[..len].copy_from_slice(&held[..len]);
-        Some((len, state.held_addr))
+        Some((len, decode(&state.held_addr)))
     }
 
     /// One batch receive into `batch` under the rule: the held datagram
@@ -437,7 +461,7 @@ mod tests {
     /// A receive on `fd` -1: `WouldBlock` if it skipped the syscall,
     /// `EBADF` if it made one.
     fn skipped(ahead: &RecvAhead, attempt: RecvAttempt) -> bool {
-        match ahead.recv(-1, attempt, &mut [0; 16]) {
+        match ahead.recv(-1, attempt, &mut [0; 16], |_| ()) {
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => true,
             Err(e) if e.raw_os_error() == Some(libc::EBADF) => false,
             other => panic!("unexpected {other:?}"),
@@ -450,7 +474,7 @@ mod tests {
         let ahead = RecvAhead::default();
         assert!(!skipped(&ahead, attempt(5)), "nothing known yet");
         let got = ahead
-            .recv(receiver.as_raw_fd(), attempt(5), &mut [0; 16])
+            .recv(receiver.as_raw_fd(), attempt(5), &mut [0; 16], |_| ())
             .unwrap();
         assert!(got.drained);
         assert!(skipped(&ahead, attempt(5)), "drained at 5, no event since");
@@ -469,7 +493,12 @@ mod tests {
         let (receiver, sender) = pair(1);
         let ahead = RecvAhead::default();
         let fd = receiver.as_raw_fd();
-        assert!(ahead.recv(fd, attempt(5), &mut [0; 16]).unwrap().drained);
+        assert!(
+            ahead
+                .recv(fd, attempt(5), &mut [0; 16], |_| ())
+                .unwrap()
+                .drained
+        );
         assert!(skipped(&ahead, attempt(5)));
         // A new event (6) finds two datagrams: the second is held.
         for i in 1..3u8 {
@@ -477,11 +506,11 @@ mod tests {
                 .send_to(&[i], receiver.local_addr().unwrap())
                 .unwrap();
         }
-        let got = ahead.recv(fd, attempt(6), &mut [0; 16]).unwrap();
+        let got = ahead.recv(fd, attempt(6), &mut [0; 16], |_| ()).unwrap();
         assert!(!got.drained && ahead.has_held());
         // A receiver whose snapshot is still 5 gets the held datagram.
         let mut buf = [0; 16];
-        let held = ahead.recv(-1, attempt(5), &mut buf).unwrap();
+        let held = ahead.recv(-1, attempt(5), &mut buf, |_| ()).unwrap();
         assert_eq!((held.len, buf[0]), (1, 2));
         assert!(skipped(&ahead, attempt(5)), "the drain at 5 still stands");
     }

@@ -565,7 +565,7 @@ impl UdpSocket {
     /// (and leave the kernel queue empty) while this peek waits.
     fn peek_op(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         match self.io.peek_held(buf) {
-            Some((len, addr)) => addr.inet_addr().map(|addr| (len, addr)),
+            Some((len, addr)) => addr.map(|addr| (len, addr)),
             None => self.io.peek_from(buf),
         }
     }

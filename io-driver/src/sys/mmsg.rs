@@ -277,6 +277,7 @@ pub(crate) struct Received {
 
 impl RawAddr {
     /// Records the length the kernel wrote into this address.
+    #[inline]
     pub(crate) fn set_len(&mut self, len: libc::socklen_t) {
         self.len = len;
     }
@@ -461,6 +462,7 @@ fn recv_mmsg_into<'a>(
 /// `addr`; returns the length received (cut to `buf`). The receive when the
 /// receive-ahead rule is off (the basic scheduler, `try_*`): a one-slot
 /// `recvmmsg` does the same work with more set-up in the kernel.
+#[inline]
 pub(crate) fn recv_from(fd: RawFd, buf: &mut [u8], addr: &mut RawAddr) -> io::Result<usize> {
     let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
     // SAFETY: `buf`, `addr.storage` and `len` are borrowed mutably for the
