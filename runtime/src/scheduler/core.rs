@@ -435,7 +435,7 @@ impl SchedulerCore {
                     None => {
                         let next = self.run_queue.borrow_mut().pop_front();
                         let Some(task) = next else { break };
-                        self.run_next.from_queue();
+                        self.run_next.start_chain();
                         task
                     }
                 };

@@ -109,7 +109,7 @@ impl<T> RunNext<T> {
     }
 
     /// A task from the queue is about to be polled: a new chain starts.
-    pub(super) fn from_queue(&self) {
+    pub(super) fn start_chain(&self) {
         self.chain.set(0);
         self.open.set(true);
     }
@@ -148,7 +148,7 @@ mod tests {
     #[test]
     fn last_woken_runs_next() {
         let slot = RunNext::new();
-        slot.from_queue();
+        slot.start_chain();
         assert!(matches!(slot.offer(1), Offer::Taken));
         assert!(matches!(slot.offer(2), Offer::Displaced(1)));
         assert_eq!(slot.take(), Some(2));
@@ -158,13 +158,13 @@ mod tests {
     #[test]
     fn a_chain_closes_at_the_cap_until_a_queued_task() {
         let slot = RunNext::new();
-        slot.from_queue();
+        slot.start_chain();
         for _ in 0..MAX_RUN_NEXT_POLLS {
             assert!(matches!(slot.offer(7), Offer::Taken));
             assert_eq!(slot.take(), Some(7));
         }
         assert!(matches!(slot.offer(8), Offer::Refused(8)));
-        slot.from_queue();
+        slot.start_chain();
         assert!(matches!(slot.offer(9), Offer::Taken));
         assert!(slot.is_occupied());
         assert_eq!(slot.close(), Some(9));
