@@ -416,6 +416,14 @@ impl SchedulerCore {
         }
     }
 
+    /// Closes the run-next slot; a task left in it goes to the back of
+    /// the queue.
+    fn close_run_next(&self) {
+        if let Some(task) = self.run_next.close() {
+            self.run_queue.borrow_mut().push_back(task);
+        }
+    }
+
     /// Moves injected tasks to the local queue, then polls ready tasks until
     /// none is left or `budget` polls were made: the run-next slot first
     /// (see [`run_next`](super::run_next)), then the queue's front. Returns
@@ -426,6 +434,10 @@ impl SchedulerCore {
             .inject
             .drain_into(&mut self.run_queue.borrow_mut());
         let mut polled = 0;
+        // The slot is empty and closed whenever no batch runs, even if a
+        // poll unwinds through here: a wake from outside a task poll must
+        // reach the queue, where the park checks for work.
+        let _close = CloseRunNext(self);
         // The deferred list is lent to the thread once per batch, not per
         // poll: a poll costs what a plain budget costs.
         coop::lend_deferred(&self.deferred, || {
@@ -445,9 +457,6 @@ impl SchedulerCore {
                 polled += 1;
             }
         });
-        if let Some(task) = self.run_next.close() {
-            self.run_queue.borrow_mut().push_back(task);
-        }
         self.counters.work(polled, 0, 0);
         polled
     }
@@ -613,10 +622,9 @@ impl SchedulerCore {
             return;
         }
         self.shared.inject.close();
-        // Empty outside `run_ready`, unless a poll unwound through it.
-        if let Some(task) = self.run_next.close() {
-            self.run_queue.borrow_mut().push_back(task);
-        }
+        // Empty outside `run_ready` (see `CloseRunNext`); drained with the
+        // queue all the same, should a shutdown ever run inside a batch.
+        self.close_run_next();
         OwnedTasks::close_and_shutdown_all(&self.owned);
         // Their tasks are cancelled: drop the wakers, do not wake them.
         self.deferred.clear();
@@ -645,6 +653,17 @@ impl SchedulerCore {
     #[allow(dead_code)]
     pub(crate) fn owned_len(&self) -> usize {
         self.owned.borrow().len()
+    }
+}
+
+/// Closes the run-next slot when a batch of polls ends, normally or by
+/// unwinding (a task's panic is caught in the task, but the owner check
+/// around it may panic).
+struct CloseRunNext<'a>(&'a SchedulerCore);
+
+impl Drop for CloseRunNext<'_> {
+    fn drop(&mut self) {
+        self.0.close_run_next();
     }
 }
 
