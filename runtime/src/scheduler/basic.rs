@@ -7,7 +7,10 @@
 //! [`SchedulerCore::run_ready`] moves injected tasks to the local run
 //! queue, then polls tasks from its front until the queue is empty or the
 //! budget (`event_interval`, 61 by default) is spent; a task woken while it
-//! runs goes to the back, so [`yield_now`](crate::task::yield_now) is fair.
+//! runs goes to the back, so [`yield_now`](crate::task::yield_now) is fair,
+//! and a task it wakes runs right after it, from the
+//! [run-next slot](super::run_next) (unlike tokio's current-thread
+//! scheduler, which queues it at the back).
 //! [`SchedulerCore::park_driver`] then parks the driver: for the caller's
 //! timeout if nothing is ready, with a zero timeout (a poll) if
 //! work is left. [`block_on`] and [`turn`] are loops over these two

@@ -47,6 +47,10 @@
 //! * A wake or spawn **on the owning thread** (inside `block_on`, `turn`,
 //!   a task, or after `enter`) pushes onto the local `VecDeque`: no lock,
 //!   no atomic read-modify-write beyond the task's state word, no syscall.
+//! * A wake of one task by another, **during that task's poll** on the
+//!   owning thread, puts the woken task in the [run-next
+//!   slot](super::run_next): it is polled right after the running task,
+//!   while what it was woken for is still in the cache.
 //! * A wake or spawn **from another thread** pushes onto the
 //!   [`InjectQueue`] and unparks the driver only if the scheduler is
 //!   `PARKED`. A busy scheduler picks the task up at its next iteration.
@@ -100,6 +104,7 @@ use tempo_park::{coop, Unpark, UnparkThread};
 
 use super::flavor::Flavor;
 use super::inject::InjectQueue;
+use super::run_next::{Offer, RunNext};
 use super::turn::Turn;
 use crate::blocking::BlockingPool;
 use crate::current;
@@ -244,9 +249,18 @@ impl SchedulerShared {
 
 impl Schedule for Arc<SchedulerShared> {
     fn schedule(&self, task: Notified<Self>) {
+        if let Some(core) = current::core_of(self) {
+            core.schedule_local(task);
+            return;
+        }
         // A wake after shutdown: the task is already cancelled (or about to
         // be, by the shutdown in progress); dropping the reference is all
         // that is left to do.
+        let _ = self.submit(task);
+    }
+
+    fn yield_now(&self, task: Notified<Self>) {
+        // As above, but never into the run-next slot: to the back.
         let _ = self.submit(task);
     }
 }
@@ -281,6 +295,9 @@ impl std::fmt::Debug for SchedulerShared {
 pub(crate) struct SchedulerCore {
     pub(crate) shared: Arc<SchedulerShared>,
     run_queue: RefCell<VecDeque<Notified<Arc<SchedulerShared>>>>,
+    /// The task woken by the running task, polled next (see
+    /// [`run_next`](super::run_next)).
+    run_next: RunNext<Notified<Arc<SchedulerShared>>>,
     owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
     driver: RefCell<Driver>,
     /// Tasks whose cooperative budget ran out, woken after the next driver
@@ -324,6 +341,7 @@ impl SchedulerCore {
         Rc::new(SchedulerCore {
             shared,
             run_queue: RefCell::new(VecDeque::new()),
+            run_next: RunNext::new(),
             owned: RefCell::new(owned),
             driver: RefCell::new(driver),
             deferred: coop::Deferred::new(),
@@ -386,19 +404,53 @@ impl SchedulerCore {
         self.deferred.wake_all();
     }
 
+    /// Queues a task woken on the owning thread by something else than
+    /// itself: into the run-next slot if a task is being polled (and the
+    /// slot's chain is below its cap), else at the back of the run queue.
+    fn schedule_local(&self, task: Notified<Arc<SchedulerShared>>) {
+        match self.run_next.offer(task) {
+            Offer::Taken => {}
+            Offer::Displaced(task) | Offer::Refused(task) => {
+                self.run_queue.borrow_mut().push_back(task);
+            }
+        }
+    }
+
+    /// Closes the run-next slot; a task left in it goes to the back of
+    /// the queue.
+    fn close_run_next(&self) {
+        if let Some(task) = self.run_next.close() {
+            self.run_queue.borrow_mut().push_back(task);
+        }
+    }
+
     /// Moves injected tasks to the local queue, then polls ready tasks until
-    /// none is left or `budget` polls were made. Returns the polls made.
+    /// none is left or `budget` polls were made: the run-next slot first
+    /// (see [`run_next`](super::run_next)), then the queue's front. Returns
+    /// the polls made; a task left in the slot goes to the back of the
+    /// queue.
     pub(crate) fn run_ready(&self, budget: u32) -> u64 {
         self.shared
             .inject
             .drain_into(&mut self.run_queue.borrow_mut());
         let mut polled = 0;
+        // The slot is empty and closed whenever no batch runs, even if a
+        // poll unwinds through here: a wake from outside a task poll must
+        // reach the queue, where the park checks for work.
+        let _close = CloseRunNext(self);
         // The deferred list is lent to the thread once per batch, not per
         // poll: a poll costs what a plain budget costs.
         coop::lend_deferred(&self.deferred, || {
             while polled < u64::from(budget) {
-                let next = self.run_queue.borrow_mut().pop_front();
-                let Some(task) = next else { break };
+                let task = match self.run_next.take() {
+                    Some(task) => task,
+                    None => {
+                        let next = self.run_queue.borrow_mut().pop_front();
+                        let Some(task) = next else { break };
+                        self.run_next.start_chain();
+                        task
+                    }
+                };
                 // A fresh cooperative budget per poll (see `tempo_park::coop`);
                 // if it runs out, the wake waits for the next driver poll.
                 coop::budget_deferring(|| OwnedTasks::run(&self.owned, task));
@@ -570,6 +622,9 @@ impl SchedulerCore {
             return;
         }
         self.shared.inject.close();
+        // Empty outside `run_ready` (see `CloseRunNext`); drained with the
+        // queue all the same, should a shutdown ever run inside a batch.
+        self.close_run_next();
         OwnedTasks::close_and_shutdown_all(&self.owned);
         // Their tasks are cancelled: drop the wakers, do not wake them.
         self.deferred.clear();
@@ -601,11 +656,23 @@ impl SchedulerCore {
     }
 }
 
+/// Closes the run-next slot when a batch of polls ends, normally or by
+/// unwinding (a task's panic is caught in the task, but the owner check
+/// around it may panic).
+struct CloseRunNext<'a>(&'a SchedulerCore);
+
+impl Drop for CloseRunNext<'_> {
+    fn drop(&mut self) {
+        self.0.close_run_next();
+    }
+}
+
 impl std::fmt::Debug for SchedulerCore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SchedulerCore")
             .field("shared", &self.shared)
             .field("ready", &self.run_queue.borrow().len())
+            .field("run_next", &self.run_next.is_occupied())
             .field("deferred", &self.deferred.len())
             .field("owned", &self.owned.borrow())
             .field("event_interval", &self.event_interval)

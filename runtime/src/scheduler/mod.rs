@@ -15,6 +15,8 @@
 //!   [`SchedulerCore`], [`SchedulerShared`](core::SchedulerShared)), which names no loop;
 //!   [`pacer`] (when the next tick starts: fixed grid, overruns);
 //!   [`inject`] (the queue other threads push spawns and wakes into);
+//!   [`run_next`] (the slot that runs a task woken by the running task
+//!   right after it);
 //!   [`turn`] (what one iteration, or one step of it, did; public as the
 //!   report of [`Runtime::turn`](crate::runtime::Runtime::turn)); and
 //!   [`flavor`] (which scheduler, decided once by the builder: plain
@@ -25,6 +27,7 @@ pub(crate) mod core;
 pub(crate) mod flavor;
 pub(crate) mod inject;
 pub(crate) mod pacer;
+pub(crate) mod run_next;
 pub(crate) mod throttle;
 pub(crate) mod turn;
 

@@ -17,7 +17,8 @@
 //!    back full (see [`tempo_io::Driver`]), so no ready socket waits for a
 //!    later tick;
 //! 2. run every ready task, those woken while running included (all the
-//!    sockets step 1 found ready), within the tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
+//!    sockets step 1 found ready; a task woken by the running task runs
+//!    right after it, from the [run-next slot](super::run_next)), within the tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
 //!    and within one period of work; a woken `block_on` future is polled
 //!    at least every `event_interval` task polls. Each poll has a
 //!    [cooperative budget](tempo_park::coop), so a task on an always-ready

@@ -257,9 +257,11 @@ pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) -> bool 
                     TransitionToIdle::Ok => false,
                     TransitionToIdle::OkNotified => {
                         // Woken while running: the transition counted a new
-                        // reference for the run queue.
+                        // reference for the run queue. It woke itself (or
+                        // was woken during its own poll): a yield, to the
+                        // back of the queue.
                         let notified = Notified::from_raw(harness.raw());
-                        harness.cell().core.scheduler.schedule(notified);
+                        harness.cell().core.scheduler.yield_now(notified);
                         false
                     }
                     TransitionToIdle::Cancelled => {

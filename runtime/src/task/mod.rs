@@ -82,6 +82,15 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// Queues a woken (or aborted) task to be run on the owning thread.
     /// Called from any thread.
     fn schedule(&self, task: Notified<Self>);
+
+    /// Queues a task that was woken while it ran (it woke itself, as
+    /// [`yield_now`] does), once its poll returned. It goes behind the
+    /// tasks already ready: a scheduler that runs a woken task next (the
+    /// local scheduler's run-next slot) must not run a task that yields
+    /// again at once.
+    fn yield_now(&self, task: Notified<Self>) {
+        self.schedule(task);
+    }
 }
 
 /// One counted reference to a task.
