@@ -57,6 +57,31 @@ pub fn run_for_row(cmd: &mut Command, limit: Duration, what: &str) -> Result<Csv
     row
 }
 
+/// Starts a receiver and, once it has had 100 ms to bind its sockets (what
+/// arrives earlier falls in its warm-up anyway), its sender; the receiver's
+/// stdout is piped (its result row), the sender's goes to `sender_stdout`.
+/// If the sender cannot start, the receiver is killed and reaped.
+pub fn start_receiver_then_sender(
+    recv: &mut Command,
+    send: &mut Command,
+    sender_stdout: Stdio,
+) -> Result<(Child, Child), String> {
+    let mut receiver = recv
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| format!("start receiver: {e}"))?;
+    std::thread::sleep(Duration::from_millis(100));
+    match send.stdout(sender_stdout).stderr(Stdio::inherit()).spawn() {
+        Ok(sender) => Ok((receiver, sender)),
+        Err(e) => {
+            let _ = receiver.kill();
+            let _ = receiver.wait();
+            Err(format!("start sender: {e}"))
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::child_process::{read_row, wait_bounded};
+use crate::child_process::{read_row, start_receiver_then_sender, wait_bounded};
 use crate::median::median;
 use crate::plot::{line_chart, Series};
 use crate::receivers::ReceiverRuntime;
@@ -230,22 +230,8 @@ fn run_point_traced(
         send.args(["--cpu", &send_cpu.to_string()]);
         recv.args(["--cpu", &recv_cpu.to_string()]);
     }
-    let mut receiver = recv
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("start receiver: {e}"))?;
-    // Let the receiver bind its sockets before datagrams arrive; anything
-    // earlier falls in the warm-up anyway.
-    std::thread::sleep(Duration::from_millis(100));
-    let mut sender = match send.stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn() {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = receiver.kill();
-            let _ = receiver.wait();
-            return Err(format!("start sender: {e}"));
-        }
-    };
+    let (mut receiver, mut sender) =
+        start_receiver_then_sender(&mut recv, &mut send, Stdio::piped())?;
     let limit = send_for + Duration::from_secs(30);
     let mut tracer = None;
     if let Some(file) = trace {

@@ -24,7 +24,7 @@ use super::sink::{Lateness, SinkShared};
 use super::udp::{prepare_udp_stream, spawn_tokio_udp_stream};
 use crate::alloc_count::allocations;
 use crate::args::Args;
-use crate::child_process::{read_row, wait_bounded};
+use crate::child_process::{read_row, start_receiver_then_sender, wait_bounded};
 use crate::controller::spawn_controller;
 use crate::recv_stats::collect;
 use crate::report::CsvRow;
@@ -325,22 +325,8 @@ fn run_pair(
         send.args(["--cpu", &send_cpu.to_string()]);
         recv.args(["--cpu", &recv_cpu.to_string()]);
     }
-    let mut receiver = recv
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| format!("start receiver: {e}"))?;
-    // Let the receiver bind its sockets first (earlier datagrams fall in
-    // the warm-up anyway).
-    std::thread::sleep(Duration::from_millis(100));
-    let mut sender = match send.stdout(Stdio::null()).stderr(Stdio::inherit()).spawn() {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = receiver.kill();
-            let _ = receiver.wait();
-            return Err(format!("start sender: {e}"));
-        }
-    };
+    let (mut receiver, mut sender) =
+        start_receiver_then_sender(&mut recv, &mut send, Stdio::null())?;
     let limit = send_for + Duration::from_secs(30);
     let row = read_row(&mut receiver, "receiver");
     let receiver_done = wait_bounded(&mut receiver, limit, "receiver");
