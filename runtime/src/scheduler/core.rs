@@ -193,6 +193,15 @@ impl SchedulerShared {
             core.run_queue.borrow_mut().push_back(task);
             return Ok(());
         }
+        self.submit_remote(task)
+    }
+
+    /// Queues a task from a thread that is not the scheduler's: the
+    /// injection queue, and an unpark if the scheduler is parked.
+    fn submit_remote(
+        &self,
+        task: Notified<Arc<SchedulerShared>>,
+    ) -> Result<(), Notified<Arc<SchedulerShared>>> {
         self.inject.push(task)?;
         self.notify_parked();
         Ok(())
@@ -249,14 +258,14 @@ impl SchedulerShared {
 
 impl Schedule for Arc<SchedulerShared> {
     fn schedule(&self, task: Notified<Self>) {
-        if let Some(core) = current::core_of(self) {
-            core.schedule_local(task);
-            return;
+        match current::core_of(self) {
+            Some(core) => core.schedule_local(task),
+            // The owning thread was looked up once, above. A wake after
+            // shutdown: the task is already cancelled (or about to be, by
+            // the shutdown in progress); dropping the reference is all that
+            // is left to do.
+            None => drop(self.submit_remote(task)),
         }
-        // A wake after shutdown: the task is already cancelled (or about to
-        // be, by the shutdown in progress); dropping the reference is all
-        // that is left to do.
-        let _ = self.submit(task);
     }
 
     fn yield_now(&self, task: Notified<Self>) {
