@@ -80,6 +80,40 @@ fn cancellation_races_fire_pass() {
     });
 }
 
+/// Completing a timer on another thread while the driver fires it: the
+/// owner's poll, `is_elapsed` and drop take the fired fast path (no lock)
+/// only once the driver is done with the entry, so loom never sees the two
+/// touch it at once; a poll that missed the fire leaves its task woken.
+#[test]
+fn completion_races_fire_pass() {
+    loom::model(|| {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let (flag, waker) = flag_waker();
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+        assert!(poll(sleep.as_mut(), &waker).is_pending());
+        driver.clock().advance(MS);
+        let remote_waker = waker.clone();
+        let remote = thread::spawn(move || {
+            if poll(sleep.as_mut(), &remote_waker).is_ready() {
+                assert!(sleep.is_elapsed());
+                drop(sleep);
+                None
+            } else {
+                Some(sleep)
+            }
+        });
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let pending = remote.join().unwrap();
+        assert_eq!(driver.stats().timers_fired, 1);
+        if let Some(mut sleep) = pending {
+            // The poll missed the fire: the pass woke its task.
+            assert!(flag.0.load(SeqCst), "a pending poll was never woken");
+            assert!(poll(sleep.as_mut(), &waker).is_ready());
+        }
+    });
+}
+
 /// A registration from another thread wakes a driver that is blocked with
 /// no timer (if the wake-up were lost, loom would report a deadlock).
 #[test]

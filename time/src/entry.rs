@@ -8,22 +8,42 @@
 //!
 //! * owner fields (`handle`, `deadline`, `at_least`, `linked_once`), touched
 //!   only through the owner's `&mut`/`&`;
-//! * an [`EntryShared`] in an `UnsafeCell`, which the wheel links into its
-//!   lists through [`EntryRef`] raw pointers. Once the entry has been handed
-//!   to the wheel (`linked_once`), every access to it, by the owner or by
-//!   the driver, happens while holding the wheel lock of the entry's
-//!   [`TimerShared`](crate::timer_shared::TimerShared).
+//! * an [`EntryCell`]: the [`EntryShared`] the wheel links into its lists
+//!   through [`EntryRef`] raw pointers, in an `UnsafeCell`, and the
+//!   `fired` flag next to it. Once the entry has been handed to the wheel
+//!   (`linked_once`), every access to `EntryShared`, by the owner or by the
+//!   driver, happens while holding the wheel lock of the entry's
+//!   [`TimerShared`](crate::timer_shared::TimerShared), with one exception,
+//!   the fired fast path below.
+//!
+//! # The fired fast path
+//!
+//! A `Sleep` is polled once more after it fires (to complete) and is then
+//! dropped or reset: with the lock on both, every period of a
+//! `sleep_until` loop paid three lock round trips where one (the
+//! registration) is needed. So the driver, when it fires an entry (under
+//! the lock, after unlinking it and taking its waker), stores `fired =
+//! true` with `Release` as its **last access** to that entry; every
+//! registration (under the lock) stores `fired` to match the state it
+//! leaves. An owner that loads `fired == true` with `Acquire` therefore
+//! knows that the driver is done with the entry and cannot reach it again
+//! (it is in no list, and only a registration by the owner files it): it
+//! completes the poll, answers `is_elapsed` and drops the entry without
+//! the lock. tokio's entries carry an atomic state for the same reason.
 //!
 //! # Why this is sound
 //!
 //! 1. The wheel only holds pointers to entries that are pinned: registration
 //!    takes `Pin<&mut TimerEntry>`, and `TimerEntry` is `!Unpin`.
 //! 2. `TimerEntry::drop` takes the lock and unlinks the entry before its
-//!    memory goes away, so a pointer in the wheel is never dangling.
+//!    memory goes away, so a pointer in the wheel is never dangling; an
+//!    entry whose `fired` flag it loads as set is in no list (fired entries
+//!    are unlinked first), so it needs no unlinking.
 //! 3. Every [`EntryRef::with`] runs under the lock (or before the entry was
-//!    ever handed to the wheel, when nothing else can reach it), and calls to
-//!    `with` are never nested on the same entry, so the `&mut EntryShared`
-//!    they create never alias.
+//!    ever handed to the wheel, when nothing else can reach it, or after
+//!    the owner loaded `fired == true`, when the driver cannot reach it,
+//!    see above), and calls to `with` are never nested on the same entry,
+//!    so the `&mut EntryShared` they create never alias.
 //! 4. `&mut TimerEntry` coexisting with the driver's raw-pointer access to
 //!    the `UnsafeCell` is allowed because `TimerEntry` is `!Unpin` (the same
 //!    rule every intrusive async primitive relies on).
@@ -37,7 +57,7 @@ use std::task::{Context, Poll, Waker};
 
 use crate::handle::Handle;
 use crate::sleep::Sleep;
-use crate::sync::UnsafeCell;
+use crate::sync::{AtomicBool, Ordering, UnsafeCell};
 use crate::timeout::Timeout;
 use crate::timer_shared::InWindow;
 use crate::Instant;
@@ -96,13 +116,24 @@ pub(crate) struct EntryShared {
     pub(crate) waker: Option<Waker>,
 }
 
-/// A pointer to an entry's [`EntryShared`], as stored in the wheel's lists.
+/// What the wheel's lists point to: an entry's shared part and the flag
+/// of its fired fast path (see the module docs).
+#[derive(Debug)]
+pub(crate) struct EntryCell {
+    /// The entry fired and the driver is done with it. Stored `true`
+    /// (`Release`) by the fire pass as its last access to the entry, and to
+    /// the state a registration leaves (both under the lock).
+    fired: AtomicBool,
+    shared: UnsafeCell<EntryShared>,
+}
+
+/// A pointer to an entry's [`EntryCell`], as stored in the wheel's lists.
 ///
 /// Invariant (see the module docs): it points to a live, pinned entry for as
 /// long as it is reachable from the wheel, and it is dereferenced (by
 /// [`EntryRef::with`]) only under the wheel lock, never nested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EntryRef(NonNull<UnsafeCell<EntryShared>>);
+pub(crate) struct EntryRef(NonNull<EntryCell>);
 
 // SAFETY: an EntryRef is only dereferenced under the wheel lock (invariant
 // above), so moving it to the thread that holds the lock is sound; the data
@@ -110,15 +141,22 @@ pub(crate) struct EntryRef(NonNull<UnsafeCell<EntryShared>>);
 unsafe impl Send for EntryRef {}
 
 impl EntryRef {
-    fn new(cell: &UnsafeCell<EntryShared>) -> EntryRef {
+    fn new(cell: &EntryCell) -> EntryRef {
         EntryRef(NonNull::from(cell))
     }
 
-    fn cell(&self) -> &UnsafeCell<EntryShared> {
+    fn cell(&self) -> &EntryCell {
         // SAFETY: by the EntryRef invariant the entry (and so its cell) is
         // alive while anyone can reach this EntryRef; the cell itself is only
         // ever borrowed shared.
         unsafe { self.0.as_ref() }
+    }
+
+    /// Publishes the entry's state to its owner's fired fast path: under
+    /// the lock, after the state was written. `true` only from the fire
+    /// pass's last access to an entry it unlinked (see the module docs).
+    pub(crate) fn set_fired(self, fired: bool) {
+        self.cell().fired.store(fired, Ordering::Release);
     }
 
     /// Runs `f` with exclusive access to the entry's shared part.
@@ -126,7 +164,7 @@ impl EntryRef {
     /// Callers hold the wheel lock (or own an entry the wheel has never
     /// seen) and never call `with` on the same entry from inside `f`.
     pub(crate) fn with<R>(self, f: impl FnOnce(&mut EntryShared) -> R) -> R {
-        self.cell().with_mut(|ptr| {
+        self.cell().shared.with_mut(|ptr| {
             // SAFETY: by the EntryRef invariant the pointee is alive (its
             // owner unlinks it under the lock before dropping it) and the
             // caller holds the lock without nesting, so this is the only live
@@ -138,7 +176,7 @@ impl EntryRef {
     /// Runs `f` with shared access: for an owner holding `&TimerEntry` of an
     /// entry the wheel has never seen (other `&` holders only read too).
     fn read<R>(self, f: impl FnOnce(&EntryShared) -> R) -> R {
-        self.cell().with(|ptr| {
+        self.cell().shared.with(|ptr| {
             // SAFETY: the entry is alive (borrowed by the caller) and nobody
             // holds `&mut` to it: writes need `&mut TimerEntry` or the lock,
             // and an entry the wheel never saw is not reachable under the
@@ -158,18 +196,20 @@ pub(crate) struct TimerEntry {
     /// pass processed: set by the constructor and by each reset.
     in_window: InWindow,
     /// The wheel may know this entry: from now on, lock before touching
-    /// `shared`, and unlink on drop.
+    /// `cell.shared` (unless `cell.fired` is set), and unlink on drop.
     linked_once: bool,
-    shared: UnsafeCell<EntryShared>,
+    cell: EntryCell,
     _pinned: PhantomPinned,
 }
 
-// SAFETY: `shared` is only accessed under the wheel lock once the wheel knows
-// the entry, or through `&mut self` before; the owner fields are plain data
-// read through `&self` and written through `&mut self`. Waker is Send + Sync.
+// SAFETY: `cell.shared` is only accessed under the wheel lock once the wheel
+// knows the entry (or after loading `cell.fired == true`, when the driver is
+// done with it), or through `&mut self` before; the owner fields are plain
+// data read through `&self` and written through `&mut self`. Waker is
+// Send + Sync.
 unsafe impl Send for TimerEntry {}
-// SAFETY: `&self` methods only read owner fields or lock before reading
-// `shared` (see `is_elapsed`).
+// SAFETY: `&self` methods only read owner fields, or read `cell.shared`
+// under the lock or after loading `cell.fired == true` (see `is_elapsed`).
 unsafe impl Sync for TimerEntry {}
 
 impl TimerEntry {
@@ -188,21 +228,24 @@ impl TimerEntry {
             at_least,
             in_window,
             linked_once: false,
-            shared: UnsafeCell::new(EntryShared {
-                prev: None,
-                next: None,
-                location: Location::Unlinked,
-                tick: 0,
-                deadline_tick: 0,
-                deadline,
-                at_least,
-                state: if elapsed {
-                    EntryState::Fired
-                } else {
-                    EntryState::Idle
-                },
-                waker: None,
-            }),
+            cell: EntryCell {
+                fired: AtomicBool::new(false),
+                shared: UnsafeCell::new(EntryShared {
+                    prev: None,
+                    next: None,
+                    location: Location::Unlinked,
+                    tick: 0,
+                    deadline_tick: 0,
+                    deadline,
+                    at_least,
+                    state: if elapsed {
+                        EntryState::Fired
+                    } else {
+                        EntryState::Idle
+                    },
+                    waker: None,
+                }),
+            },
             _pinned: PhantomPinned,
         }
     }
@@ -221,9 +264,12 @@ impl TimerEntry {
 
     /// Whether the entry fired (its future would complete if polled).
     pub(crate) fn is_elapsed(&self) -> bool {
-        let entry = EntryRef::new(&self.shared);
+        let entry = EntryRef::new(&self.cell);
         if !self.linked_once {
             return entry.read(|e| e.state == EntryState::Fired);
+        }
+        if self.fired_fast() {
+            return true;
         }
         let _guard = self.handle.shared().lock_state();
         entry.with(|e| e.state == EntryState::Fired)
@@ -240,8 +286,11 @@ impl TimerEntry {
         // SAFETY: nothing is moved out of `this`; only plain owner fields are
         // written, the pinned `shared` cell stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
-        let entry = EntryRef::new(&this.shared);
+        let entry = EntryRef::new(&this.cell);
         let shared = this.handle.shared();
+        if this.linked_once && this.fired_fast() {
+            return Poll::Ready(());
+        }
         if !this.linked_once {
             if entry.with(|e| e.state == EntryState::Fired) {
                 return Poll::Ready(());
@@ -260,6 +309,13 @@ impl TimerEntry {
             return Self::outcome(state);
         }
         Self::outcome(shared.poll_registered(entry, cx.waker()))
+    }
+
+    /// Whether the driver fired the entry and is done with it (the fired
+    /// fast path, see the module docs): then `cell.shared` may be accessed
+    /// without the lock until the next registration.
+    fn fired_fast(&self) -> bool {
+        self.cell.fired.load(Ordering::Acquire)
     }
 
     fn outcome(state: EntryState) -> Poll<()> {
@@ -281,7 +337,7 @@ impl TimerEntry {
         let this = unsafe { self.get_unchecked_mut() };
         this.deadline = deadline;
         this.in_window = in_window;
-        let entry = EntryRef::new(&this.shared);
+        let entry = EntryRef::new(&this.cell);
         if !this.linked_once {
             entry.with(|e| {
                 e.state = EntryState::Idle;
@@ -307,9 +363,18 @@ impl std::fmt::Debug for TimerEntry {
 
 impl Drop for TimerEntry {
     fn drop(&mut self) {
-        if self.linked_once {
-            self.handle.shared().deregister(EntryRef::new(&self.shared));
+        if !self.linked_once {
+            return;
         }
+        let entry = EntryRef::new(&self.cell);
+        if self.fired_fast() {
+            // In no list and out of the driver's reach: no lock. The waker
+            // (if a registration left one) goes with the entry, and is
+            // taken through `with` so that a loom model sees the access.
+            drop(entry.with(|e| e.waker.take()));
+            return;
+        }
+        self.handle.shared().deregister(entry);
     }
 }
 

@@ -359,14 +359,13 @@ impl Interval {
     /// never-early one (up to `T` late, whether by `interval_at_least` or
     /// by the runtime's timer policy).
     fn window_and_tolerance(&self) -> (Duration, Duration) {
-        let (window_ticks, never_early, pass_ticks) = {
-            let state = self.delay.handle().shared().lock_state();
-            (
-                state.window_ticks,
-                state.never_early,
-                state.pass_period_ticks,
-            )
-        };
+        // Read without the wheel lock: the re-arm that follows takes it.
+        let config = self.delay.handle().shared().config();
+        let (window_ticks, never_early, pass_ticks) = (
+            config.window_ticks,
+            config.never_early,
+            config.pass_period_ticks,
+        );
         let window = Duration::from_millis(window_ticks);
         let spread = if self.delay.is_at_least() || never_early {
             (window * 2).max(Duration::from_millis(pass_ticks))

@@ -139,6 +139,18 @@ pub(crate) struct WheelState {
     pub(crate) grid_horizon: u64,
 }
 
+/// The timer configuration an interval reads on every tick
+/// ([`TimerShared::config`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TimerConfig {
+    /// The firing window, in ticks.
+    pub(crate) window_ticks: u64,
+    /// Every timer is never-early.
+    pub(crate) never_early: bool,
+    /// The scheduler's pass period, in ticks (0: none).
+    pub(crate) pass_period_ticks: u64,
+}
+
 /// What a registration does when its deadline falls inside the firing
 /// window a pass has already processed: after that pass's `now`, at or
 /// before its horizon (`now + window`). See the module docs.
@@ -180,6 +192,13 @@ pub(crate) struct TimerShared {
     /// `origin`, or [`NO_GRID`]; taken (reset) by that pass. See the module
     /// docs.
     next_pass_grid: AtomicU64,
+    /// Copies of `window_ticks`, `never_early` and `pass_period_ticks`,
+    /// for [`TimerShared::config`].
+    config_window_ticks: AtomicU64,
+    config_never_early: AtomicBool,
+    config_pass_period_ticks: AtomicU64,
+    #[cfg(test)]
+    locks_taken: std::sync::atomic::AtomicU64,
     unpark: Box<dyn Unpark>,
     clock: Clock,
     origin: std::time::Instant,
@@ -204,6 +223,11 @@ impl TimerShared {
             last_pass_nanos: AtomicU64::new(0),
             end_of_tick_pending: AtomicBool::new(false),
             next_pass_grid: AtomicU64::new(NO_GRID),
+            config_window_ticks: AtomicU64::new(0),
+            config_never_early: AtomicBool::new(false),
+            config_pass_period_ticks: AtomicU64::new(0),
+            #[cfg(test)]
+            locks_taken: std::sync::atomic::AtomicU64::new(0),
             unpark,
             clock,
             origin,
@@ -215,14 +239,43 @@ impl TimerShared {
     }
 
     pub(crate) fn lock_state(&self) -> MutexGuard<'_, WheelState> {
+        #[cfg(test)]
+        self.locks_taken.fetch_add(1, Ordering::Relaxed);
         self.state.lock()
+    }
+
+    /// Times the wheel lock was taken: what the tests of the lock-free
+    /// paths count.
+    #[cfg(test)]
+    pub(crate) fn locks_taken(&self) -> u64 {
+        self.locks_taken.load(Ordering::Relaxed)
     }
 
     /// Changes the window or the timer policy, which moves wake ticks: the
     /// next fire pass takes the lock and recomputes `next_wake`.
     pub(crate) fn configure(&self, change: impl FnOnce(&mut WheelState)) {
-        change(&mut self.state.lock());
+        {
+            let mut state = self.lock_state();
+            change(&mut state);
+            self.config_window_ticks
+                .store(state.window_ticks, Ordering::Relaxed);
+            self.config_never_early
+                .store(state.never_early, Ordering::Relaxed);
+            self.config_pass_period_ticks
+                .store(state.pass_period_ticks, Ordering::Relaxed);
+        }
         self.next_wake.store(0, Ordering::SeqCst);
+    }
+
+    /// The window, the timer policy and the pass period, without the lock
+    /// (copies written by [`Self::configure`]): what an interval reads on
+    /// every tick. Changed only while a runtime is being set up.
+    pub(crate) fn config(&self) -> TimerConfig {
+        TimerConfig {
+            window_ticks: self.config_window_ticks.load(Ordering::Relaxed),
+            never_early: self.config_never_early.load(Ordering::Relaxed),
+            pass_period_ticks: self.config_pass_period_ticks.load(Ordering::Relaxed),
+        }
     }
 
     pub(crate) fn timers_fired(&self) -> u64 {
@@ -247,11 +300,15 @@ impl TimerShared {
 
     /// The deadline's tick, rounded up.
     pub(crate) fn deadline_tick(&self, deadline: Instant) -> u64 {
-        let nanos = deadline
-            .into_std()
-            .saturating_duration_since(self.origin)
-            .as_nanos();
-        u64::try_from(nanos.div_ceil(1_000_000)).unwrap_or(u64::MAX)
+        let since = deadline.into_std().saturating_duration_since(self.origin);
+        // `ceil(nanos / 1e6)` in 64-bit arithmetic (whole seconds are whole
+        // milliseconds): a 128-bit division here cost more than the rest
+        // of the computation, once per registration.
+        since
+            .as_secs()
+            .checked_mul(1_000)
+            .and_then(|ms| ms.checked_add(u64::from(since.subsec_nanos().div_ceil(1_000_000))))
+            .unwrap_or(u64::MAX)
     }
 
     /// The current time's tick, rounded down.
@@ -303,9 +360,10 @@ impl TimerShared {
         let mut unpark = false;
         let new_state;
         {
-            let mut state = self.state.lock();
+            let mut state = self.lock_state();
             if state.shutdown {
                 entry.with(|e| e.state = EntryState::Shutdown);
+                entry.set_fired(false);
                 return EntryState::Shutdown;
             }
             state.wheel.remove(entry);
@@ -376,6 +434,7 @@ impl TimerShared {
                     to_wake = e.waker.take();
                 }
             });
+            entry.set_fired(new_state == EntryState::Fired);
         }
         drop(old_waker);
         if unpark {
@@ -392,7 +451,7 @@ impl TimerShared {
     pub(crate) fn poll_registered(&self, entry: EntryRef, waker: &Waker) -> EntryState {
         let mut old_waker = None;
         let state = {
-            let _guard = self.state.lock();
+            let _guard = self.lock_state();
             entry.with(|e| {
                 if e.state == EntryState::Linked
                     && !e.waker.as_ref().is_some_and(|old| old.will_wake(waker))
@@ -409,7 +468,7 @@ impl TimerShared {
     /// Unlinks an entry that is going away.
     pub(crate) fn deregister(&self, entry: EntryRef) {
         let waker = {
-            let mut state = self.state.lock();
+            let mut state = self.lock_state();
             state.wheel.remove(entry);
             entry.with(|e| e.waker.take())
         };
@@ -420,7 +479,7 @@ impl TimerShared {
     /// expiration minus the window), and records `min(that, cap)` as the
     /// tick it parks towards. `None`: no timer.
     pub(crate) fn prepare_park(&self, cap_tick: Option<u64>) -> Option<u64> {
-        let state = self.state.lock();
+        let state = self.lock_state();
         let wake = state
             .wheel
             .next_expiration_tick()
@@ -541,7 +600,7 @@ impl TimerShared {
             let mut count = 0;
             let mut more = false;
             {
-                let mut guard = self.state.lock();
+                let mut guard = self.lock_state();
                 let state = &mut *guard;
                 while let Some(entry) = next(state) {
                     let Some(waker) = fire_entry(state, entry, now, now_tick, pass) else {
@@ -588,7 +647,7 @@ impl TimerShared {
             let mut count = 0;
             let mut drained = false;
             {
-                let mut state = self.state.lock();
+                let mut state = self.lock_state();
                 state.shutdown = true;
                 while count < WAKE_BATCH {
                     let Some(entry) = state.wheel.drain_one() else {
@@ -655,6 +714,9 @@ fn fire_entry(
         e.state = EntryState::Fired;
         e.waker.take()
     });
+    // The last access to the entry: from here its owner may complete,
+    // drop or re-register it without the lock (see `entry.rs`).
+    entry.set_fired(true);
     state.histogram.record(error_micros(now, deadline));
     Some(waker)
 }
@@ -714,5 +776,127 @@ impl fmt::Debug for TimerShared {
             .field("parked_until", &self.parked_until.load(Ordering::Relaxed))
             .field("timers_fired", &self.timers_fired())
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::task::{Context, Poll, Waker};
+
+    use tempo_park::{Park, ParkThread};
+
+    use crate::{Clock, Driver, Interval, Sleep};
+
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    fn poll_sleep(sleep: Pin<&mut Sleep>) -> Poll<()> {
+        sleep.poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    /// The fired fast path: once a pass fired a timer, completing it,
+    /// asking whether it elapsed and dropping it take no lock (they took
+    /// one each before: three lock round trips per period of a
+    /// `sleep_until` loop where one is needed).
+    #[test]
+    fn a_fired_sleep_completes_and_drops_without_the_lock() {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+        assert!(poll_sleep(sleep.as_mut()).is_pending());
+        driver.clock().advance(MS);
+        driver.park_timeout(Duration::ZERO).unwrap();
+
+        let before = handle.shared().locks_taken();
+        assert!(poll_sleep(sleep.as_mut()).is_ready());
+        assert!(sleep.is_elapsed());
+        drop(sleep);
+        assert_eq!(handle.shared().locks_taken(), before);
+    }
+
+    /// A pending timer still takes the lock to complete or to go away (the
+    /// driver may be filing or firing it).
+    #[test]
+    fn a_pending_sleep_polls_and_drops_under_the_lock() {
+        let driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+        assert!(poll_sleep(sleep.as_mut()).is_pending());
+        let before = handle.shared().locks_taken();
+        assert!(poll_sleep(sleep.as_mut()).is_pending());
+        drop(sleep);
+        assert_eq!(handle.shared().locks_taken(), before + 2);
+    }
+
+    /// A re-registered timer leaves the fast path: after a reset the fired
+    /// entry waits again, and completes only once fired again.
+    #[test]
+    fn a_reset_after_firing_waits_for_the_new_deadline() {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+        assert!(poll_sleep(sleep.as_mut()).is_pending());
+        driver.clock().advance(MS);
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert!(poll_sleep(sleep.as_mut()).is_ready());
+
+        sleep.as_mut().reset(handle.now() + MS * 5);
+        assert!(!sleep.is_elapsed());
+        assert!(poll_sleep(sleep.as_mut()).is_pending());
+        driver.clock().advance(MS * 5);
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert!(sleep.is_elapsed());
+        assert!(poll_sleep(sleep.as_mut()).is_ready());
+    }
+
+    /// An interval's tick after its timer fired takes one lock: the re-arm
+    /// (it took two: the window was read under the lock too).
+    #[test]
+    fn an_interval_tick_takes_one_lock() {
+        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let start = handle.now() + MS * 10;
+        let mut ticks = Interval::new(handle.clone(), start, MS * 10, false);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(ticks.poll_tick(&mut cx).is_pending());
+        driver.clock().advance(MS * 10);
+        driver.park_timeout(Duration::ZERO).unwrap();
+
+        let before = handle.shared().locks_taken();
+        assert_eq!(ticks.poll_tick(&mut cx), Poll::Ready(start));
+        assert_eq!(handle.shared().locks_taken(), before + 1);
+    }
+
+    /// `deadline_tick`'s 64-bit arithmetic is `ceil(nanos / 1 ms)` of the
+    /// 128-bit nanosecond count.
+    #[test]
+    fn deadline_tick_rounds_nanoseconds_up_to_milliseconds() {
+        let driver = Driver::new(ParkThread::new(), Clock::paused());
+        let handle = driver.handle();
+        let shared = handle.shared();
+        let origin = Instant::from_std(shared.origin);
+        for nanos in [
+            0u64,
+            1,
+            999_999,
+            1_000_000,
+            1_000_001,
+            1_999_999_999,
+            2_000_000_000,
+            123_456_789_012,
+            1_576_800_000_123_456_789, // about 50 years
+        ] {
+            let d = Duration::from_nanos(nanos);
+            let expected = u64::try_from(d.as_nanos().div_ceil(1_000_000)).unwrap();
+            assert_eq!(shared.deadline_tick(origin + d), expected, "{nanos} ns");
+        }
+        // Before the origin: tick 0.
+        assert_eq!(
+            shared.deadline_tick(origin.checked_sub(MS).unwrap_or(origin)),
+            0
+        );
     }
 }
