@@ -254,15 +254,22 @@ pub(super) unsafe fn poll<T: Future, S: Schedule>(ptr: NonNull<Header>) -> bool 
             }));
             match result {
                 Ok(Poll::Pending) => match harness.header().state.transition_to_idle() {
-                    TransitionToIdle::Ok => false,
+                    // The transition released our reference: nothing to
+                    // drop below.
+                    TransitionToIdle::Ok => return false,
+                    TransitionToIdle::OkDealloc => {
+                        // SAFETY: the count reached zero in the transition:
+                        // no handle is left.
+                        unsafe { harness.raw().dealloc() };
+                        return false;
+                    }
                     TransitionToIdle::OkNotified => {
-                        // Woken while running: the transition counted a new
-                        // reference for the run queue. It woke itself (or
-                        // was woken during its own poll): a yield, to the
-                        // back of the queue.
+                        // Woken while running: our reference is now the run
+                        // queue's. It woke itself (or was woken during its
+                        // own poll): a yield, to the back of the queue.
                         let notified = Notified::from_raw(harness.raw());
                         harness.cell().core.scheduler.yield_now(notified);
-                        false
+                        return false;
                     }
                     TransitionToIdle::Cancelled => {
                         // SAFETY: still RUNNING; owning thread.
