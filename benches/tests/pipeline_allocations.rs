@@ -7,16 +7,20 @@
 //! guard), and counts only the context thread's allocations (the one
 //! thread that runs every element), so the test thread's own work and
 //! other tests' threads are not in the figure. A binary has one global
-//! allocator, hence a file of its own.
+//! allocator, hence a file of its own. Each pipeline runs with a buffer
+//! pool per stream and with one per context.
 
 use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tempo::context::Context;
+use tempo_benches::pipeline::buffer::{GroupPools, PoolScope};
 use tempo_benches::pipeline::sink::SinkShared;
 use tempo_benches::pipeline::timer::prepare_timer_stream;
+use tempo_benches::pipeline::timer::{POOL_BUFFERS, TIMER_BUFFER_LEN};
 use tempo_benches::pipeline::udp::prepare_udp_stream;
+use tempo_benches::receivers::RECV_BUF_LEN;
 use tempo_benches::window::MeasureWindow;
 use tempo_test_support::alloc::{CountingAllocator, ThreadCounter};
 
@@ -66,11 +70,30 @@ fn stop_counting(context: &Context) -> u64 {
 
 #[test]
 fn the_timer_pipeline_allocates_nothing_per_buffer_in_steady_state() {
+    timer_pipeline_allocations(PoolScope::Context);
+}
+
+#[test]
+fn the_timer_pipeline_with_a_pool_per_stream_allocates_nothing_per_buffer() {
+    timer_pipeline_allocations(PoolScope::Stream);
+}
+
+fn timer_pipeline_allocations(scope: PoolScope) {
     let period = Duration::from_millis(1);
-    let context = Context::acquire("pipeline-allocations", period).unwrap();
+    let name = format!("pipeline-allocations-{}", scope.name());
+    let context = Context::acquire(&name, period).unwrap();
     let shared = Arc::new(SinkShared::default());
+    let pools = GroupPools::new(scope, STREAMS, POOL_BUFFERS, TIMER_BUFFER_LEN);
     let streams: Vec<_> = (0..STREAMS)
-        .map(|_| prepare_timer_stream(&context, period, period * 2, shared.clone()))
+        .map(|_| {
+            prepare_timer_stream(
+                &context,
+                period,
+                period * 2,
+                shared.clone(),
+                pools.for_stream(),
+            )
+        })
         .collect();
     let timeout = Duration::from_secs(30);
     let tasks: Vec<_> = streams
@@ -108,11 +131,22 @@ fn the_timer_pipeline_allocates_nothing_per_buffer_in_steady_state() {
 /// waits for the previous one's delivery, so no socket buffer overflows).
 #[test]
 fn the_udp_pipeline_allocates_nothing_per_datagram_in_steady_state() {
+    udp_pipeline_allocations(PoolScope::Context);
+}
+
+#[test]
+fn the_udp_pipeline_with_a_pool_per_stream_allocates_nothing_per_datagram() {
+    udp_pipeline_allocations(PoolScope::Stream);
+}
+
+fn udp_pipeline_allocations(scope: PoolScope) {
     const SOCKETS: usize = 10;
     const WARMUP_ROUNDS: u64 = 100;
     const COUNTED_ROUNDS: u64 = 200;
-    let context = Context::acquire("pipeline-udp-allocations", Duration::from_millis(1)).unwrap();
+    let name = format!("pipeline-udp-allocations-{}", scope.name());
+    let context = Context::acquire(&name, Duration::from_millis(1)).unwrap();
     let shared = Arc::new(SinkShared::default());
+    let pools = GroupPools::new(scope, SOCKETS, POOL_BUFFERS, RECV_BUF_LEN);
     let always = MeasureWindow {
         start_ns: 0,
         end_ns: u64::MAX,
@@ -131,6 +165,7 @@ fn the_udp_pipeline_allocates_nothing_per_datagram_in_steady_state() {
                 always,
                 late_after,
                 shared.clone(),
+                pools.for_stream(),
             )
         })
         .collect::<Vec<_>>()

@@ -32,6 +32,7 @@ use std::time::Duration;
 use tempo_benches::alloc_count::CountingAllocator;
 use tempo_benches::args::Args;
 use tempo_benches::out_dir::output_dir;
+use tempo_benches::pipeline::buffer::PoolScope;
 use tempo_benches::pipeline::results::{write_results, LatenessAxis};
 use tempo_benches::pipeline::timer_run::{timer_main, Config};
 use tempo_benches::pipeline::udp_run::{udp_main, udp_receive_main, UdpConfig};
@@ -64,6 +65,10 @@ Usage: pipeline [options]
   --period-ms P      push period of every source (default 20)
   --seconds S        measured window per run (default 5)
   --runs R           interleaved runs of each runtime (default 1); medians
+  --pool SCOPE       which streams share a buffer pool: context (default;
+                     a sink's returned buffer is the next one a source of
+                     its context takes, hot in cache) or stream (a pool
+                     per stream); the same for Tempo and tokio
   --base-port P      UDP: port of stream 0 (default 29000)
   --out DIR          where the result files go (default: a fresh
                      benches/results/runs/pipeline-<source>-<UTC time>/;
@@ -153,6 +158,7 @@ impl Options {
             throttle: Duration::from_millis(args.value("throttle-ms", 20)?),
             period: Duration::from_millis(args.value("period-ms", 20)?),
             window: Duration::from_secs(args.value("seconds", if quick { 1 } else { 5 })?),
+            pool: PoolScope::parse(args.raw("pool")?.as_deref().unwrap_or("context"))?,
         };
         let runs = args.value("runs", 1usize)?.max(1);
         let base_port = args.value("base-port", UDP_BASE_PORT)?;
@@ -186,6 +192,7 @@ fn run(o: &Options) -> Result<Vec<PathBuf>, String> {
                     base_port: o.base_port,
                     warmup: cfg.warmup(),
                     window: cfg.window,
+                    pool: cfg.pool,
                 };
                 rows.extend(udp_main(udp, o.runs)?);
             }

@@ -7,6 +7,17 @@
 //! starts, with more buffers than can be in flight (the channel's capacity,
 //! one in the source, one in the sink): in steady state nothing is
 //! allocated, which is what the pipeline's allocation count checks.
+//!
+//! # Which streams share a pool
+//!
+//! [`PoolScope`] chooses. With a pool per stream (GStreamer's pool per
+//! link), the buffer a source takes was last touched a period ago: with
+//! thousands of streams it is cold, and so are the pool's lock and free
+//! list. With a pool per context (per tokio runtime), shared by its
+//! streams, the buffer a sink gives back is the next one a source of the
+//! same context takes: pool and buffer stay in cache, as the buffers a
+//! GStreamer `udpsrc` allocates from a per-thread allocator cache do. The
+//! pool holds as many buffers either way.
 
 use std::sync::{Arc, Mutex};
 
@@ -29,7 +40,66 @@ impl Buffer {
     }
 }
 
-/// A per-stream pool of reusable [`Buffer`]s. Cloning shares the pool.
+/// Which streams share a [`BufferPool`] (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolScope {
+    /// A pool per stream.
+    Stream,
+    /// A pool per context (tokio runtime), shared by its streams.
+    Context,
+}
+
+impl PoolScope {
+    /// Its name in `--pool` and in the result files.
+    pub fn name(self) -> &'static str {
+        match self {
+            PoolScope::Stream => "stream",
+            PoolScope::Context => "context",
+        }
+    }
+
+    /// Parses `--pool`'s value.
+    pub fn parse(s: &str) -> Result<PoolScope, String> {
+        match s {
+            "stream" => Ok(PoolScope::Stream),
+            "context" => Ok(PoolScope::Context),
+            _ => Err(format!("--pool {s}: stream or context")),
+        }
+    }
+}
+
+/// The pools of one group of streams (one context or tokio runtime).
+#[derive(Debug)]
+pub struct GroupPools {
+    /// The group's pool under [`PoolScope::Context`].
+    shared: Option<BufferPool>,
+    per_stream: usize,
+    size: usize,
+}
+
+impl GroupPools {
+    /// Pools for `streams` streams, `per_stream` buffers of `size` bytes
+    /// each (allocated now for a shared pool, per stream otherwise).
+    pub fn new(scope: PoolScope, streams: usize, per_stream: usize, size: usize) -> GroupPools {
+        let shared =
+            (scope == PoolScope::Context).then(|| BufferPool::new(streams * per_stream, size));
+        GroupPools {
+            shared,
+            per_stream,
+            size,
+        }
+    }
+
+    /// The pool of a new stream of the group.
+    pub fn for_stream(&self) -> BufferPool {
+        match &self.shared {
+            Some(pool) => pool.clone(),
+            None => BufferPool::new(self.per_stream, self.size),
+        }
+    }
+}
+
+/// A pool of reusable [`Buffer`]s. Cloning shares the pool.
 #[derive(Debug, Clone)]
 pub struct BufferPool {
     free: Arc<Mutex<Vec<Buffer>>>,
@@ -83,5 +153,31 @@ mod tests {
         assert_eq!(pool.take().data.as_ptr(), ptr);
         // The pool is empty now: a new buffer, of the pool's size.
         assert_eq!(pool.take().data.len(), 8);
+    }
+
+    #[test]
+    fn a_context_pool_is_shared_and_a_stream_pool_is_not() {
+        let shared = GroupPools::new(PoolScope::Context, 2, 1, 8);
+        let (a, b) = (shared.for_stream(), shared.for_stream());
+        let buffer = a.take();
+        let ptr = buffer.data.as_ptr();
+        a.give_back(buffer);
+        // What one stream gave back is what the next takes.
+        assert_eq!(b.take().data.as_ptr(), ptr);
+
+        let own = GroupPools::new(PoolScope::Stream, 2, 1, 8);
+        let (a, b) = (own.for_stream(), own.for_stream());
+        let buffer = a.take();
+        let ptr = buffer.data.as_ptr();
+        a.give_back(buffer);
+        assert_ne!(b.take().data.as_ptr(), ptr);
+    }
+
+    #[test]
+    fn pool_scopes_parse_their_names() {
+        for scope in [PoolScope::Stream, PoolScope::Context] {
+            assert_eq!(PoolScope::parse(scope.name()), Ok(scope));
+        }
+        assert!(PoolScope::parse("thread").is_err());
     }
 }

@@ -57,16 +57,16 @@ impl TaskImpl for TimerSource {
 }
 
 /// Spawns the sink of a new timer-driven stream on `context` and prepares
-/// its source there; returns the (prepared, not started) task and the
-/// prepare acknowledgement.
+/// its source there, both using buffers of `pool`; returns the (prepared,
+/// not started) task and the prepare acknowledgement.
 pub fn prepare_timer_stream(
     context: &Context,
     period: Duration,
     late_after: Duration,
     shared: Arc<SinkShared>,
+    pool: BufferPool,
 ) -> (Task, tempo_media::Ack) {
     let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
-    let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {})));
     let task = Task::new();
     let source = TimerSource {
@@ -82,9 +82,13 @@ pub fn prepare_timer_stream(
 
 /// The same stream the way a tokio user writes it: a task with a
 /// `tokio::time::interval`, on the current tokio runtime.
-pub fn spawn_tokio_timer_stream(period: Duration, late_after: Duration, shared: Arc<SinkShared>) {
+pub fn spawn_tokio_timer_stream(
+    period: Duration,
+    late_after: Duration,
+    shared: Arc<SinkShared>,
+    pool: BufferPool,
+) {
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-    let pool = BufferPool::new(POOL_BUFFERS, TIMER_BUFFER_LEN);
     tokio::spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {}));
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);

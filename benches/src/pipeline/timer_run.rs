@@ -14,9 +14,12 @@ use std::time::{Duration, Instant};
 use tempo::context::Context;
 use tempo_media::Task;
 
+use super::buffer::{GroupPools, PoolScope};
 use super::results::run_row;
 use super::sink::{Lateness, SinkShared};
-use super::timer::{prepare_timer_stream, spawn_tokio_timer_stream};
+use super::timer::{
+    prepare_timer_stream, spawn_tokio_timer_stream, POOL_BUFFERS, TIMER_BUFFER_LEN,
+};
 use crate::alloc_count::{allocations, live_bytes};
 use crate::median::median;
 use crate::report::CsvRow;
@@ -35,9 +38,27 @@ pub struct Config {
     pub period: Duration,
     /// The measured window.
     pub window: Duration,
+    /// Which streams share a buffer pool.
+    pub pool: PoolScope,
 }
 
 impl Config {
+    /// Streams of group `g` (context / tokio runtime): streams are dealt
+    /// round-robin.
+    pub fn streams_in_group(&self, g: usize) -> usize {
+        self.streams / self.contexts + usize::from(g < self.streams % self.contexts)
+    }
+
+    /// The buffer pools of group `g`.
+    fn group_pools(&self, g: usize) -> GroupPools {
+        GroupPools::new(
+            self.pool,
+            self.streams_in_group(g),
+            POOL_BUFFERS,
+            TIMER_BUFFER_LEN,
+        )
+    }
+
     /// Time before the window: long enough for every stream to push
     /// `WARMUP_BUFFERS` (80) buffers, so that each channel has allocated all
     /// the blocks it will ever use (tokio's bounded channel allocates a
@@ -135,12 +156,19 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
         .map(|g| Context::acquire(&format!("pipeline-{run}-{g}"), cfg.throttle).unwrap())
         .collect();
     let groups: Vec<Arc<SinkShared>> = (0..cfg.contexts).map(|_| Arc::default()).collect();
+    let pools: Vec<GroupPools> = (0..cfg.contexts).map(|g| cfg.group_pools(g)).collect();
     let late_after = cfg.period + cfg.throttle / 2;
     let timeout = Duration::from_secs(30);
     let tasks: Vec<Task> = (0..cfg.streams)
         .map(|i| {
             let g = i % cfg.contexts;
-            prepare_timer_stream(&contexts[g], cfg.period, late_after, groups[g].clone())
+            prepare_timer_stream(
+                &contexts[g],
+                cfg.period,
+                late_after,
+                groups[g].clone(),
+                pools[g].for_stream(),
+            )
         })
         .collect::<Vec<_>>()
         .into_iter()
@@ -237,8 +265,8 @@ fn run_tokio(cfg: Config) -> RunResult {
     let (cpu_tx, cpu_rx) = std::sync::mpsc::channel::<(usize, Duration)>();
     let groups: Vec<_> = (0..cfg.contexts)
         .map(|g| {
-            let per_group =
-                cfg.streams / cfg.contexts + usize::from(g < cfg.streams % cfg.contexts);
+            let per_group = cfg.streams_in_group(g);
+            let pools = cfg.group_pools(g);
             let group = shared[g].clone();
             let mut stop = stop_tx.subscribe();
             let cpu_tx = cpu_tx.clone();
@@ -249,7 +277,12 @@ fn run_tokio(cfg: Config) -> RunResult {
                     .unwrap();
                 rt.block_on(async move {
                     for _ in 0..per_group {
-                        spawn_tokio_timer_stream(cfg.period, late_after, group.clone());
+                        spawn_tokio_timer_stream(
+                            cfg.period,
+                            late_after,
+                            group.clone(),
+                            pools.for_stream(),
+                        );
                     }
                     let start = thread_cpu_time();
                     let _ = cpu_tx.send((g, start));
@@ -331,7 +364,8 @@ fn print(name: &str, r: &RunResult) {
 fn result_row(name: &str, cfg: &Config, run: usize, r: &RunResult) -> CsvRow {
     let l = &r.lateness;
     let mut row = run_row(name, cfg.streams, cfg.contexts, run);
-    row.push_f64("cpu_pct", r.cpu_total, 2)
+    row.push("pool", cfg.pool.name())
+        .push_f64("cpu_pct", r.cpu_total, 2)
         .push_f64("buffers_per_s", r.buffers_per_s, 0)
         .push_f64("interval_mean_ms", l.mean(), 3)
         .push_f64("interval_sd_ms", l.stddev(), 3)
@@ -361,8 +395,13 @@ fn result_row(name: &str, cfg: &Config, run: usize, r: &RunResult) -> CsvRow {
 /// CPU ratio; returns one row per run and runtime (for the result files).
 pub fn timer_main(cfg: Config, runs: usize) -> Vec<CsvRow> {
     println!(
-        "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, {runs} run(s)",
-        cfg.streams, cfg.contexts, cfg.throttle, cfg.period, cfg.window
+        "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, buffer pool per {}, {runs} run(s)",
+        cfg.streams,
+        cfg.contexts,
+        cfg.throttle,
+        cfg.period,
+        cfg.window,
+        cfg.pool.name()
     );
     let mut ratios = Vec::new();
     let mut rows = Vec::new();

@@ -20,8 +20,7 @@ use tokio::sync::mpsc;
 
 use super::buffer::{Buffer, BufferPool};
 use super::sink::{sink, SinkShared};
-use super::timer::{CHANNEL_CAPACITY, POOL_BUFFERS};
-use crate::receivers::RECV_BUF_LEN;
+use super::timer::CHANNEL_CAPACITY;
 use crate::recv_stats::StreamTracker;
 
 /// The UDP source element: one socket.
@@ -31,7 +30,10 @@ pub struct UdpSource {
     std_socket: Option<StdUdpSocket>,
     socket: Option<tempo::net::UdpSocket>,
     /// The buffer `try_next` receives into, kept here so that a cancelled
-    /// `try_next` (pause, flush, stop) does not lose it.
+    /// `try_next` (pause, flush, stop) does not lose it. Taken from the
+    /// pool only once the socket is readable: a buffer held through the
+    /// wait for a datagram would be a period old, cold, when the kernel
+    /// copies into it (and a shared pool's freshly returned buffer is hot).
     next: Option<Buffer>,
     pool: BufferPool,
     tx: tempo_media::channel::Sender<Buffer>,
@@ -71,6 +73,12 @@ impl TaskImpl for UdpSource {
 
     async fn try_next(&mut self) -> Result<Buffer, FlowError> {
         let socket = self.socket.as_ref().ok_or(FlowError::Eos)?;
+        if self.next.is_none() {
+            socket
+                .readable()
+                .await
+                .map_err(|e| FlowError::Error(e.into()))?;
+        }
         let buffer = self.next.get_or_insert_with(|| self.pool.take());
         match socket.recv_from(&mut buffer.data).await {
             Ok((len, _from)) => {
@@ -119,9 +127,9 @@ pub fn prepare_udp_stream(
     window: crate::window::MeasureWindow,
     late_after: Duration,
     shared: Arc<SinkShared>,
+    pool: BufferPool,
 ) -> (Task, tempo_media::Ack) {
     let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
-    let pool = BufferPool::new(POOL_BUFFERS, RECV_BUF_LEN);
     let inspect = tracker_sink(stream, window);
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, inspect)));
     let task = Task::new();
@@ -138,15 +146,19 @@ pub fn spawn_tokio_udp_stream(
     window: crate::window::MeasureWindow,
     late_after: Duration,
     shared: Arc<SinkShared>,
+    pool: BufferPool,
 ) -> io::Result<()> {
     socket.set_nonblocking(true)?;
     let socket = tokio::net::UdpSocket::from_std(socket)?;
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
-    let pool = BufferPool::new(POOL_BUFFERS, RECV_BUF_LEN);
     let inspect = tracker_sink(stream, window);
     tokio::spawn(sink(rx, pool.clone(), late_after, shared, inspect));
     tokio::spawn(async move {
         loop {
+            // As the Tempo source: the buffer is taken once there is data.
+            if socket.readable().await.is_err() {
+                return;
+            }
             let mut buffer = pool.take();
             match socket.recv_from(&mut buffer.data).await {
                 Ok((len, _from)) => {
@@ -165,6 +177,7 @@ pub fn spawn_tokio_udp_stream(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::receivers::RECV_BUF_LEN;
 
     /// The element's actions called in order on a throttling runtime (whose
     /// sockets receive ahead): the first receive takes "1" and holds "2";

@@ -20,12 +20,15 @@ use std::time::Duration;
 
 use tempo::context::Context;
 
+use super::buffer::{GroupPools, PoolScope};
 use super::sink::{Lateness, SinkShared};
+use super::timer::POOL_BUFFERS;
 use super::udp::{prepare_udp_stream, spawn_tokio_udp_stream};
 use crate::alloc_count::allocations;
 use crate::args::Args;
 use crate::child_process::{read_row, start_receiver_then_sender, wait_bounded};
 use crate::controller::spawn_controller;
+use crate::receivers::RECV_BUF_LEN;
 use crate::recv_stats::collect;
 use crate::report::CsvRow;
 use crate::rusage::{cpu_percent, process_cpu_time};
@@ -76,6 +79,15 @@ pub struct UdpConfig {
     pub warmup: Duration,
     /// The measured window.
     pub window: Duration,
+    /// Which streams share a buffer pool.
+    pub pool: PoolScope,
+}
+
+impl UdpConfig {
+    /// The buffer pools of a group of `streams` streams.
+    fn group_pools(&self, streams: usize) -> GroupPools {
+        GroupPools::new(self.pool, streams, POOL_BUFFERS, RECV_BUF_LEN)
+    }
 }
 
 /// `pipeline udp-receive --help`.
@@ -94,6 +106,8 @@ per socket on G contexts (media) or G tokio current-thread runtimes
   --base-port P        port of stream 0 (default 20000)
   --warmup-secs S      not measured (default 2)
   --window-secs S      measured (default 5)
+  --pool SCOPE         stream or context (default): which streams share a
+                       buffer pool
   --cpu K              pin the process to CPU K
 ";
 
@@ -113,6 +127,7 @@ pub fn udp_receive_main(mut args: Args) -> Result<(), String> {
         base_port: args.value("base-port", crate::udp_cli::DEFAULT_BASE_PORT)?,
         warmup: Duration::from_secs_f64(args.value("warmup-secs", 2.0f64)?),
         window: Duration::from_secs_f64(args.value("window-secs", 5.0f64)?),
+        pool: PoolScope::parse(args.raw("pool")?.as_deref().unwrap_or("context"))?,
     };
     let cpu: Option<usize> = args
         .value("cpu", usize::MAX)
@@ -209,6 +224,13 @@ fn run_media(
         .collect::<io::Result<_>>()?;
     let timeout = Duration::from_secs(30);
     let failed = |e: tempo_media::TransitionError| io::Error::other(e.to_string());
+    let pools: Vec<GroupPools> = (0..cfg.contexts)
+        .map(|g| {
+            cfg.group_pools(
+                cfg.streams / cfg.contexts + usize::from(g < cfg.streams % cfg.contexts),
+            )
+        })
+        .collect();
     let mut tasks = Vec::with_capacity(cfg.streams);
     let mut acks = Vec::with_capacity(cfg.streams);
     for (i, socket) in sockets.into_iter().enumerate() {
@@ -220,6 +242,7 @@ fn run_media(
             window,
             late_after,
             groups[g].clone(),
+            pools[g].for_stream(),
         );
         tasks.push(task);
         acks.push(ack);
@@ -270,13 +293,21 @@ fn run_tokio(
         .zip(groups.iter().cloned())
         .map(|(sockets, shared)| {
             let period = cfg.period;
+            let pools = cfg.group_pools(sockets.len());
             std::thread::spawn(move || -> io::Result<()> {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()?;
                 rt.block_on(async move {
                     for (i, socket) in sockets {
-                        spawn_tokio_udp_stream(i, socket, window, late_after, shared.clone())?;
+                        spawn_tokio_udp_stream(
+                            i,
+                            socket,
+                            window,
+                            late_after,
+                            shared.clone(),
+                            pools.for_stream(),
+                        )?;
                     }
                     tokio::time::sleep(window.remaining()).await;
                     // A sink publishes its figures on its first buffer
@@ -367,6 +398,8 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<Vec<CsvRow>, String> {
             &throttle_ms,
             "--period-ms",
             &cfg.period.as_millis().to_string(),
+            "--pool",
+            cfg.pool.name(),
         ]
         .map(String::from)
         .to_vec()
