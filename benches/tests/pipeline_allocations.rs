@@ -85,15 +85,7 @@ fn timer_pipeline_allocations(scope: PoolScope) {
     let shared = Arc::new(SinkShared::default());
     let pools = GroupPools::new(scope, STREAMS, POOL_BUFFERS, TIMER_BUFFER_LEN);
     let streams: Vec<_> = (0..STREAMS)
-        .map(|_| {
-            prepare_timer_stream(
-                &context,
-                period,
-                period * 2,
-                shared.clone(),
-                pools.for_stream(),
-            )
-        })
+        .map(|_| prepare_timer_stream(&context, period, period * 2, shared.clone(), &pools))
         .collect();
     let timeout = Duration::from_secs(30);
     let tasks: Vec<_> = streams
@@ -165,7 +157,7 @@ fn udp_pipeline_allocations(scope: PoolScope) {
                 always,
                 late_after,
                 shared.clone(),
-                pools.for_stream(),
+                &pools,
             )
         })
         .collect::<Vec<_>>()

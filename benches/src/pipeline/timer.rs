@@ -9,7 +9,7 @@ use tempo::context::Context;
 use tempo_media::{FlowError, Task, TaskImpl};
 use tokio::sync::mpsc;
 
-use super::buffer::{Buffer, BufferPool};
+use super::buffer::{Buffer, BufferPool, GroupPools};
 use super::sink::{sink, SinkShared};
 
 /// Capacity of the channel from a source to its sink.
@@ -57,16 +57,19 @@ impl TaskImpl for TimerSource {
 }
 
 /// Spawns the sink of a new timer-driven stream on `context` and prepares
-/// its source there, both using buffers of `pool`; returns the (prepared,
+/// its source there, both using buffers of the stream's pool from `pools`; returns the (prepared,
 /// not started) task and the prepare acknowledgement.
 pub fn prepare_timer_stream(
     context: &Context,
     period: Duration,
     late_after: Duration,
     shared: Arc<SinkShared>,
-    pool: BufferPool,
+    pools: &GroupPools,
 ) -> (Task, tempo_media::Ack) {
     let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
+    // After the channel, as every stream's allocations have always been
+    // made: heap layout moves these figures by tens of per cent.
+    let pool = pools.for_stream();
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {})));
     let task = Task::new();
     let source = TimerSource {
@@ -86,9 +89,10 @@ pub fn spawn_tokio_timer_stream(
     period: Duration,
     late_after: Duration,
     shared: Arc<SinkShared>,
-    pool: BufferPool,
+    pools: &GroupPools,
 ) {
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let pool = pools.for_stream();
     tokio::spawn(sink(rx, pool.clone(), late_after, shared, |_, _| {}));
     tokio::spawn(async move {
         let mut interval = tokio::time::interval(period);

@@ -167,7 +167,7 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
                 cfg.period,
                 late_after,
                 groups[g].clone(),
-                pools[g].for_stream(),
+                &pools[g],
             )
         })
         .collect::<Vec<_>>()
@@ -277,12 +277,7 @@ fn run_tokio(cfg: Config) -> RunResult {
                     .unwrap();
                 rt.block_on(async move {
                     for _ in 0..per_group {
-                        spawn_tokio_timer_stream(
-                            cfg.period,
-                            late_after,
-                            group.clone(),
-                            pools.for_stream(),
-                        );
+                        spawn_tokio_timer_stream(cfg.period, late_after, group.clone(), &pools);
                     }
                     let start = thread_cpu_time();
                     let _ = cpu_tx.send((g, start));

@@ -18,7 +18,7 @@ use tempo::context::Context;
 use tempo_media::{BoxError, FlowError, Task, TaskImpl};
 use tokio::sync::mpsc;
 
-use super::buffer::{Buffer, BufferPool};
+use super::buffer::{Buffer, BufferPool, GroupPools};
 use super::sink::{sink, SinkShared};
 use super::timer::CHANNEL_CAPACITY;
 use crate::recv_stats::StreamTracker;
@@ -127,9 +127,10 @@ pub fn prepare_udp_stream(
     window: crate::window::MeasureWindow,
     late_after: Duration,
     shared: Arc<SinkShared>,
-    pool: BufferPool,
+    pools: &GroupPools,
 ) -> (Task, tempo_media::Ack) {
     let (tx, rx) = tempo_media::channel(CHANNEL_CAPACITY);
+    let pool = pools.for_stream();
     let inspect = tracker_sink(stream, window);
     drop(context.spawn(sink(rx, pool.clone(), late_after, shared, inspect)));
     let task = Task::new();
@@ -146,11 +147,12 @@ pub fn spawn_tokio_udp_stream(
     window: crate::window::MeasureWindow,
     late_after: Duration,
     shared: Arc<SinkShared>,
-    pool: BufferPool,
+    pools: &GroupPools,
 ) -> io::Result<()> {
     socket.set_nonblocking(true)?;
     let socket = tokio::net::UdpSocket::from_std(socket)?;
     let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    let pool = pools.for_stream();
     let inspect = tracker_sink(stream, window);
     tokio::spawn(sink(rx, pool.clone(), late_after, shared, inspect));
     tokio::spawn(async move {

@@ -242,7 +242,7 @@ fn run_media(
             window,
             late_after,
             groups[g].clone(),
-            pools[g].for_stream(),
+            &pools[g],
         );
         tasks.push(task);
         acks.push(ack);
@@ -306,7 +306,7 @@ fn run_tokio(
                             window,
                             late_after,
                             shared.clone(),
-                            pools.for_stream(),
+                            &pools,
                         )?;
                     }
                     tokio::time::sleep(window.remaining()).await;
