@@ -33,6 +33,23 @@ fn poll(sleep: Pin<&mut Sleep>, waker: &Waker) -> Poll<()> {
 
 const MS: Duration = Duration::from_millis(1);
 
+/// A driver and a 1 ms timer polled once (registered), with the clock
+/// moved to its deadline but no fire pass yet.
+fn due_sleep() -> (
+    Driver<ParkThread>,
+    std::sync::Arc<FlagWaker>,
+    Waker,
+    Pin<Box<Sleep>>,
+) {
+    let driver = Driver::new(ParkThread::new(), Clock::paused());
+    let handle = driver.handle();
+    let (flag, waker) = flag_waker();
+    let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
+    assert!(poll(sleep.as_mut(), &waker).is_pending());
+    driver.clock().advance(MS);
+    (driver, flag, waker, sleep)
+}
+
 /// A timer registered on another thread while the driver fires is either
 /// fired by that pass or by the next one: its task is never left waiting.
 #[test]
@@ -65,12 +82,7 @@ fn registration_races_fire_pass() {
 #[test]
 fn cancellation_races_fire_pass() {
     loom::model(|| {
-        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-        let handle = driver.handle();
-        let (flag, waker) = flag_waker();
-        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
-        assert!(poll(sleep.as_mut(), &waker).is_pending());
-        driver.clock().advance(MS);
+        let (mut driver, flag, _waker, sleep) = due_sleep();
         let remote = thread::spawn(move || drop(sleep));
         driver.park_timeout(Duration::ZERO).unwrap();
         remote.join().unwrap();
@@ -87,12 +99,7 @@ fn cancellation_races_fire_pass() {
 #[test]
 fn completion_races_fire_pass() {
     loom::model(|| {
-        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-        let handle = driver.handle();
-        let (flag, waker) = flag_waker();
-        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
-        assert!(poll(sleep.as_mut(), &waker).is_pending());
-        driver.clock().advance(MS);
+        let (mut driver, flag, waker, mut sleep) = due_sleep();
         let remote_waker = waker.clone();
         let remote = thread::spawn(move || {
             if poll(sleep.as_mut(), &remote_waker).is_ready() {

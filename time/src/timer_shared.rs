@@ -797,19 +797,25 @@ mod tests {
         sleep.poll(&mut Context::from_waker(Waker::noop()))
     }
 
-    /// The fired fast path: once a pass fired a timer, completing it,
-    /// asking whether it elapsed and dropping it take no lock (they took
-    /// one each before: three lock round trips per period of a
-    /// `sleep_until` loop where one is needed).
-    #[test]
-    fn a_fired_sleep_completes_and_drops_without_the_lock() {
+    /// A driver with a 1 ms timer, registered, then fired by a pass.
+    fn fired_sleep() -> (Driver<ParkThread>, Pin<Box<Sleep>>) {
         let mut driver = Driver::new(ParkThread::new(), Clock::paused());
         let handle = driver.handle();
         let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
         assert!(poll_sleep(sleep.as_mut()).is_pending());
         driver.clock().advance(MS);
         driver.park_timeout(Duration::ZERO).unwrap();
+        (driver, sleep)
+    }
 
+    /// The fired fast path: once a pass fired a timer, completing it,
+    /// asking whether it elapsed and dropping it take no lock (they took
+    /// one each before: three lock round trips per period of a
+    /// `sleep_until` loop where one is needed).
+    #[test]
+    fn a_fired_sleep_completes_and_drops_without_the_lock() {
+        let (driver, mut sleep) = fired_sleep();
+        let handle = driver.handle();
         let before = handle.shared().locks_taken();
         assert!(poll_sleep(sleep.as_mut()).is_ready());
         assert!(sleep.is_elapsed());
@@ -835,12 +841,8 @@ mod tests {
     /// entry waits again, and completes only once fired again.
     #[test]
     fn a_reset_after_firing_waits_for_the_new_deadline() {
-        let mut driver = Driver::new(ParkThread::new(), Clock::paused());
+        let (mut driver, mut sleep) = fired_sleep();
         let handle = driver.handle();
-        let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
-        assert!(poll_sleep(sleep.as_mut()).is_pending());
-        driver.clock().advance(MS);
-        driver.park_timeout(Duration::ZERO).unwrap();
         assert!(poll_sleep(sleep.as_mut()).is_ready());
 
         sleep.as_mut().reset(handle.now() + MS * 5);
