@@ -158,7 +158,7 @@ impl Options {
             throttle: Duration::from_millis(args.value("throttle-ms", 20)?),
             period: Duration::from_millis(args.value("period-ms", 20)?),
             window: Duration::from_secs(args.value("seconds", if quick { 1 } else { 5 })?),
-            pool: PoolScope::parse(args.raw("pool")?.as_deref().unwrap_or("context"))?,
+            pool: PoolScope::parse_option(args.raw("pool")?.as_deref())?,
         };
         let runs = args.value("runs", 1usize)?.max(1);
         let base_port = args.value("base-port", UDP_BASE_PORT)?;

@@ -41,11 +41,12 @@ impl Buffer {
 }
 
 /// Which streams share a [`BufferPool`] (see the module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum PoolScope {
     /// A pool per stream.
     Stream,
     /// A pool per context (tokio runtime), shared by its streams.
+    #[default]
     Context,
 }
 
@@ -56,6 +57,11 @@ impl PoolScope {
             PoolScope::Stream => "stream",
             PoolScope::Context => "context",
         }
+    }
+
+    /// Parses `--pool`'s value; the default without one.
+    pub fn parse_option(value: Option<&str>) -> Result<PoolScope, String> {
+        value.map_or(Ok(PoolScope::default()), PoolScope::parse)
     }
 
     /// Parses `--pool`'s value.
@@ -179,5 +185,6 @@ mod tests {
             assert_eq!(PoolScope::parse(scope.name()), Ok(scope));
         }
         assert!(PoolScope::parse("thread").is_err());
+        assert_eq!(PoolScope::parse_option(None), Ok(PoolScope::Context));
     }
 }

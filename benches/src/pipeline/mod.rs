@@ -15,6 +15,12 @@
 //! * [`udp`]: the UDP source (a task per socket) and its tokio baseline;
 //! * [`udp_run`]: the UDP runs: sender and receiver processes.
 
+/// Streams of group `g` (context / tokio runtime) when `streams` are dealt
+/// round-robin over `groups`.
+pub fn streams_in_group(streams: usize, groups: usize, g: usize) -> usize {
+    streams / groups + usize::from(g < streams % groups)
+}
+
 pub mod buffer;
 pub mod results;
 pub mod sink;

@@ -46,7 +46,7 @@ impl Config {
     /// Streams of group `g` (context / tokio runtime): streams are dealt
     /// round-robin.
     pub fn streams_in_group(&self, g: usize) -> usize {
-        self.streams / self.contexts + usize::from(g < self.streams % self.contexts)
+        super::streams_in_group(self.streams, self.contexts, g)
     }
 
     /// The buffer pools of group `g`.

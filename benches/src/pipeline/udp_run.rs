@@ -127,7 +127,7 @@ pub fn udp_receive_main(mut args: Args) -> Result<(), String> {
         base_port: args.value("base-port", crate::udp_cli::DEFAULT_BASE_PORT)?,
         warmup: Duration::from_secs_f64(args.value("warmup-secs", 2.0f64)?),
         window: Duration::from_secs_f64(args.value("window-secs", 5.0f64)?),
-        pool: PoolScope::parse(args.raw("pool")?.as_deref().unwrap_or("context"))?,
+        pool: PoolScope::parse_option(args.raw("pool")?.as_deref())?,
     };
     let cpu: Option<usize> = args
         .value("cpu", usize::MAX)
@@ -225,11 +225,7 @@ fn run_media(
     let timeout = Duration::from_secs(30);
     let failed = |e: tempo_media::TransitionError| io::Error::other(e.to_string());
     let pools: Vec<GroupPools> = (0..cfg.contexts)
-        .map(|g| {
-            cfg.group_pools(
-                cfg.streams / cfg.contexts + usize::from(g < cfg.streams % cfg.contexts),
-            )
-        })
+        .map(|g| cfg.group_pools(super::streams_in_group(cfg.streams, cfg.contexts, g)))
         .collect();
     let mut tasks = Vec::with_capacity(cfg.streams);
     let mut acks = Vec::with_capacity(cfg.streams);
