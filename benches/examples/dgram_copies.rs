@@ -18,6 +18,19 @@
 //! there unchanged for a before/after.
 use std::time::Duration;
 
+/// Two sockets on 127.0.0.1 and the second's address (the first sends to
+/// it).
+async fn socket_pair() -> (
+    tempo::net::UdpSocket,
+    tempo::net::UdpSocket,
+    std::net::SocketAddr,
+) {
+    let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
+    let to = b.local_addr().unwrap();
+    (a, b, to)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |i: usize, d: u64| args.get(i).and_then(|s| s.parse().ok()).unwrap_or(d);
@@ -56,9 +69,7 @@ fn main() {
             let n = arg(2, 10_000);
             let rt = tempo_benches::tempo_runtime::build(None).unwrap();
             rt.block_on(async {
-                let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-                let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-                let to = b.local_addr().unwrap();
+                let (a, b, to) = socket_pair().await;
                 let payload = [7u8; 160];
                 let mut buf = [0u8; 2048];
                 for _ in 0..n {
@@ -72,9 +83,7 @@ fn main() {
             let (n, k, t) = (arg(2, 200), arg(3, 20), arg(4, 1));
             let rt = tempo_benches::tempo_runtime::build(Some(Duration::from_millis(t))).unwrap();
             rt.block_on(async {
-                let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-                let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-                let to = b.local_addr().unwrap();
+                let (a, b, to) = socket_pair().await;
                 let payload = [7u8; 160];
                 let mut buf = [0u8; 2048];
                 for _ in 0..n {

@@ -62,6 +62,20 @@ fn waits_once(
     })
 }
 
+/// Task "A": logs its one poll and hands the waker `W` left in `cell` to
+/// `wake` (which wakes it from this thread or another).
+fn wakes_w(
+    log: &Log,
+    cell: &WakerCell,
+    wake: impl FnOnce(Waker) + Send + 'static,
+) -> impl std::future::Future<Output = ()> + Send + 'static {
+    let (log, cell) = (log.clone(), cell.clone());
+    async move {
+        log.push("A");
+        wake(cell.take().expect("W ran first"));
+    }
+}
+
 /// A task named `name` that logs its one poll.
 fn logs(log: &Log, name: &'static str) -> impl std::future::Future<Output = ()> + Send + 'static {
     let log = log.clone();
@@ -75,13 +89,7 @@ on_each_flavor! {
         let (log, w) = (Log::default(), WakerCell::default());
         let joins = vec![
             rt.spawn(waits_once(&log, "W", &w)),
-            rt.spawn({
-                let (log, w) = (log.clone(), w.clone());
-                async move {
-                    log.push("A");
-                    w.take().expect("W ran first").wake();
-                }
-            }),
+            rt.spawn(wakes_w(&log, &w, Waker::wake)),
             rt.spawn(logs(&log, "C")),
             rt.spawn(logs(&log, "D")),
         ];
@@ -167,16 +175,11 @@ on_each_flavor! {
         let (log, w) = (Log::default(), WakerCell::default());
         let joins = vec![
             rt.spawn(waits_once(&log, "W", &w)),
-            rt.spawn({
-                let (log, w) = (log.clone(), w.clone());
-                async move {
-                    log.push("A");
-                    let waker = w.take().expect("W ran first");
-                    // Woken from another thread while A runs: the inject
-                    // queue, behind C.
-                    std::thread::spawn(move || waker.wake()).join().unwrap();
-                }
-            }),
+            // Woken from another thread while A runs: the inject queue,
+            // behind C.
+            rt.spawn(wakes_w(&log, &w, |waker| {
+                std::thread::spawn(move || waker.wake()).join().unwrap();
+            })),
             rt.spawn(logs(&log, "C")),
         ];
         rt.block_on(async {
