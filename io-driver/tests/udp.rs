@@ -305,6 +305,53 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
     assert_eq!(buf[0], b'b');
 }
 
+/// A receive on a socket known drained waits for its event before it asks
+/// the cooperative budget: with the budget spent it is `Pending` *without
+/// a wake* (an exhausted budget would wake the task at once, for a poll
+/// that could only wait again), and the datagram's event wakes it. Under
+/// receive-ahead every datagram's second receive takes this path, which
+/// skips the budget, the operation and its error value.
+#[test]
+fn drained_receive_waits_for_its_event_not_for_the_budget() {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let mut buf = [0u8; 8];
+    assert_eq!(block_on(&mut driver, socket.recv(&mut buf)).unwrap(), 1);
+
+    let wakes = Arc::new(WakeCount::default());
+    let waker = Waker::from(wakes.clone());
+    let mut cx = Context::from_waker(&waker);
+    let woken = || wakes.0.load(std::sync::atomic::Ordering::SeqCst);
+    let (n, from) = {
+        let mut recv = std::pin::pin!(socket.recv_from(&mut buf));
+        tempo_park::coop::budget(|| {
+            let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
+            for _ in 0..budget {
+                let Poll::Ready(unit) = tempo_park::coop::poll_proceed(&mut cx) else {
+                    panic!("the budget ran out early");
+                };
+                unit.made_progress();
+            }
+            assert!(!tempo_park::coop::has_budget_remaining());
+            assert!(recv.as_mut().poll(&mut cx).is_pending());
+        });
+        assert_eq!(woken(), 0, "drained: no wake for the spent budget");
+
+        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_eq!(woken(), 1, "the datagram's event woke the receive");
+        let Poll::Ready(Ok(got)) = recv.as_mut().poll(&mut cx) else {
+            panic!("the woken receive got nothing");
+        };
+        got
+    };
+    assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+}
+
 /// `discard_held` (a flush) drops the held datagram: it is never
 /// received, and the next receive asks the kernel, which returns the
 /// datagram sent after it.

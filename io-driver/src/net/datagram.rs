@@ -212,6 +212,13 @@ impl<S: DatagramSource> DatagramIo<S> {
         Ok(value)
     }
 
+    /// The operation loop's `skips` test of the receives that may skip
+    /// their syscall: the socket was found drained at the readiness seen
+    /// and nothing is held, so the receive waits without trying.
+    fn skips(&self) -> impl Fn(ReadyEvent) -> bool + '_ {
+        |seen| self.ahead.skips_at(seen.event_seq())
+    }
+
     /// One receive into `buf`: its length and what `decode` makes of the
     /// source, decoded where the kernel wrote it (see `Got`). A decode
     /// error comes after the attempt, which has cleared the readiness
@@ -234,7 +241,10 @@ impl<S: DatagramSource> DatagramIo<S> {
 
     pub(crate) async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         let op = self.recv_op(buf, true, no_source);
-        let (len, ()) = self.registration.io_seen(Direction::Read, op).await?;
+        let (len, ()) = self
+            .registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await?;
         Ok(len)
     }
 
@@ -244,7 +254,9 @@ impl<S: DatagramSource> DatagramIo<S> {
         buf: &mut [u8],
     ) -> Poll<io::Result<usize>> {
         let op = self.recv_op(buf, true, no_source);
-        let received = self.registration.poll_io_seen(cx, Direction::Read, op);
+        let received = self
+            .registration
+            .poll_io_seen(cx, Direction::Read, self.skips(), op);
         received.map_ok(|(len, ())| len)
     }
 
@@ -256,7 +268,9 @@ impl<S: DatagramSource> DatagramIo<S> {
 
     pub(crate) async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
         let op = self.recv_op(buf, true, S::decode);
-        self.registration.io_seen(Direction::Read, op).await
+        self.registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await
     }
 
     pub(crate) fn poll_recv_from(
@@ -265,7 +279,8 @@ impl<S: DatagramSource> DatagramIo<S> {
         buf: &mut [u8],
     ) -> Poll<io::Result<(usize, S::Addr)>> {
         let op = self.recv_op(buf, true, S::decode);
-        self.registration.poll_io_seen(cx, Direction::Read, op)
+        self.registration
+            .poll_io_seen(cx, Direction::Read, self.skips(), op)
     }
 
     pub(crate) fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
@@ -289,7 +304,9 @@ impl<S: DatagramSource> DatagramIo<S> {
 
     pub(crate) async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         let op = self.recv_many_op(batch, true);
-        self.registration.io_seen(Direction::Read, op).await
+        self.registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await
     }
 
     pub(crate) fn poll_recv_many(
@@ -298,7 +315,8 @@ impl<S: DatagramSource> DatagramIo<S> {
         batch: &mut RecvBatch,
     ) -> Poll<io::Result<usize>> {
         let op = self.recv_many_op(batch, true);
-        self.registration.poll_io_seen(cx, Direction::Read, op)
+        self.registration
+            .poll_io_seen(cx, Direction::Read, self.skips(), op)
     }
 
     pub(crate) fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
@@ -328,7 +346,10 @@ impl<S: DatagramSource> DatagramIo<S> {
     #[cfg(feature = "bytes")]
     pub(crate) async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         let op = self.recv_buf_op(buf, true, no_source);
-        let (len, ()) = self.registration.io_seen(Direction::Read, op).await?;
+        let (len, ()) = self
+            .registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await?;
         Ok(len)
     }
 
@@ -345,7 +366,9 @@ impl<S: DatagramSource> DatagramIo<S> {
         buf: &mut B,
     ) -> io::Result<(usize, S::Addr)> {
         let op = self.recv_buf_op(buf, true, S::decode);
-        self.registration.io_seen(Direction::Read, op).await
+        self.registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await
     }
 
     #[cfg(feature = "bytes")]

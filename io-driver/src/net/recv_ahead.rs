@@ -277,7 +277,15 @@ impl RecvAhead {
     /// datagram, read without the lock).
     #[inline]
     fn skips(&self, attempt: RecvAttempt) -> bool {
-        attempt.may_skip && self.skip.load(Ordering::Acquire) == skip_word(attempt.event_seq)
+        attempt.may_skip && self.skips_at(attempt.event_seq)
+    }
+
+    /// Whether a receive that may skip its syscall, seeing `event_seq`,
+    /// skips it (returns `WouldBlock` at once): the operation loop's
+    /// `skips` test, which lets such a receive wait without trying.
+    #[inline]
+    pub(crate) fn skips_at(&self, event_seq: usize) -> bool {
+        self.skip.load(Ordering::Acquire) == skip_word(event_seq)
     }
 
     /// Whether a datagram is held (a receive is ready without a syscall).

@@ -35,6 +35,16 @@
 //! receive that found the socket drained) takes the readiness it started
 //! from ([`poll_io_seen`](Registration::poll_io_seen) and its forms) and
 //! [clears](Registration::clear_readiness) it itself.
+//!
+//! Such an operation can also tell, from the readiness alone, that it
+//! would return `WouldBlock` without a syscall (a datagram socket found
+//! drained at the current event, see `net/recv_ahead.rs`): its `skips`
+//! test. A poll for which `skips` holds waits at once, before the budget:
+//! it stores its waker, re-checks the readiness, and returns `Pending` if
+//! no event came, having spent nothing, run no operation and made no error
+//! value (under receive-ahead, the second receive of every datagram). If
+//! the re-check finds the socket ready, or shut down, the poll goes on
+//! through the loop above as if `skips` had not held.
 
 use std::future::poll_fn;
 use std::io;
@@ -218,13 +228,17 @@ impl Registration {
     /// [`poll_io`](Self::poll_io) whose `op` gets the readiness seen before
     /// it (to [clear](Self::clear_readiness) it when it learns the socket
     /// is drained).
+    ///
+    /// `skips(seen)`: `op` would return `WouldBlock` without a syscall
+    /// from the readiness `seen` (see the module docs).
     pub(crate) fn poll_io_seen<R>(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
+        skips: impl Fn(ReadyEvent) -> bool,
         op: impl FnMut(ReadyEvent) -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_op(cx, &mut Wait::Poll(direction), op)
+        self.poll_op_skipping(cx, &mut Wait::Poll(direction), skips, op)
     }
 
     /// [`poll_io_seen`](Self::poll_io_seen) as a future with its own
@@ -232,10 +246,11 @@ impl Registration {
     pub(crate) async fn io_seen<R>(
         &self,
         direction: Direction,
+        skips: impl Fn(ReadyEvent) -> bool,
         mut op: impl FnMut(ReadyEvent) -> io::Result<R>,
     ) -> io::Result<R> {
         let mut wait = Wait::Waiter(Waiter::new(&self.io, direction));
-        poll_fn(|cx| self.poll_op(cx, &mut wait, &mut op)).await
+        poll_fn(|cx| self.poll_op_skipping(cx, &mut wait, &skips, &mut op)).await
     }
 
     /// Clears the readiness of `direction` seen in `seen`, unless an event
@@ -243,6 +258,21 @@ impl Registration {
     /// new event.
     pub(crate) fn clear_readiness(&self, seen: ReadyEvent, direction: Direction) {
         self.io.clear_readiness(seen, direction);
+    }
+
+    /// The operation loop after the wait `skips` announces (see the module
+    /// docs): `Pending` at once when `skips` holds and no event came.
+    fn poll_op_skipping<R>(
+        &self,
+        cx: &mut Context<'_>,
+        wait: &mut Wait<'_>,
+        skips: impl Fn(ReadyEvent) -> bool,
+        op: impl FnMut(ReadyEvent) -> io::Result<R>,
+    ) -> Poll<io::Result<R>> {
+        if skips(self.io.snapshot()) && wait.poll_ready(&self.io, cx).is_pending() {
+            return Poll::Pending;
+        }
+        self.poll_op(cx, wait, op)
     }
 
     /// The operation loop. `op` gets the readiness seen before it.
