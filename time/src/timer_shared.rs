@@ -284,31 +284,27 @@ impl TimerShared {
 
     /// `instant` in nanoseconds since `origin` (0 before it, saturating).
     fn nanos_since_origin(&self, instant: Instant) -> u64 {
-        let nanos = instant
-            .into_std()
-            .saturating_duration_since(self.origin)
-            .as_nanos();
-        u64::try_from(nanos).unwrap_or(u64::MAX)
+        nanos_of(self.since_origin(instant))
     }
 
-    /// Whether `deadline` is at or before the `now` of the last fire pass.
-    fn passed_at_last_pass(&self, deadline: Instant) -> bool {
+    /// How long after `origin` `instant` is (zero if not after it): the
+    /// one clock subtraction the tick and nanosecond forms derive from
+    /// (each costs about 50 instructions, and a registration needs both).
+    fn since_origin(&self, instant: Instant) -> Duration {
+        instant.into_std().saturating_duration_since(self.origin)
+    }
+
+    /// Whether a deadline `since` after `origin` is at or before the `now`
+    /// of the last fire pass.
+    fn passed_at_last_pass(&self, since: Duration) -> bool {
         let last_pass = self.last_pass_nanos.load(Ordering::SeqCst);
         // Not after the origin: the nanosecond count says nothing finer.
-        deadline.into_std() <= self.origin || self.nanos_since_origin(deadline) <= last_pass
+        since.is_zero() || nanos_of(since) <= last_pass
     }
 
     /// The deadline's tick, rounded up.
     pub(crate) fn deadline_tick(&self, deadline: Instant) -> u64 {
-        let since = deadline.into_std().saturating_duration_since(self.origin);
-        // `ceil(nanos / 1e6)` in 64-bit arithmetic (whole seconds are whole
-        // milliseconds): a 128-bit division here cost more than the rest
-        // of the computation, once per registration.
-        since
-            .as_secs()
-            .checked_mul(1_000)
-            .and_then(|ms| ms.checked_add(u64::from(since.subsec_nanos().div_ceil(1_000_000))))
-            .unwrap_or(u64::MAX)
+        tick_of(self.since_origin(deadline))
     }
 
     /// The current time's tick, rounded down.
@@ -354,7 +350,8 @@ impl TimerShared {
         waker: Option<&Waker>,
         wake_if_due: bool,
     ) -> EntryState {
-        let deadline_tick = self.deadline_tick(deadline);
+        let since = self.since_origin(deadline);
+        let deadline_tick = tick_of(since);
         let mut old_waker = None;
         let mut to_wake = None;
         let mut unpark = false;
@@ -389,7 +386,7 @@ impl TimerShared {
                     }
                 }
             });
-            let wake_tick = if self.passed_at_last_pass(deadline) {
+            let wake_tick = if self.passed_at_last_pass(since) {
                 None
             } else {
                 match state.wheel.insert(entry, tick) {
@@ -419,7 +416,16 @@ impl TimerShared {
             };
             new_state = match wake_tick {
                 Some(wake_tick) => {
-                    self.next_wake.store(0, Ordering::SeqCst);
+                    // Every nonzero write of `next_wake` is made under the
+                    // lock (a pass's; `configure` writes 0 only), so this
+                    // load sees the last one or a later 0. Read as 0 (every
+                    // registration of a tick but its first), the next pass
+                    // takes the lock anyway, and a later pass's nonzero
+                    // write comes after this entry is filed: the store (an
+                    // `xchg`) would change nothing.
+                    if self.next_wake.load(Ordering::Relaxed) != 0 {
+                        self.next_wake.store(0, Ordering::SeqCst);
+                    }
                     if wake_tick < self.parked_until.load(Ordering::Relaxed) {
                         self.parked_until.store(wake_tick, Ordering::Relaxed);
                         unpark = true;
@@ -779,6 +785,27 @@ impl fmt::Debug for TimerShared {
     }
 }
 
+/// The tick of a deadline `since` after the origin, rounded up:
+/// `ceil(nanos / 1e6)` in 64-bit arithmetic (whole seconds are whole
+/// milliseconds; a 128-bit division here cost more than the rest of the
+/// computation, once per registration), saturating.
+fn tick_of(since: Duration) -> u64 {
+    since
+        .as_secs()
+        .checked_mul(1_000)
+        .and_then(|ms| ms.checked_add(u64::from(since.subsec_nanos().div_ceil(1_000_000))))
+        .unwrap_or(u64::MAX)
+}
+
+/// `since` in nanoseconds, saturating (64-bit arithmetic, as [`tick_of`]).
+fn nanos_of(since: Duration) -> u64 {
+    since
+        .as_secs()
+        .checked_mul(1_000_000_000)
+        .and_then(|nanos| nanos.checked_add(u64::from(since.subsec_nanos())))
+        .unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use std::future::Future;
@@ -900,5 +927,23 @@ mod tests {
             shared.deadline_tick(origin.checked_sub(MS).unwrap_or(origin)),
             0
         );
+    }
+
+    /// The 64-bit nanosecond count is `as_nanos`, saturating where that
+    /// does not fit in 64 bits.
+    #[test]
+    fn nanos_of_is_as_nanos_saturated() {
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(1, 999_999_999),
+            Duration::from_nanos(u64::MAX),
+            Duration::from_nanos(u64::MAX) + Duration::from_nanos(1),
+            Duration::new(u64::MAX / 1_000_000_000 + 1, 0),
+            Duration::MAX,
+        ] {
+            let expected = u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+            assert_eq!(nanos_of(d), expected, "{d:?}");
+        }
     }
 }
