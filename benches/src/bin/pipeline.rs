@@ -33,6 +33,7 @@ use tempo_benches::alloc_count::CountingAllocator;
 use tempo_benches::args::Args;
 use tempo_benches::out_dir::output_dir;
 use tempo_benches::pipeline::buffer::PoolScope;
+use tempo_benches::pipeline::layout::Layout;
 use tempo_benches::pipeline::results::{write_results, LatenessAxis};
 use tempo_benches::pipeline::timer_run::{timer_main, Config};
 use tempo_benches::pipeline::udp_run::{udp_main, udp_receive_main, UdpConfig};
@@ -69,6 +70,13 @@ Usage: pipeline [options]
                      a sink's returned buffer is the next one a source of
                      its context takes, hot in cache) or stream (a pool
                      per stream); the same for Tempo and tokio
+  --layout ORDER     timer: the order the streams are made in, which
+                     lays out their memory: grouped (default; one
+                     context's streams after the other's, as the tokio
+                     runtimes' own threads make theirs) or interleaved
+                     (round-robin from the application thread, tokio's
+                     through each runtime's handle). UDP: the contexts
+                     share the receiver's core, so it does not apply
   --base-port P      UDP: port of stream 0 (default 29000)
   --out DIR          where the result files go (default: a fresh
                      benches/results/runs/pipeline-<source>-<UTC time>/;
@@ -159,7 +167,11 @@ impl Options {
             period: Duration::from_millis(args.value("period-ms", 20)?),
             window: Duration::from_secs(args.value("seconds", if quick { 1 } else { 5 })?),
             pool: PoolScope::parse_option(args.raw("pool")?.as_deref())?,
+            layout: Layout::parse_option(args.raw("layout")?.as_deref())?,
         };
+        if matches!(source, Source::Udp) && cfg.layout != Layout::default() {
+            return Err("--layout: the timer source's option (see --help)".into());
+        }
         let runs = args.value("runs", 1usize)?.max(1);
         let base_port = args.value("base-port", UDP_BASE_PORT)?;
         let out = args.raw("out")?;

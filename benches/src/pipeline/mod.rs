@@ -11,6 +11,7 @@
 //! * [`sink`]: the sink task and its lateness statistics;
 //! * [`timer`]: the timer-driven source (no network);
 //! * [`timer_run`]: the timer-driven runs, Tempo against tokio;
+//! * [`layout`]: the order a timer run makes its streams in;
 //! * [`results`]: the result files (every run, medians, two figures);
 //! * [`udp`]: the UDP source (a task per socket) and its tokio baseline;
 //! * [`udp_run`]: the UDP runs: sender and receiver processes.
@@ -22,6 +23,7 @@ pub fn streams_in_group(streams: usize, groups: usize, g: usize) -> usize {
 }
 
 pub mod buffer;
+pub mod layout;
 pub mod results;
 pub mod sink;
 pub mod timer;

@@ -15,6 +15,7 @@ use tempo::context::Context;
 use tempo_media::Task;
 
 use super::buffer::{GroupPools, PoolScope};
+use super::layout::Layout;
 use super::results::run_row;
 use super::sink::{Lateness, SinkShared};
 use super::timer::{
@@ -40,6 +41,8 @@ pub struct Config {
     pub window: Duration,
     /// Which streams share a buffer pool.
     pub pool: PoolScope,
+    /// The order the streams are made in.
+    pub layout: Layout,
 }
 
 impl Config {
@@ -159,9 +162,11 @@ fn run_tempo(cfg: Config, run: usize) -> RunResult {
     let pools: Vec<GroupPools> = (0..cfg.contexts).map(|g| cfg.group_pools(g)).collect();
     let late_after = cfg.period + cfg.throttle / 2;
     let timeout = Duration::from_secs(30);
-    let tasks: Vec<Task> = (0..cfg.streams)
-        .map(|i| {
-            let g = i % cfg.contexts;
+    let tasks: Vec<Task> = cfg
+        .layout
+        .groups_in_order(cfg.streams, cfg.contexts)
+        .into_iter()
+        .map(|g| {
             prepare_timer_stream(
                 &contexts[g],
                 cfg.period,
@@ -263,6 +268,8 @@ fn run_tokio(cfg: Config) -> RunResult {
     let late_after = cfg.period + cfg.throttle / 2;
     let (stop_tx, _) = tokio::sync::broadcast::channel::<()>(1);
     let (cpu_tx, cpu_rx) = std::sync::mpsc::channel::<(usize, Duration)>();
+    let (handle_tx, handle_rx) = std::sync::mpsc::channel::<(usize, tokio::runtime::Handle)>();
+    let grouped = cfg.layout == Layout::Grouped;
     let groups: Vec<_> = (0..cfg.contexts)
         .map(|g| {
             let per_group = cfg.streams_in_group(g);
@@ -270,14 +277,21 @@ fn run_tokio(cfg: Config) -> RunResult {
             let group = shared[g].clone();
             let mut stop = stop_tx.subscribe();
             let cpu_tx = cpu_tx.clone();
+            let handle_tx = handle_tx.clone();
             std::thread::spawn(move || {
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
                     .unwrap();
+                let _ = handle_tx.send((g, rt.handle().clone()));
                 rt.block_on(async move {
-                    for _ in 0..per_group {
-                        spawn_tokio_timer_stream(cfg.period, late_after, group.clone(), &pools);
+                    // Grouped: made here, on the runtime's own thread (see
+                    // the layout module); interleaved: by the application
+                    // thread, through the handle.
+                    if grouped {
+                        for _ in 0..per_group {
+                            spawn_tokio_timer_stream(cfg.period, late_after, group.clone(), &pools);
+                        }
                     }
                     let start = thread_cpu_time();
                     let _ = cpu_tx.send((g, start));
@@ -287,6 +301,21 @@ fn run_tokio(cfg: Config) -> RunResult {
             })
         })
         .collect();
+    let mut handles: Vec<Option<tokio::runtime::Handle>> = vec![None; cfg.contexts];
+    for _ in 0..cfg.contexts {
+        let (g, handle) = handle_rx.recv().unwrap();
+        handles[g] = Some(handle);
+    }
+    if !grouped {
+        let pools: Vec<GroupPools> = (0..cfg.contexts).map(|g| cfg.group_pools(g)).collect();
+        for g in cfg.layout.groups_in_order(cfg.streams, cfg.contexts) {
+            let _runtime = handles[g]
+                .as_ref()
+                .expect("every runtime sent its handle")
+                .enter();
+            spawn_tokio_timer_stream(cfg.period, late_after, shared[g].clone(), &pools[g]);
+        }
+    }
     let mut starts = vec![Duration::ZERO; cfg.contexts];
     for _ in 0..cfg.contexts {
         let (g, d) = cpu_rx.recv().unwrap();
@@ -390,13 +419,14 @@ fn result_row(name: &str, cfg: &Config, run: usize, r: &RunResult) -> CsvRow {
 /// CPU ratio; returns one row per run and runtime (for the result files).
 pub fn timer_main(cfg: Config, runs: usize) -> Vec<CsvRow> {
     println!(
-        "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, buffer pool per {}, {runs} run(s)",
+        "{} streams on {} contexts, T = {:?}, period {:?}, window {:?}, buffer pool per {}, streams made {}, {runs} run(s)",
         cfg.streams,
         cfg.contexts,
         cfg.throttle,
         cfg.period,
         cfg.window,
-        cfg.pool.name()
+        cfg.pool.name(),
+        cfg.layout.name()
     );
     let mut ratios = Vec::new();
     let mut rows = Vec::new();
