@@ -129,3 +129,95 @@ fn reader_and_writer_are_woken_independently() {
         assert!(!reader.0.load(SeqCst), "a write event woke the reader");
     });
 }
+
+/// The receive-ahead knowledge of `net/recv_ahead.rs`, reduced to what the
+/// operation loop reads: the event sequence number at which the last
+/// receive found the socket drained.
+type Drained = Mutex<Option<usize>>;
+
+/// One receive poll as `Registration::poll_op_skipping` makes it under
+/// receive-ahead: if the receive would skip its syscall (drained at the
+/// current event), wait at once (store the waker, re-check) and return
+/// `Pending` unless the re-check finds an event; otherwise (or then) the
+/// loop of [`receive`], where the "syscall" is skipped while the drained
+/// knowledge holds and records it when it finds the queue empty.
+fn receive_skipping(
+    io: &ScheduledIo,
+    queued: &Mutex<bool>,
+    drained: &Drained,
+    cx: &mut Context<'_>,
+) -> Outcome {
+    let skips = |seen: usize| *drained.lock().unwrap() == Some(seen);
+    if skips(io.snapshot().event_seq()) && io.poll_ready(cx, Direction::Read).is_pending() {
+        return Outcome::Pending;
+    }
+    for _ in 0..3 {
+        let seen = io.snapshot();
+        let got = !skips(seen.event_seq()) && {
+            let got = std::mem::replace(&mut *queued.lock().unwrap(), false);
+            if !got {
+                *drained.lock().unwrap() = Some(seen.event_seq());
+            }
+            got
+        };
+        if got {
+            return Outcome::Received;
+        }
+        io.clear_readiness(seen, Direction::Read);
+        match io.poll_ready(cx, Direction::Read) {
+            Poll::Pending => return Outcome::Pending,
+            Poll::Ready(result) => {
+                result.unwrap();
+            }
+        }
+    }
+    panic!("more retries than events");
+}
+
+/// A datagram arriving (and its event dispatched) while a receive that
+/// knows the socket drained takes the shortcut (waits without the budget
+/// or the operation): the receive either gets it now or is woken for it.
+/// The shortcut relies on the re-check after storing the waker; without it
+/// (returning `Pending` right after the store) this model fails.
+#[test]
+fn drained_receive_waiting_at_once_does_not_lose_an_event() {
+    loom::model(|| {
+        let io = Arc::new(ScheduledIo::new());
+        let queued = Arc::new(Mutex::new(false));
+        let drained: Arc<Drained> = Arc::new(Mutex::new(None));
+        // The last receive found the socket drained at the current event
+        // and cleared the readiness it saw.
+        io.set_readiness(Ready::READABLE);
+        let seen = io.snapshot();
+        *drained.lock().unwrap() = Some(seen.event_seq());
+        io.clear_readiness(seen, Direction::Read);
+
+        let driver = {
+            let (io, queued) = (io.clone(), queued.clone());
+            thread::spawn(move || {
+                *queued.lock().unwrap() = true;
+                io.set_readiness(Ready::READABLE);
+                let mut wakers = Vec::new();
+                io.take_wakers(Ready::READABLE, &mut wakers);
+                wakers.into_iter().for_each(Waker::wake);
+            })
+        };
+
+        let flag = StdArc::new(Flag(AtomicBool::new(false)));
+        let waker = Waker::from(flag.clone());
+        let mut cx = Context::from_waker(&waker);
+        let outcome = receive_skipping(&io, &queued, &drained, &mut cx);
+        driver.join().unwrap();
+
+        if let Outcome::Pending = outcome {
+            assert!(
+                flag.0.load(SeqCst),
+                "datagram arrived but the drained receive was never woken"
+            );
+            assert!(matches!(
+                receive_skipping(&io, &queued, &drained, &mut cx),
+                Outcome::Received
+            ));
+        }
+    });
+}

@@ -75,7 +75,7 @@ pub struct ReadyEvent {
 
 impl ReadyEvent {
     /// The registration's event sequence number at the snapshot.
-    pub(crate) fn event_seq(&self) -> usize {
+    pub fn event_seq(&self) -> usize {
         self.event_seq
     }
 
