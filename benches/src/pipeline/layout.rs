@@ -10,12 +10,12 @@
 //! Tempo's streams are made on the application thread; dealt round-robin,
 //! two contexts' streams alternate in memory, and each context, on its own
 //! core, walks an address range twice the size of its own streams, half of
-//! it the other core's. With 5,000 streams on 2 contexts that costs Tempo
-//! about a third more CPU, running the very same code (figures in
-//! `benches/README.md`, 2026-11-25 "streams made grouped or
-//! interleaved"). Padding the small shared objects to 128 bytes (task
-//! cells, pools, the channel's and the media task's shared state) did not
-//! change it: it is the spread, not lines shared at objects' edges.
+//! it the other core's. With 5,000 streams on 2 contexts that cost Tempo
+//! 25-45 % more CPU than the grouped order, running the very same code
+//! (figures in `benches/README.md`, 2026-11-25, night). Padding the small
+//! shared objects to 128 bytes (task cells, pools, the channel's and the
+//! media task's shared state) did not change it: it is the spread, not
+//! lines shared at objects' edges.
 //!
 //! [`Layout::Grouped`] (the default) makes one group's streams after the
 //! other's, as the baseline's arenas lay them out; [`Layout::Interleaved`]
