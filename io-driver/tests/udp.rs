@@ -165,6 +165,41 @@ fn recv_ahead_driver() -> Driver {
     driver
 }
 
+/// Runs `test` with a receive-ahead driver entered, a bound socket, a std
+/// sender and the socket's address: the setting of the receive-ahead
+/// tests.
+fn with_recv_ahead_pair(
+    test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr),
+) {
+    let mut driver = recv_ahead_driver();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    test(&mut driver, socket, sender, to);
+}
+
+/// Sends `payload` to `socket` and dispatches its readiness event: the
+/// datagram waits in the kernel and the socket's readiness reports it.
+fn sent_and_dispatched(
+    driver: &mut Driver,
+    socket: &UdpSocket,
+    sender: &std::net::UdpSocket,
+    to: SocketAddr,
+    payload: &[u8],
+) {
+    sent_and_queued(socket, || sender.send_to(payload, to).unwrap());
+    driver.park_timeout(Duration::ZERO).unwrap();
+}
+
+/// Asserts that a receive on `socket` is ready at once with the one-byte
+/// datagram `expected`.
+fn assert_receives_now(socket: &UdpSocket, cx: &mut Context<'_>, expected: u8) {
+    let mut buf = [0u8; 8];
+    let got = socket.poll_recv(cx, &mut buf);
+    assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
+    assert_eq!(buf[0], expected);
+}
+
 fn bound_pair() -> (UdpSocket, std::net::UdpSocket, SocketAddr) {
     let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -177,24 +212,22 @@ fn bound_pair() -> (UdpSocket, std::net::UdpSocket, SocketAddr) {
 /// added tick of latency, none stranded).
 #[test]
 fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    sent_and_queued(&socket, || sender.send_to(b"one", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"two", to).unwrap());
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        sent_and_queued(&socket, || sender.send_to(b"one", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"two", to).unwrap());
 
-    let outcome = block_on_bounded(&mut driver, 10, async {
-        let mut buf = [0u8; 8];
-        let mut got = Vec::new();
-        for _ in 0..2 {
-            let n = socket.recv(&mut buf).await.unwrap();
-            got.push(buf[..n].to_vec());
-        }
-        got
+        let outcome = block_on_bounded(driver, 10, async {
+            let mut buf = [0u8; 8];
+            let mut got = Vec::new();
+            for _ in 0..2 {
+                let n = socket.recv(&mut buf).await.unwrap();
+                got.push(buf[..n].to_vec());
+            }
+            got
+        });
+        assert_eq!(outcome.output, vec![b"one".to_vec(), b"two".to_vec()]);
+        assert_eq!(outcome.parks, 0, "both in the tick they were queued in");
     });
-    assert_eq!(outcome.output, vec![b"one".to_vec(), b"two".to_vec()]);
-    assert_eq!(outcome.parks, 0, "both in the tick they were queued in");
 }
 
 /// The second datagram of a receive-ahead call is held in user space: the
@@ -211,11 +244,7 @@ fn held_datagram_comes_first_without_a_syscall() {
     let waker = noop_waker();
     let mut cx = Context::from_waker(&waker);
     let mut buf = [0u8; 8];
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut buf),
-        Poll::Ready(Ok(1))
-    ));
-    assert_eq!(buf[0], b'a');
+    assert_receives_now(&socket, &mut cx, b'a');
     assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
 
     assert!(socket.poll_recv_ready(&mut cx).is_ready(), "held: readable");
@@ -235,37 +264,35 @@ fn held_datagram_comes_first_without_a_syscall() {
 /// `ready(READABLE)` and the `bytes` receives.
 #[test]
 fn held_datagram_is_seen_by_peek_sender_ready_and_buf_receives() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    let from = sender.local_addr().unwrap();
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
-    let mut buf = [0u8; 8];
-    block_on(&mut driver, socket.recv(&mut buf)).unwrap();
-    assert_eq!(kernel_queued(&socket), 1, "b is held, c is in the kernel");
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        let from = sender.local_addr().unwrap();
+        sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
+        let mut buf = [0u8; 8];
+        block_on(driver, socket.recv(&mut buf)).unwrap();
+        assert_eq!(kernel_queued(&socket), 1, "b is held, c is in the kernel");
 
-    assert_eq!(socket.try_peek_sender().unwrap(), from);
-    assert_eq!(block_on(&mut driver, socket.peek_sender()).unwrap(), from);
-    let ready = block_on(&mut driver, socket.ready(tempo_io::Interest::READABLE)).unwrap();
-    assert!(ready.is_readable(), "held: readable at once");
+        assert_eq!(socket.try_peek_sender().unwrap(), from);
+        assert_eq!(block_on(driver, socket.peek_sender()).unwrap(), from);
+        let ready = block_on(driver, socket.ready(tempo_io::Interest::READABLE)).unwrap();
+        assert!(ready.is_readable(), "held: readable at once");
 
-    let mut bytes = Vec::with_capacity(64);
-    let (n, got_from) = block_on(&mut driver, socket.recv_buf_from(&mut bytes)).unwrap();
-    assert_eq!(
-        (n, &bytes[..], got_from),
-        (1, &b"b"[..], from),
-        "the held one first"
-    );
-    bytes.clear();
-    assert_eq!(socket.try_recv_buf(&mut bytes).unwrap(), 1);
-    assert_eq!(&bytes[..], b"c");
-    assert_eq!(
-        socket.try_recv_buf(&mut bytes).unwrap_err().kind(),
-        io::ErrorKind::WouldBlock
-    );
+        let mut bytes = Vec::with_capacity(64);
+        let (n, got_from) = block_on(driver, socket.recv_buf_from(&mut bytes)).unwrap();
+        assert_eq!(
+            (n, &bytes[..], got_from),
+            (1, &b"b"[..], from),
+            "the held one first"
+        );
+        bytes.clear();
+        assert_eq!(socket.try_recv_buf(&mut bytes).unwrap(), 1);
+        assert_eq!(&bytes[..], b"c");
+        assert_eq!(
+            socket.try_recv_buf(&mut bytes).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock
+        );
+    });
 }
 
 /// A receive-ahead call that got one datagram knows the socket is
@@ -275,34 +302,28 @@ fn held_datagram_is_seen_by_peek_sender_ready_and_buf_receives() {
 /// retry this rule replaced made that syscall in the next round.)
 #[test]
 fn drained_socket_waits_for_the_next_event_without_a_syscall() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    // Dispatch the socket's first events (writable, readable).
-    driver.park_timeout(Duration::ZERO).unwrap();
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut buf = [0u8; 8];
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut buf),
-        Poll::Ready(Ok(1))
-    ));
-    // A later round with no event changes nothing: still known drained.
-    driver.park_timeout(Duration::ZERO).unwrap();
-    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-    assert!(
-        socket.poll_recv(&mut cx, &mut buf).is_pending(),
-        "known drained: no syscall until the next event"
-    );
-    assert_eq!(kernel_queued(&socket), 1, "b is still in the kernel");
-    driver.park_timeout(Duration::ZERO).unwrap();
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut buf),
-        Poll::Ready(Ok(1))
-    ));
-    assert_eq!(buf[0], b'b');
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+        // Dispatch the socket's first events (writable, readable).
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 8];
+        assert!(matches!(
+            socket.poll_recv(&mut cx, &mut buf),
+            Poll::Ready(Ok(1))
+        ));
+        // A later round with no event changes nothing: still known drained.
+        driver.park_timeout(Duration::ZERO).unwrap();
+        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+        assert!(
+            socket.poll_recv(&mut cx, &mut buf).is_pending(),
+            "known drained: no syscall until the next event"
+        );
+        assert_eq!(kernel_queued(&socket), 1, "b is still in the kernel");
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_receives_now(&socket, &mut cx, b'b');
+    });
 }
 
 /// A receive on a socket known drained waits for its event before it asks
@@ -313,43 +334,39 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
 /// skips the budget, the operation and its error value.
 #[test]
 fn drained_receive_waits_for_its_event_not_for_the_budget() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    driver.park_timeout(Duration::ZERO).unwrap();
-    let mut buf = [0u8; 8];
-    assert_eq!(block_on(&mut driver, socket.recv(&mut buf)).unwrap(), 1);
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        sent_and_dispatched(driver, &socket, &sender, to, b"a");
+        let mut buf = [0u8; 8];
+        assert_eq!(block_on(driver, socket.recv(&mut buf)).unwrap(), 1);
 
-    let wakes = Arc::new(WakeCount::default());
-    let waker = Waker::from(wakes.clone());
-    let mut cx = Context::from_waker(&waker);
-    let woken = || wakes.0.load(std::sync::atomic::Ordering::SeqCst);
-    let (n, from) = {
-        let mut recv = std::pin::pin!(socket.recv_from(&mut buf));
-        tempo_park::coop::budget(|| {
-            let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
-            for _ in 0..budget {
-                let Poll::Ready(unit) = tempo_park::coop::poll_proceed(&mut cx) else {
-                    panic!("the budget ran out early");
-                };
-                unit.made_progress();
-            }
-            assert!(!tempo_park::coop::has_budget_remaining());
-            assert!(recv.as_mut().poll(&mut cx).is_pending());
-        });
-        assert_eq!(woken(), 0, "drained: no wake for the spent budget");
+        let wakes = Arc::new(WakeCount::default());
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let woken = || wakes.0.load(std::sync::atomic::Ordering::SeqCst);
+        let (n, from) = {
+            let mut recv = std::pin::pin!(socket.recv_from(&mut buf));
+            tempo_park::coop::budget(|| {
+                let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
+                for _ in 0..budget {
+                    let Poll::Ready(unit) = tempo_park::coop::poll_proceed(&mut cx) else {
+                        panic!("the budget ran out early");
+                    };
+                    unit.made_progress();
+                }
+                assert!(!tempo_park::coop::has_budget_remaining());
+                assert!(recv.as_mut().poll(&mut cx).is_pending());
+            });
+            assert_eq!(woken(), 0, "drained: no wake for the spent budget");
 
-        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-        driver.park_timeout(Duration::ZERO).unwrap();
-        assert_eq!(woken(), 1, "the datagram's event woke the receive");
-        let Poll::Ready(Ok(got)) = recv.as_mut().poll(&mut cx) else {
-            panic!("the woken receive got nothing");
+            sent_and_dispatched(driver, &socket, &sender, to, b"b");
+            assert_eq!(woken(), 1, "the datagram's event woke the receive");
+            let Poll::Ready(Ok(got)) = recv.as_mut().poll(&mut cx) else {
+                panic!("the woken receive got nothing");
+            };
+            got
         };
-        got
-    };
-    assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+        assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+    });
 }
 
 /// `discard_held` (a flush) drops the held datagram: it is never
@@ -380,11 +397,7 @@ fn discard_held_drops_the_held_datagram() {
         "b is gone"
     );
     sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut buf),
-        Poll::Ready(Ok(1))
-    ));
-    assert_eq!(buf[0], b'c');
+    assert_receives_now(&socket, &mut cx, b'c');
 }
 
 /// After `discard_held` a receive makes the syscall even where the rule
@@ -392,50 +405,45 @@ fn discard_held_drops_the_held_datagram() {
 /// was learnt before it): the datagram sent meanwhile is returned at once.
 #[test]
 fn discard_held_forgets_that_the_socket_was_drained() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    driver.park_timeout(Duration::ZERO).unwrap();
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut buf = [0u8; 8];
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut buf),
-        Poll::Ready(Ok(1))
-    ));
-    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-    assert!(!socket.discard_held(), "one arrived: nothing held");
-    assert!(
-        matches!(socket.poll_recv(&mut cx, &mut buf), Poll::Ready(Ok(1))),
-        "the receive made the syscall without waiting for an event"
-    );
-    assert_eq!(buf[0], b'b');
-    assert_eq!(kernel_queued(&socket), 0);
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        sent_and_dispatched(driver, &socket, &sender, to, b"a");
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 8];
+        assert!(matches!(
+            socket.poll_recv(&mut cx, &mut buf),
+            Poll::Ready(Ok(1))
+        ));
+        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+        assert!(!socket.discard_held(), "one arrived: nothing held");
+        assert!(
+            matches!(socket.poll_recv(&mut cx, &mut buf), Poll::Ready(Ok(1))),
+            "the receive made the syscall without waiting for an event"
+        );
+        assert_eq!(buf[0], b'b');
+        assert_eq!(kernel_queued(&socket), 0);
+    });
 }
 
 /// A backlog drains in the tick it is found, two datagrams per syscall.
 #[test]
 fn recv_ahead_drains_a_backlog_in_one_tick() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    for i in 0..5u8 {
-        sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
-    }
-    let outcome = block_on_bounded(&mut driver, 10, async {
-        let mut buf = [0u8; 8];
-        let mut got = Vec::new();
-        for _ in 0..5 {
-            let (n, _) = socket.recv_from(&mut buf).await.unwrap();
-            got.extend_from_slice(&buf[..n]);
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        for i in 0..5u8 {
+            sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
         }
-        got
+        let outcome = block_on_bounded(driver, 10, async {
+            let mut buf = [0u8; 8];
+            let mut got = Vec::new();
+            for _ in 0..5 {
+                let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+                got.extend_from_slice(&buf[..n]);
+            }
+            got
+        });
+        assert_eq!(outcome.output, vec![0, 1, 2, 3, 4]);
+        assert_eq!(outcome.parks, 0, "the backlog is drained in its tick");
     });
-    assert_eq!(outcome.output, vec![0, 1, 2, 3, 4]);
-    assert_eq!(outcome.parks, 0, "the backlog is drained in its tick");
 }
 
 /// A held datagram is cut as `recvfrom` into the buffer of the call that
@@ -684,38 +692,36 @@ fn ready_waits_in_one_budget(mut wait: impl FnMut(&mut Context<'_>) -> Poll<()>)
 /// all 1,000 times, spending nothing.
 #[test]
 fn held_datagram_readiness_spends_the_budget() {
-    let mut driver = recv_ahead_driver();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-    let mut buf = [0u8; 8];
-    assert_eq!(block_on(&mut driver, socket.recv(&mut buf)).unwrap(), 1);
-    assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+        let mut buf = [0u8; 8];
+        assert_eq!(block_on(driver, socket.recv(&mut buf)).unwrap(), 1);
+        assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
 
-    let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
-    let readable = ready_waits_in_one_budget(|cx| {
-        std::pin::pin!(socket.readable())
-            .poll(cx)
-            .map(|r| r.unwrap())
-    });
-    assert_eq!(readable, (budget, 1), "readable: (ready, wakes)");
-    let ready = ready_waits_in_one_budget(|cx| {
-        std::pin::pin!(socket.ready(tempo_io::Interest::READABLE))
-            .poll(cx)
-            .map(|r| assert!(r.unwrap().is_readable()))
-    });
-    assert_eq!(ready, (budget, 1), "ready(READABLE): (ready, wakes)");
-    let poll_recv_ready =
-        ready_waits_in_one_budget(|cx| socket.poll_recv_ready(cx).map(|r| r.unwrap()));
-    assert_eq!(
-        poll_recv_ready,
-        (budget, 1),
-        "poll_recv_ready: (ready, wakes)"
-    );
+        let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
+        let readable = ready_waits_in_one_budget(|cx| {
+            std::pin::pin!(socket.readable())
+                .poll(cx)
+                .map(|r| r.unwrap())
+        });
+        assert_eq!(readable, (budget, 1), "readable: (ready, wakes)");
+        let ready = ready_waits_in_one_budget(|cx| {
+            std::pin::pin!(socket.ready(tempo_io::Interest::READABLE))
+                .poll(cx)
+                .map(|r| assert!(r.unwrap().is_readable()))
+        });
+        assert_eq!(ready, (budget, 1), "ready(READABLE): (ready, wakes)");
+        let poll_recv_ready =
+            ready_waits_in_one_budget(|cx| socket.poll_recv_ready(cx).map(|r| r.unwrap()));
+        assert_eq!(
+            poll_recv_ready,
+            (budget, 1),
+            "poll_recv_ready: (ready, wakes)"
+        );
 
-    // The readiness was the held datagram's all along.
-    let n = socket.try_recv(&mut buf).unwrap();
-    assert_eq!(&buf[..n], b"b");
+        // The readiness was the held datagram's all along.
+        let n = socket.try_recv(&mut buf).unwrap();
+        assert_eq!(&buf[..n], b"b");
+    });
 }

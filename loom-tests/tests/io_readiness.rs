@@ -39,10 +39,27 @@ enum Outcome {
 /// on `WouldBlock` clear (checked against the event sequence number `event_seq`) and `poll_ready`; a new event makes
 /// it retry (bounded here).
 fn receive(io: &ScheduledIo, queued: &Mutex<bool>, cx: &mut Context<'_>) -> Outcome {
+    receive_loop(io, queued, None, cx)
+}
+
+/// The loop of [`receive`]; with `drained` (receive-ahead), the "syscall"
+/// is skipped while the drained knowledge holds for the snapshot, and a
+/// syscall that finds the queue empty records it.
+fn receive_loop(
+    io: &ScheduledIo,
+    queued: &Mutex<bool>,
+    drained: Option<&Drained>,
+    cx: &mut Context<'_>,
+) -> Outcome {
     for _ in 0..3 {
         let seen = io.snapshot();
-        if std::mem::replace(&mut *queued.lock().unwrap(), false) {
+        if !skips(drained, seen.event_seq())
+            && std::mem::replace(&mut *queued.lock().unwrap(), false)
+        {
             return Outcome::Received;
+        }
+        if let Some(drained) = drained {
+            *drained.lock().unwrap() = Some(seen.event_seq());
         }
         io.clear_readiness(seen, Direction::Read);
         match io.poll_ready(cx, Direction::Read) {
@@ -53,6 +70,29 @@ fn receive(io: &ScheduledIo, queued: &Mutex<bool>, cx: &mut Context<'_>) -> Outc
         }
     }
     panic!("more retries than events");
+}
+
+/// The receive-ahead knowledge of `net/recv_ahead.rs`, reduced to what the
+/// operation loop reads: the event sequence number at which the last
+/// receive found the socket drained.
+type Drained = Mutex<Option<usize>>;
+
+/// Whether a receive seeing `event_seq` skips its syscall.
+fn skips(drained: Option<&Drained>, event_seq: usize) -> bool {
+    drained.is_some_and(|d| *d.lock().unwrap() == Some(event_seq))
+}
+
+/// A thread where a datagram arrives: the kernel queues it, the driver
+/// dispatches its readable event and wakes the wakers it took.
+fn datagram_arrives(io: &Arc<ScheduledIo>, queued: &Arc<Mutex<bool>>) -> thread::JoinHandle<()> {
+    let (io, queued) = (io.clone(), queued.clone());
+    thread::spawn(move || {
+        *queued.lock().unwrap() = true;
+        io.set_readiness(Ready::READABLE);
+        let mut wakers = Vec::new();
+        io.take_wakers(Ready::READABLE, &mut wakers);
+        wakers.into_iter().for_each(Waker::wake);
+    })
 }
 
 /// A datagram arriving (readiness event) while the task handles the
@@ -66,16 +106,7 @@ fn event_racing_clear_after_would_block_is_not_lost() {
         // An old event: readiness is set, but the socket is empty.
         io.set_readiness(Ready::READABLE);
 
-        let driver = {
-            let (io, queued) = (io.clone(), queued.clone());
-            thread::spawn(move || {
-                *queued.lock().unwrap() = true; // the kernel queues a datagram
-                io.set_readiness(Ready::READABLE); // epoll reports the edge
-                let mut wakers = Vec::new();
-                io.take_wakers(Ready::READABLE, &mut wakers);
-                wakers.into_iter().for_each(Waker::wake);
-            })
-        };
+        let driver = datagram_arrives(&io, &queued);
 
         let flag = StdArc::new(Flag(AtomicBool::new(false)));
         let waker = Waker::from(flag.clone());
@@ -130,48 +161,23 @@ fn reader_and_writer_are_woken_independently() {
     });
 }
 
-/// The receive-ahead knowledge of `net/recv_ahead.rs`, reduced to what the
-/// operation loop reads: the event sequence number at which the last
-/// receive found the socket drained.
-type Drained = Mutex<Option<usize>>;
-
 /// One receive poll as `Registration::poll_op_skipping` makes it under
 /// receive-ahead: if the receive would skip its syscall (drained at the
 /// current event), wait at once (store the waker, re-check) and return
 /// `Pending` unless the re-check finds an event; otherwise (or then) the
-/// loop of [`receive`], where the "syscall" is skipped while the drained
-/// knowledge holds and records it when it finds the queue empty.
+/// loop of [`receive_loop`] with the drained knowledge.
 fn receive_skipping(
     io: &ScheduledIo,
     queued: &Mutex<bool>,
     drained: &Drained,
     cx: &mut Context<'_>,
 ) -> Outcome {
-    let skips = |seen: usize| *drained.lock().unwrap() == Some(seen);
-    if skips(io.snapshot().event_seq()) && io.poll_ready(cx, Direction::Read).is_pending() {
+    if skips(Some(drained), io.snapshot().event_seq())
+        && io.poll_ready(cx, Direction::Read).is_pending()
+    {
         return Outcome::Pending;
     }
-    for _ in 0..3 {
-        let seen = io.snapshot();
-        let got = !skips(seen.event_seq()) && {
-            let got = std::mem::replace(&mut *queued.lock().unwrap(), false);
-            if !got {
-                *drained.lock().unwrap() = Some(seen.event_seq());
-            }
-            got
-        };
-        if got {
-            return Outcome::Received;
-        }
-        io.clear_readiness(seen, Direction::Read);
-        match io.poll_ready(cx, Direction::Read) {
-            Poll::Pending => return Outcome::Pending,
-            Poll::Ready(result) => {
-                result.unwrap();
-            }
-        }
-    }
-    panic!("more retries than events");
+    receive_loop(io, queued, Some(drained), cx)
 }
 
 /// A datagram arriving (and its event dispatched) while a receive that
@@ -192,16 +198,7 @@ fn drained_receive_waiting_at_once_does_not_lose_an_event() {
         *drained.lock().unwrap() = Some(seen.event_seq());
         io.clear_readiness(seen, Direction::Read);
 
-        let driver = {
-            let (io, queued) = (io.clone(), queued.clone());
-            thread::spawn(move || {
-                *queued.lock().unwrap() = true;
-                io.set_readiness(Ready::READABLE);
-                let mut wakers = Vec::new();
-                io.take_wakers(Ready::READABLE, &mut wakers);
-                wakers.into_iter().for_each(Waker::wake);
-            })
-        };
+        let driver = datagram_arrives(&io, &queued);
 
         let flag = StdArc::new(Flag(AtomicBool::new(false)));
         let waker = Waker::from(flag.clone());
