@@ -76,6 +76,15 @@ fn wakes_w(
     }
 }
 
+/// Runs `rt` until every task of `joins` has completed.
+fn join_all(rt: &tempo::runtime::Runtime, joins: Vec<tempo::task::JoinHandle<()>>) {
+    rt.block_on(async {
+        for join in joins {
+            join.await.unwrap();
+        }
+    });
+}
+
 /// A task named `name` that logs its one poll.
 fn logs(log: &Log, name: &'static str) -> impl std::future::Future<Output = ()> + Send + 'static {
     let log = log.clone();
@@ -93,11 +102,7 @@ on_each_flavor! {
             rt.spawn(logs(&log, "C")),
             rt.spawn(logs(&log, "D")),
         ];
-        rt.block_on(async {
-            for join in joins {
-                join.await.unwrap();
-            }
-        });
+        join_all(&rt, joins);
         // Queued at the back, W would run after C and D.
         assert_eq!(log.take(), ["W", "A", "W", "C", "D"]);
     }
@@ -117,11 +122,7 @@ on_each_flavor! {
             }),
             rt.spawn(logs(&log, "C")),
         ];
-        rt.block_on(async {
-            for join in joins {
-                join.await.unwrap();
-            }
-        });
+        join_all(&rt, joins);
         assert_eq!(log.take(), ["Y", "C", "Y"]);
     }
 
@@ -153,11 +154,7 @@ on_each_flavor! {
             rt.spawn(ping_pong(1, "Q")),
             rt.spawn(logs(&log, "C")),
         ];
-        rt.block_on(async {
-            for join in joins {
-                join.await.unwrap();
-            }
-        });
+        join_all(&rt, joins);
         let log = log.take();
         assert_eq!(log.len(), 2 * ROUNDS + 1);
         // Q woke P: P ran before C, which was queued first.
@@ -182,11 +179,7 @@ on_each_flavor! {
             })),
             rt.spawn(logs(&log, "C")),
         ];
-        rt.block_on(async {
-            for join in joins {
-                join.await.unwrap();
-            }
-        });
+        join_all(&rt, joins);
         assert_eq!(log.take(), ["W", "A", "C", "W"]);
     }
 

@@ -57,8 +57,9 @@ impl TaskImpl for TimerSource {
 }
 
 /// Spawns the sink of a new timer-driven stream on `context` and prepares
-/// its source there, both using buffers of the stream's pool from `pools`; returns the (prepared,
-/// not started) task and the prepare acknowledgement.
+/// its source there, both using buffers of the stream's pool from
+/// `pools`; returns the (prepared, not started) task and the prepare
+/// acknowledgement.
 pub fn prepare_timer_stream(
     context: &Context,
     period: Duration,

@@ -273,7 +273,9 @@ fn run_tokio(cfg: Config) -> RunResult {
     let groups: Vec<_> = (0..cfg.contexts)
         .map(|g| {
             let per_group = cfg.streams_in_group(g);
-            let pools = cfg.group_pools(g);
+            // Only where the streams are made: unused pools would count in
+            // the heap and RSS per stream.
+            let pools = grouped.then(|| cfg.group_pools(g));
             let group = shared[g].clone();
             let mut stop = stop_tx.subscribe();
             let cpu_tx = cpu_tx.clone();
@@ -288,9 +290,9 @@ fn run_tokio(cfg: Config) -> RunResult {
                     // Grouped: made here, on the runtime's own thread (see
                     // the layout module); interleaved: by the application
                     // thread, through the handle.
-                    if grouped {
+                    if let Some(pools) = &pools {
                         for _ in 0..per_group {
-                            spawn_tokio_timer_stream(cfg.period, late_after, group.clone(), &pools);
+                            spawn_tokio_timer_stream(cfg.period, late_after, group.clone(), pools);
                         }
                     }
                     let start = thread_cpu_time();
@@ -389,6 +391,7 @@ fn result_row(name: &str, cfg: &Config, run: usize, r: &RunResult) -> CsvRow {
     let l = &r.lateness;
     let mut row = run_row(name, cfg.streams, cfg.contexts, run);
     row.push("pool", cfg.pool.name())
+        .push("layout", cfg.layout.name())
         .push_f64("cpu_pct", r.cpu_total, 2)
         .push_f64("buffers_per_s", r.buffers_per_s, 0)
         .push_f64("interval_mean_ms", l.mean(), 3)
