@@ -249,7 +249,7 @@ impl<P: Park> Driver<P> {
     /// assert_eq!(driver.firing_window(), Duration::from_millis(10)); // whole ms
     /// ```
     pub fn firing_window(&self) -> Duration {
-        Duration::from_millis(self.handle.shared().lock_state().window_ticks)
+        Duration::from_millis(self.handle.shared().config().window_ticks)
     }
 
     /// Make every timer never early (tokio's rule: fire only once the
@@ -282,7 +282,7 @@ impl<P: Park> Driver<P> {
     pub fn set_never_early(&mut self, never_early: bool) {
         self.handle
             .shared()
-            .configure(|state| state.never_early = never_early);
+            .configure(|config| config.never_early = never_early);
     }
 
     /// A snapshot of the error (`fire time - deadline`) of every timer fired
@@ -327,10 +327,11 @@ impl<P: Park> Driver<P> {
     pub fn next_wake(&self) -> Option<Instant> {
         let shared = self.handle.shared();
         let state = shared.lock_state();
+        let window_ticks = shared.config().window_ticks;
         state
             .wheel
             .next_expiration_tick()
-            .map(|t| shared.tick_instant(t.saturating_sub(state.window_ticks)))
+            .map(|t| shared.tick_instant(t.saturating_sub(window_ticks)))
     }
 
     fn park_internal(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {

@@ -221,7 +221,7 @@ impl Handle {
     /// ```
     pub fn set_firing_window(&self, window: Duration) {
         let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
-        self.shared.configure(|state| state.window_ticks = ticks);
+        self.shared.configure(|config| config.window_ticks = ticks);
     }
 
     /// Tells the driver how far apart its scheduler's fire passes are:
@@ -243,7 +243,7 @@ impl Handle {
     pub fn set_pass_period(&self, period: Duration) {
         let ticks = u64::try_from(period.as_millis()).unwrap_or(u64::MAX);
         self.shared
-            .configure(|state| state.pass_period_ticks = ticks);
+            .configure(|config| config.pass_period_ticks = ticks);
     }
 
     /// Tells the driver that its next fire pass stands for the scheduler

@@ -124,14 +124,8 @@ const WAKE_BATCH: usize = 32;
 /// The state behind the lock.
 pub(crate) struct WheelState {
     pub(crate) wheel: Wheel,
-    pub(crate) window_ticks: u64,
-    pub(crate) never_early: bool,
     pub(crate) shutdown: bool,
     pub(crate) histogram: TimerErrorHistogram,
-    /// The spacing of the scheduler's fire passes (its throttle period),
-    /// in ticks; 0 for a driver parked until its next timer. A never-early
-    /// timer can be that late.
-    pub(crate) pass_period_ticks: u64,
     /// The nearest-tick horizon of the last fire pass: the grid instant's
     /// tick plus the window (at least the pass's `now` tick), or, for a
     /// pass without a grid instant, the wheel's horizon. A nearest-tick
@@ -139,15 +133,17 @@ pub(crate) struct WheelState {
     pub(crate) grid_horizon: u64,
 }
 
-/// The timer configuration an interval reads on every tick
-/// ([`TimerShared::config`]).
+/// The timer configuration ([`TimerShared::config`], changed by
+/// [`TimerShared::configure`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TimerConfig {
     /// The firing window, in ticks.
     pub(crate) window_ticks: u64,
     /// Every timer is never-early.
     pub(crate) never_early: bool,
-    /// The scheduler's pass period, in ticks (0: none).
+    /// The spacing of the scheduler's fire passes (its throttle period),
+    /// in ticks; 0 for a driver parked until its next timer. A never-early
+    /// timer can be that late.
     pub(crate) pass_period_ticks: u64,
 }
 
@@ -192,8 +188,10 @@ pub(crate) struct TimerShared {
     /// `origin`, or [`NO_GRID`]; taken (reset) by that pass. See the module
     /// docs.
     next_pass_grid: AtomicU64,
-    /// Copies of `window_ticks`, `never_early` and `pass_period_ticks`,
-    /// for [`TimerShared::config`].
+    /// The [`TimerConfig`], field by field: written only by
+    /// [`TimerShared::configure`], under the lock, so that whoever holds
+    /// the lock reads the last change, and an interval can read it on
+    /// every tick without the lock.
     config_window_ticks: AtomicU64,
     config_never_early: AtomicBool,
     config_pass_period_ticks: AtomicU64,
@@ -210,11 +208,8 @@ impl TimerShared {
         TimerShared {
             state: Mutex::new(WheelState {
                 wheel: Wheel::new(),
-                window_ticks: 0,
-                never_early: false,
                 shutdown: false,
                 histogram: TimerErrorHistogram::default(),
-                pass_period_ticks: 0,
                 grid_horizon: 0,
             }),
             parked_until: AtomicU64::new(NOT_PARKED),
@@ -253,23 +248,25 @@ impl TimerShared {
 
     /// Changes the window or the timer policy, which moves wake ticks: the
     /// next fire pass takes the lock and recomputes `next_wake`.
-    pub(crate) fn configure(&self, change: impl FnOnce(&mut WheelState)) {
+    pub(crate) fn configure(&self, change: impl FnOnce(&mut TimerConfig)) {
         {
-            let mut state = self.lock_state();
-            change(&mut state);
+            let _state = self.lock_state();
+            let mut config = self.config();
+            change(&mut config);
             self.config_window_ticks
-                .store(state.window_ticks, Ordering::Relaxed);
+                .store(config.window_ticks, Ordering::Relaxed);
             self.config_never_early
-                .store(state.never_early, Ordering::Relaxed);
+                .store(config.never_early, Ordering::Relaxed);
             self.config_pass_period_ticks
-                .store(state.pass_period_ticks, Ordering::Relaxed);
+                .store(config.pass_period_ticks, Ordering::Relaxed);
         }
         self.next_wake.store(0, Ordering::SeqCst);
     }
 
-    /// The window, the timer policy and the pass period, without the lock
-    /// (copies written by [`Self::configure`]): what an interval reads on
-    /// every tick. Changed only while a runtime is being set up.
+    /// The window, the timer policy and the pass period: under the lock,
+    /// the last [`configure`](Self::configure)d; without it (an interval,
+    /// on every tick), the configuration as set up with the runtime, the
+    /// only time it changes.
     pub(crate) fn config(&self) -> TimerConfig {
         TimerConfig {
             window_ticks: self.config_window_ticks.load(Ordering::Relaxed),
@@ -364,16 +361,17 @@ impl TimerShared {
                 return EntryState::Shutdown;
             }
             state.wheel.remove(entry);
-            let never_early = at_least || state.never_early;
+            let config = self.config();
+            let never_early = at_least || config.never_early;
             let (tick, wake_tick) = if never_early {
                 (
-                    deadline_tick.saturating_add(state.window_ticks),
+                    deadline_tick.saturating_add(config.window_ticks),
                     deadline_tick,
                 )
             } else {
                 (
                     deadline_tick,
-                    deadline_tick.saturating_sub(state.window_ticks),
+                    deadline_tick.saturating_sub(config.window_ticks),
                 )
             };
             entry.with(|e| {
@@ -486,10 +484,11 @@ impl TimerShared {
     /// tick it parks towards. `None`: no timer.
     pub(crate) fn prepare_park(&self, cap_tick: Option<u64>) -> Option<u64> {
         let state = self.lock_state();
+        let window_ticks = self.config().window_ticks;
         let wake = state
             .wheel
             .next_expiration_tick()
-            .map(|t| t.saturating_sub(state.window_ticks));
+            .map(|t| t.saturating_sub(window_ticks));
         let parked_until = match (wake, cap_tick) {
             (Some(w), Some(c)) => w.min(c),
             (Some(t), None) | (None, Some(t)) => t,
@@ -544,25 +543,25 @@ impl TimerShared {
             now,
             Pass::Tick,
             |state| {
+                let window_ticks = self.config().window_ticks;
                 if !begun {
                     begun = true;
                     state.wheel.begin_pass();
-                    state.grid_horizon = base_tick.saturating_add(state.window_ticks).max(now_tick);
+                    state.grid_horizon = base_tick.saturating_add(window_ticks).max(now_tick);
                 }
                 // Never-early entries are filed a window after their
                 // deadline and fire once it has passed by `now`; nearest-tick
                 // ones past the grid horizon are deferred by `fire_entry`.
-                state
-                    .wheel
-                    .poll(now_tick.saturating_add(state.window_ticks))
+                state.wheel.poll(now_tick.saturating_add(window_ticks))
             },
             |state| {
                 // `poll` handed out the end-of-tick entries too.
                 self.end_of_tick_pending.store(false, Ordering::SeqCst);
+                let window_ticks = self.config().window_ticks;
                 let wake = state
                     .wheel
                     .next_expiration_tick()
-                    .map_or(u64::MAX, |t| t.saturating_sub(state.window_ticks));
+                    .map_or(u64::MAX, |t| t.saturating_sub(window_ticks));
                 self.next_wake.store(wake, Ordering::SeqCst);
             },
         )
@@ -608,8 +607,9 @@ impl TimerShared {
             {
                 let mut guard = self.lock_state();
                 let state = &mut *guard;
+                let config = self.config();
                 while let Some(entry) = next(state) {
-                    let Some(waker) = fire_entry(state, entry, now, now_tick, pass) else {
+                    let Some(waker) = fire_entry(state, config, entry, now, now_tick, pass) else {
                         continue;
                     };
                     fired += 1;
@@ -697,6 +697,7 @@ enum Pass {
 /// deadline plus the window (after any horizon of this pass).
 fn fire_entry(
     state: &mut WheelState,
+    config: TimerConfig,
     entry: EntryRef,
     now: Instant,
     now_tick: u64,
@@ -704,14 +705,14 @@ fn fire_entry(
 ) -> Option<Option<Waker>> {
     let (at_least, deadline_tick, deadline, tick) =
         entry.with(|e| (e.at_least, e.deadline_tick, e.deadline, e.tick));
-    let never_early = at_least || state.never_early;
+    let never_early = at_least || config.never_early;
     if !never_early && pass == Pass::Tick && deadline_tick > state.grid_horizon {
         // Past this tick's grid slot: the next tick's (see the module docs).
         state.wheel.defer_to_next_pass(entry, tick);
         return None;
     }
     if never_early && deadline_tick > now_tick {
-        let tick = deadline_tick.saturating_add(state.window_ticks);
+        let tick = deadline_tick.saturating_add(config.window_ticks);
         if state.wheel.insert(entry, tick).is_ok() {
             return None;
         }
