@@ -100,16 +100,21 @@ impl Driver {
 
     /// Turns the receive-ahead rule on or off (default: off).
     ///
-    /// When on, a `recv` / `recv_from` (async or `poll_*`) of a
-    /// [`UdpSocket`](crate::net::UdpSocket) or
-    /// [`UnixDatagram`](crate::net::UnixDatagram) that has no datagram held
-    /// makes one `recvmmsg` asking for two datagrams: if one arrives, the
-    /// socket is known drained and the next receive waits for the next
-    /// readiness event without a syscall; if two arrive, the second is held
-    /// and returned by the next receive without a syscall. At one datagram
-    /// per socket per tick a receive loop pays one receive syscall per
-    /// datagram instead of two, and a backlog drains in the same tick. The
-    /// cost is one receive buffer per socket (see the `net` module docs).
+    /// When on, a [`UdpSocket`](crate::net::UdpSocket) or
+    /// [`UnixDatagram`](crate::net::UnixDatagram) made afterwards is
+    /// registered *level-triggered* for reading, and a `recv` /
+    /// `recv_from` (async or `poll_*`) makes one `recvfrom` per readiness
+    /// report: the next receive waits, without a syscall, for the next
+    /// report, which the poller makes while a datagram is left. A
+    /// [look](tempo_park::IoDriver::look) marks what it reports as a
+    /// backlog, which the receives then drain until `WouldBlock`. At one
+    /// datagram per socket per tick a receive loop pays one receive
+    /// syscall per datagram instead of two, and a backlog drains in the
+    /// tick that finds it (the runtime takes a look after each tick that
+    /// dispatched I/O). A socket made before the rule was on keeps its
+    /// edge-triggered registration; its receives make one `recvmmsg`
+    /// asking for two datagrams and hold the second (see the `net` module
+    /// docs).
     ///
     /// A runtime built with `max_throttling` turns it on by itself, also
     /// under a host's `Park` built with `Builder::with_park_fn`.
@@ -189,6 +194,19 @@ impl IoDriver for Driver {
 
     fn set_throttled(&mut self, throttled: bool) {
         self.set_recv_ahead(throttled);
+    }
+
+    /// While the receive-ahead rule is on: its level-triggered datagram
+    /// sockets need a look to find their backlogs.
+    fn looks_for_backlogs(&self) -> bool {
+        self.handle.settings().recv_ahead.is_enabled()
+    }
+
+    /// A zero-timeout park that marks the level-triggered datagram
+    /// sockets it reports as holding a backlog (their receives drain it
+    /// until `WouldBlock`; see [`set_recv_ahead`](Self::set_recv_ahead)).
+    fn look(&mut self) -> io::Result<()> {
+        self.reactor.look()
     }
 }
 

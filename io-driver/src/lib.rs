@@ -144,7 +144,8 @@
 //!   address resolution, `net/tcp/socket.rs` [`net::TcpSocket`],
 //!   `net/buf.rs` the `*_buf` receives.
 //! * `sys`: every OS call std and mio lack, and so every `unsafe` of the
-//!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/socket.rs`:
+//!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/epoll.rs`: a
+//!   datagram socket's level-triggered interest; `sys/socket.rs`:
 //!   `TcpSocket`'s calls).
 //! * `compat`: `futures-io` and `tokio-io` trait impls.
 #![deny(missing_docs)]
@@ -181,6 +182,6 @@ pub use ready::{Interest, Ready};
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_model {
-    pub use crate::readiness::{ReadyEvent, ScheduledIo, Waiter};
+    pub use crate::readiness::{Arming, LevelInterest, ReadyEvent, ScheduledIo, Waiter};
     pub use crate::ready::{Direction, Ready};
 }

@@ -186,10 +186,10 @@ fn empty_and_oversized_batches_are_refused_or_free() {
 #[test]
 fn recv_many_returns_the_held_datagram_first() {
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
     let handle = driver.handle();
     let _enter = handle.enter();
     let (a, b) = udp_pair();
+    driver.set_recv_ahead(true); // after the sockets: edge-triggered, held datagrams
     let to = b.local_addr().unwrap();
     for payload in [b"1", b"2", b"3"] {
         sent_and_queued(&b, || a.try_send_to(payload, to).unwrap());
@@ -348,4 +348,46 @@ fn recv_many_spends_one_budget_unit_per_call() {
         2 * calls,
         "two datagrams per call, one unit each"
     );
+}
+
+/// A batch receive knows by itself when the socket is drained, so a
+/// socket made level-triggered by the receive-ahead rule goes back to
+/// edge-triggered (read and write) at its first `recv_many`, for good;
+/// datagrams queued before the switch are received all the same.
+#[test]
+fn recv_many_makes_a_level_triggered_socket_edge_triggered() {
+    use std::os::fd::AsRawFd;
+    use tempo_test_support::net::{epoll_entry, EpollEntry};
+
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let epoll = driver.as_raw_fd();
+    let entry = || epoll_entry(epoll, b.as_raw_fd()).unwrap();
+    assert!(!entry().edge, "made under the rule: level-triggered");
+    let to = b.local_addr().unwrap();
+    sent_all_and_queued(&b, 2, || {
+        a.try_send_to(b"x", to).unwrap();
+    });
+    driver.park_timeout(Duration::ZERO).unwrap();
+
+    let mut batch = RecvBatch::new(4, 8).unwrap();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let got = b.poll_recv_many(&mut cx, &mut batch);
+    assert!(matches!(got, Poll::Ready(Ok(2))), "{got:?}");
+    let edge = EpollEntry {
+        read: true,
+        write: true,
+        edge: true,
+    };
+    assert_eq!(entry(), edge);
+    assert!(b.poll_recv_many(&mut cx, &mut batch).is_pending());
+    sent_and_queued(&b, || a.try_send_to(b"y", to).unwrap());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let got = b.poll_recv_many(&mut cx, &mut batch);
+    assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
+    assert_eq!(batch.payload(0), b"y");
 }

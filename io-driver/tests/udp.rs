@@ -16,7 +16,7 @@ use support::{block_on, block_on_bounded, raise_fd_limit};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::Park;
-use tempo_test_support::net::{sent_all_and_queued, sent_and_queued};
+use tempo_test_support::net::{epoll_entry, sent_all_and_queued, sent_and_queued, EpollEntry};
 
 #[test]
 fn echo_over_loopback() {
@@ -159,19 +159,28 @@ fn kernel_queued(socket: &impl AsRawFd) -> usize {
     queued as usize
 }
 
-fn recv_ahead_driver() -> Driver {
-    let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
-    driver
-}
-
-/// Runs `test` with a receive-ahead driver entered, a bound socket, a std
-/// sender and the socket's address: the setting of the receive-ahead
-/// tests.
+/// Runs `test` with a driver entered, a bound socket, a std sender and
+/// the socket's address, the receive-ahead rule turned on *after* the
+/// socket was made: the socket is edge-triggered, so the rule's
+/// two-datagram receive applies (and holds datagrams). The setting of the
+/// held-datagram tests.
 fn with_recv_ahead_pair(
     test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr),
 ) {
-    let mut driver = recv_ahead_driver();
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    driver.set_recv_ahead(true);
+    test(&mut driver, socket, sender, to);
+}
+
+/// Runs `test` like [`with_recv_ahead_pair`], the rule on *before* the
+/// socket was made: the socket is level-triggered, one receive per
+/// report (the setting of a throttled runtime).
+fn with_level_pair(test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr)) {
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
@@ -235,10 +244,11 @@ fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
 /// and `try_recv_from` see it, in order, and it is received once.
 #[test]
 fn held_datagram_comes_first_without_a_syscall() {
-    let driver = recv_ahead_driver();
+    let mut driver = Driver::new().unwrap();
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
+    driver.set_recv_ahead(true); // after the socket: edge-triggered, held datagrams
     sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
     sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
     let waker = noop_waker();
@@ -374,10 +384,11 @@ fn drained_receive_waits_for_its_event_not_for_the_budget() {
 /// datagram sent after it.
 #[test]
 fn discard_held_drops_the_held_datagram() {
-    let driver = recv_ahead_driver();
+    let mut driver = Driver::new().unwrap();
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
+    driver.set_recv_ahead(true); // after the socket: edge-triggered, held datagrams
     sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
     sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
     let waker = noop_waker();
@@ -451,10 +462,11 @@ fn recv_ahead_drains_a_backlog_in_one_tick() {
 /// buffer.
 #[test]
 fn held_datagram_is_cut_to_the_receiving_buffer_size() {
-    let driver = recv_ahead_driver();
+    let mut driver = Driver::new().unwrap();
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
+    driver.set_recv_ahead(true); // after the socket: edge-triggered, held datagrams
     sent_and_queued(&socket, || sender.send_to(b"0123456789", to).unwrap());
     sent_and_queued(&socket, || sender.send_to(b"abcdefghij", to).unwrap());
     let waker = noop_waker();
@@ -723,5 +735,114 @@ fn held_datagram_readiness_spends_the_budget() {
         // The readiness was the held datagram's all along.
         let n = socket.try_recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"b");
+    });
+}
+
+/// The socket's entry in `driver`'s epoll instance.
+fn entry(driver: &Driver, socket: &UdpSocket) -> EpollEntry {
+    epoll_entry(driver.as_raw_fd(), socket.as_raw_fd()).expect("registered")
+}
+
+const LEVEL_READ: EpollEntry = EpollEntry {
+    read: true,
+    write: false,
+    edge: false,
+};
+
+/// Made while the rule is on, a datagram socket is level-triggered for
+/// reading and takes one datagram per report: of three queued, the first
+/// receive takes one and the next waits (no syscall) for the next report,
+/// which the poller makes because two are left; a look's report says
+/// "backlog", and the receives then drain the socket to `WouldBlock`.
+/// None is stranded, none is held in user space.
+#[test]
+fn level_triggered_socket_takes_one_datagram_per_report_and_drains_a_backlog() {
+    with_level_pair(|driver, socket, sender, to| {
+        assert_eq!(entry(driver, &socket), LEVEL_READ);
+        for i in 0..3u8 {
+            sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
+        }
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let count = Arc::new(WakeCount(Default::default()));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert_receives_now(&socket, &mut cx, 0);
+        let mut buf = [0u8; 8];
+        assert!(
+            socket.poll_recv(&mut cx, &mut buf).is_pending(),
+            "one per report"
+        );
+        assert_ne!(kernel_queued(&socket), 0, "the rest wait in the kernel");
+
+        // A plain park reports it again: one more.
+        let before = driver.stats().io_events;
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_eq!(driver.stats().io_events, before + 1);
+        assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_receives_now(&socket, &mut cx, 1);
+        assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
+
+        // A look reports the backlog: drained to the end at once.
+        tempo_park::IoDriver::look(driver).unwrap();
+        assert_receives_now(&socket, &mut cx, 2);
+        assert!(socket.poll_recv(&mut cx, &mut buf).is_pending(), "drained");
+        assert_eq!(kernel_queued(&socket), 0);
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert!(
+            socket.poll_recv(&mut cx, &mut buf).is_pending(),
+            "nothing left"
+        );
+    });
+}
+
+/// A level-triggered socket that nobody reads is reported twice, not at
+/// every poll (an idle runtime stays idle): the second report in a row
+/// that finds no waiter (the first one's readiness unconsumed) drops its
+/// read interest. A receive that then waits arms it again, and a
+/// datagram that came meanwhile is reported at the next poll: none is
+/// stranded.
+#[test]
+fn an_unread_level_triggered_socket_is_reported_once_and_rearmed_by_a_wait() {
+    with_level_pair(|driver, socket, sender, to| {
+        for i in 0..2u8 {
+            sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
+        }
+        let before = driver.stats().io_events;
+        driver.park_timeout(Duration::ZERO).unwrap();
+        driver.park_timeout(Duration::ZERO).unwrap();
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_eq!(driver.stats().io_events, before + 2, "reported twice");
+        let disarmed = EpollEntry {
+            read: false,
+            write: false,
+            edge: true,
+        };
+        assert_eq!(entry(driver, &socket), disarmed);
+
+        let count = Arc::new(WakeCount(Default::default()));
+        let waker = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&waker);
+        assert_receives_now(&socket, &mut cx, 0);
+        let mut buf = [0u8; 8];
+        assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
+        assert_eq!(entry(driver, &socket), LEVEL_READ, "re-armed by the wait");
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_receives_now(&socket, &mut cx, 1);
+    });
+}
+
+/// A level-triggered socket starts writable (its first send does not wait
+/// for a report) and keeps no write interest: a datagram socket is nearly
+/// always writable, and a level-triggered write interest would be
+/// reported at every poll.
+#[test]
+fn a_level_triggered_socket_sends_at_once_without_write_interest() {
+    with_level_pair(|driver, socket, _sender, to| {
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let sent = socket.poll_send_to(&mut cx, b"x", to);
+        assert!(matches!(sent, Poll::Ready(Ok(1))), "{sent:?}");
+        assert_eq!(entry(driver, &socket), LEVEL_READ);
     });
 }

@@ -138,9 +138,13 @@ fn datagram_echo_with_paths_and_pair() {
 #[test]
 fn datagram_discard_held_drops_the_held_datagram() {
     let mut driver = Driver::new().unwrap();
+    let (a, b) = {
+        let _enter = driver.handle().enter();
+        UnixDatagram::pair().unwrap()
+    };
+    // After the sockets: edge-triggered, so the rule holds datagrams.
     driver.set_recv_ahead(true);
     block_on(&mut driver, async {
-        let (a, b) = UnixDatagram::pair().unwrap();
         a.send(b"one").await.unwrap();
         a.send(b"two").await.unwrap();
         let mut buf = [0u8; 8];
@@ -151,4 +155,63 @@ fn datagram_discard_held_drops_the_held_datagram() {
         let n = b.recv(&mut buf).await.unwrap();
         assert_eq!(&buf[..n], b"new");
     });
+}
+
+/// A send that waits for buffer space on a level-triggered socket (made
+/// while the rule is on) arms write interest for as long as it waits:
+/// it is woken when the peer has read, and the report after that, which
+/// finds no writer, drops the interest again (a level-triggered write
+/// interest would be reported at every poll).
+#[test]
+fn a_waiting_send_on_a_level_triggered_socket_arms_write_interest_while_it_waits() {
+    use std::os::fd::AsRawFd;
+    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+    use std::sync::Arc;
+    use std::task::{Context, Wake, Waker};
+    use std::time::Duration;
+    use tempo_park::Park;
+    use tempo_test_support::net::epoll_entry;
+
+    struct Flag(AtomicBool);
+    impl Wake for Flag {
+        fn wake(self: Arc<Self>) {
+            self.0.store(true, SeqCst);
+        }
+    }
+
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    let (a, b) = {
+        let _enter = driver.handle().enter();
+        UnixDatagram::pair().unwrap()
+    };
+    let write_interest = |driver: &Driver| {
+        epoll_entry(driver.as_raw_fd(), a.as_raw_fd())
+            .unwrap()
+            .write
+    };
+    assert!(!write_interest(&driver));
+    // Bounded: the peer's queue holds at most a few hundred datagrams.
+    let mut queued = 0;
+    while a.try_send(b"fill").is_ok() {
+        queued += 1;
+        assert!(queued < 100_000, "the peer's queue never filled");
+    }
+    let woken = Arc::new(Flag(AtomicBool::new(false)));
+    let waker = Waker::from(woken.clone());
+    let mut cx = Context::from_waker(&waker);
+    assert!(a.poll_send(&mut cx, b"last").is_pending());
+    assert!(write_interest(&driver), "armed while the send waits");
+
+    // The peer reads everything (a single read may leave the sender
+    // short of the space the kernel wants before it says writable).
+    let mut buf = [0u8; 8];
+    for _ in 0..queued {
+        assert_eq!(b.try_recv(&mut buf).unwrap(), 4);
+    }
+    driver.park_timeout(Duration::ZERO).unwrap();
+    assert!(woken.0.load(SeqCst), "woken by the space the peer made");
+    assert!(a.poll_send(&mut cx, b"last").is_ready());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    assert!(!write_interest(&driver), "no writer waits: disarmed");
 }

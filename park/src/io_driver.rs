@@ -73,6 +73,16 @@ pub trait IoDriver: Park {
     /// without such a rule ignores it.
     fn set_throttled(&mut self, throttled: bool);
 
+    /// Whether a throttled tick should take a second look after *any*
+    /// dispatch that reported I/O, not only after a full one: a backend
+    /// whose throttled datagram rule finds backlogs that way says so
+    /// (`tempo_io::Driver` while its receive-ahead rule is on: its
+    /// level-triggered datagram sockets are reported again by the look
+    /// when a datagram is left). Default: `false`.
+    fn looks_for_backlogs(&self) -> bool {
+        false
+    }
+
     /// A second look within one tick: dispatches what is ready now,
     /// without blocking (and, as the bottom of the stack, without any
     /// timer pass of a driver above it). By default a

@@ -283,8 +283,9 @@ pub(crate) struct Driver {
     handles: DriverHandles,
     /// I/O events one dispatch must reach for the throttling scheduler to
     /// take a second look after running the tick's tasks: the I/O driver's
-    /// events capacity. `None` without an I/O driver in the stack (no
-    /// second looks).
+    /// events capacity, or 1 when it [looks for
+    /// backlogs](tempo_park::IoDriver::looks_for_backlogs). `None` without
+    /// an I/O driver in the stack (no second looks).
     look_threshold: Option<u64>,
 }
 
@@ -327,12 +328,16 @@ impl Driver {
         B::Error: std::error::Error + Send + Sync + 'static,
     {
         io.set_throttled(config.recv_ahead);
-        let events_capacity = io.events_capacity() as u64;
+        let look_threshold = if io.looks_for_backlogs() {
+            1
+        } else {
+            io.events_capacity() as u64
+        };
         let mut driver = match wrap {
             Some(make) => make(io, config),
             None => Driver::with_base(io, config, io_look::<B>),
         };
-        driver.look_threshold = Some(events_capacity);
+        driver.look_threshold = Some(look_threshold);
         driver
     }
 

@@ -49,8 +49,10 @@ impl TurnGate {
 on_each_flavor! {
     /// Two datagrams queued before the task starts, one receive per turn,
     /// no new traffic: both are received, in order, by the second turn
-    /// (under throttling the second comes from the held buffer, with no
-    /// readiness event left to wake anyone), and the third turn finds none.
+    /// (under throttling the socket is level-triggered: the turn-1 look
+    /// reports the datagram left, though nobody waits on the socket then,
+    /// and the second turn's poll reports it again), and the third turn
+    /// finds none.
     #[test]
     fn one_recv_per_turn_strands_no_queued_datagram() {
         let rt = builder().enable_all().build().unwrap();

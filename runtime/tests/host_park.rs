@@ -2,7 +2,6 @@
 //! (`Builder::with_park_fn`): sockets work under it on both schedulers, and
 //! the runtime, not the host, applies the throttled receive-ahead rule.
 
-use std::os::fd::AsFd;
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
 use std::time::Duration;
@@ -55,20 +54,26 @@ struct Wrapped {
     rt: Runtime,
     parks: Arc<AtomicU64>,
     throttled: bool,
+    /// The I/O driver's epoll instance.
+    epoll: std::os::fd::RawFd,
 }
 
 /// `flavor`'s runtime over a `WrappingPark`, with `enable_io` and timers.
 fn wrapped(flavor: Flavor) -> Wrapped {
     let parks = Arc::new(AtomicU64::new(0));
     let round = Arc::new(AtomicU64::new(0));
-    let (p, r) = (parks.clone(), round);
+    let epoll = Arc::new(std::sync::atomic::AtomicI32::new(-1));
+    let (p, r, e) = (parks.clone(), round, epoll.clone());
     let rt = flavor
         .builder()
         .enable_all()
-        .with_park_fn(move |io| WrappingPark {
-            io,
-            parks: p,
-            round: r,
+        .with_park_fn(move |io| {
+            e.store(std::os::fd::AsRawFd::as_raw_fd(&io), SeqCst);
+            WrappingPark {
+                io,
+                parks: p,
+                round: r,
+            }
         })
         .build()
         .expect("with_park_fn combines with enable_io");
@@ -76,6 +81,7 @@ fn wrapped(flavor: Flavor) -> Wrapped {
         rt,
         parks,
         throttled: flavor == Flavor::Throttling,
+        epoll: epoll.load(SeqCst),
     }
 }
 
@@ -134,36 +140,42 @@ on_each_flavor! {
     }
 
     /// Under throttling the runtime turns the receive-ahead rule on in the I/O
-    /// driver it hands to the host: of two datagrams already queued, the first
-    /// receive takes both from the kernel (the second is held, the kernel queue
-    /// is empty). The basic scheduler leaves it off: the second stays in the
-    /// kernel until its own receive.
+    /// driver it hands to the host: a datagram socket made on it is
+    /// registered level-triggered for reading (one receive per report),
+    /// which the host's epoll instance shows. The basic scheduler leaves
+    /// the rule off: edge-triggered, read and write. Both receive what was
+    /// queued, in order.
     #[test]
     fn runtime_applies_the_recv_ahead_rule_under_a_host_park() {
+        use std::os::fd::AsRawFd;
+        use tempo_test_support::net::{epoll_entry, EpollEntry};
+
         let wrapped = wrapped(FLAVOR);
-        let kernel_empty_after_first = wrapped.rt.block_on(async move {
+        let epoll = wrapped.epoll;
+        let entry = wrapped.rt.block_on(async move {
             let receiver = UdpSocket::bind("127.0.0.1:0").await?;
             let sender = UdpSocket::bind("127.0.0.1:0").await?;
+            let entry = epoll_entry(epoll, receiver.as_raw_fd());
             // Loopback UDP queues a datagram before `send_to` returns.
             for payload in [b"one", b"two"] {
                 sender.send_to(payload, receiver.local_addr()?).await?;
             }
             let mut buf = [0u8; 8];
-            let (n, _) = receiver.recv_from(&mut buf).await?;
-            assert_eq!(&buf[..n], b"one");
-            // A peek on a duplicate of the fd sees the kernel queue only.
-            let dup = std::net::UdpSocket::from(receiver.as_fd().try_clone_to_owned()?);
-            let kernel_empty = dup
-                .peek_from(&mut buf)
-                .is_err_and(|e| e.kind() == std::io::ErrorKind::WouldBlock);
-            let (n, _) = receiver.recv_from(&mut buf).await?;
-            assert_eq!(&buf[..n], b"two");
-            Ok::<_, std::io::Error>(kernel_empty)
+            for payload in [b"one", b"two"] {
+                let (n, _) = receiver.recv_from(&mut buf).await?;
+                assert_eq!(&buf[..n], payload);
+            }
+            Ok::<_, std::io::Error>(entry)
         });
+        let expected = if wrapped.throttled {
+            EpollEntry { read: true, write: false, edge: false }
+        } else {
+            EpollEntry { read: true, write: true, edge: true }
+        };
         assert_eq!(
-            kernel_empty_after_first.unwrap(),
-            wrapped.throttled,
-            "receive-ahead on under throttling only"
+            entry.unwrap(),
+            Some(expected),
+            "receive-ahead (level-triggered datagram sockets) under throttling only"
         );
     }
 }

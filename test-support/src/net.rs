@@ -151,3 +151,37 @@ fn wait_rmem_above(receiver: &impl std::os::fd::AsRawFd, floor: u32) -> u32 {
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
 }
+
+/// How an epoll instance watches a descriptor, read from
+/// `/proc/self/fdinfo` (deterministic: no event needs to happen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EpollEntry {
+    /// `EPOLLIN` is in the interest.
+    pub read: bool,
+    /// `EPOLLOUT` is in the interest.
+    pub write: bool,
+    /// `EPOLLET`: edge-triggered (`false`: level-triggered).
+    pub edge: bool,
+}
+
+/// `fd`'s entry in the epoll instance `epoll`, if it has one.
+pub fn epoll_entry(epoll: std::os::fd::RawFd, fd: std::os::fd::RawFd) -> Option<EpollEntry> {
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{epoll}"))
+        .expect("the epoll instance's fdinfo");
+    // Lines look like `tfd:        7 events:       19 data: ...`.
+    info.lines().find_map(|line| {
+        let mut words = line.split_whitespace();
+        if words.next() != Some("tfd:") || words.next()?.parse::<i32>().ok()? != fd {
+            return None;
+        }
+        if words.next() != Some("events:") {
+            return None;
+        }
+        let events = u32::from_str_radix(words.next()?, 16).ok()?;
+        Some(EpollEntry {
+            read: events & libc::EPOLLIN as u32 != 0,
+            write: events & libc::EPOLLOUT as u32 != 0,
+            edge: events & libc::EPOLLET as u32 != 0,
+        })
+    })
+}

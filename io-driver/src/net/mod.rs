@@ -42,13 +42,25 @@
 //!
 //! Under a throttling runtime (or [`Driver::set_recv_ahead`](crate::Driver::set_recv_ahead)),
 //! [`UdpSocket`] and [`UnixDatagram`] receives follow the *receive-ahead*
-//! rule: a `recv` / `recv_from` with nothing held makes one `recvmmsg`
-//! asking for two datagrams. One arrived: the socket is drained, and the
-//! next receive waits for the next readiness event without a syscall. Two
-//! arrived: the second is **held** in a buffer of the socket's own and
-//! returned by the next receive without a syscall. A receive loop pays one
-//! receive syscall per datagram (a drain-until-`WouldBlock` loop, tokio's,
-//! pays two) and a backlog drains in the tick it is found.
+//! rule. A socket made under it is registered **level-triggered** for
+//! reading, and a `recv` / `recv_from` makes one `recvfrom` per readiness
+//! report: the next receive waits, without a syscall, for the next
+//! report, which the poller makes while a datagram is left. After running
+//! its tasks a throttled tick takes a look (a zero-timeout poll): a
+//! socket it reports holds a backlog, which the receives drain until
+//! `WouldBlock`. A receive loop pays one receive syscall per datagram (a
+//! drain-until-`WouldBlock` loop, tokio's, pays two), and a backlog drains
+//! in the tick it is found; nothing is held in user space, and no buffer
+//! is kept per socket.
+//!
+//! A socket made *before* the rule was turned on (a host's
+//! `tempo_io::Driver`, `set_recv_ahead(true)` after the socket) stays
+//! edge-triggered, and its receives follow the rule's two-datagram form:
+//! with nothing held, one `recvmmsg` asking for two datagrams. One
+//! arrived: the socket is drained, and the next receive waits for the
+//! next readiness event without a syscall. Two arrived: the second is
+//! **held** in a buffer of the socket's own and returned by the next
+//! receive without a syscall.
 //!
 //! What a held datagram means for each method (the list is kept with the
 //! code, in `net/datagram.rs`; [`UdpSocket::discard_held`] drops it):
@@ -66,11 +78,11 @@
 //!   with a *larger* buffer than every earlier one can tell the difference.
 //!
 //! Memory: per socket, 192 bytes of state inline in the socket (no
-//! allocation of its own), plus, from its first receive, a buffer as large
-//! as the largest receive buffer passed (2 KiB for a 2,048-byte buffer:
-//! about 17 MiB in all for 8,000 sockets). The basic scheduler leaves the
-//! rule off (receives make one one-datagram call each, as
-//! tokio's do, and no buffer is made).
+//! allocation of its own), plus, in the two-datagram form only, from its
+//! first receive, a buffer as large as the largest receive buffer passed
+//! (2 KiB for a 2,048-byte buffer: about 17 MiB in all for 8,000
+//! sockets). The basic scheduler leaves the rule off (receives make one
+//! one-datagram call each, as tokio's do, and no buffer is made).
 //!
 //! # Batches
 //!

@@ -13,17 +13,41 @@
 //! # The rule
 //!
 //! When [on](crate::Driver::set_recv_ahead) (the runtime turns it on under
-//! throttling), a `recv` / `recv_from` / `poll_recv*` that has nothing held
-//! makes **one `recvmmsg` asking for two datagrams**: the first into the
-//! caller's buffer, the second into a buffer of the socket's own.
+//! throttling), a datagram socket is made **level-triggered** for reading
+//! (`sys/epoll.rs`; `readiness/scheduled_io.rs`, "Level-triggered
+//! registrations"), and a `recv` / `recv_from` / `poll_recv*` makes **one
+//! `recvfrom` per readiness report**:
 //!
-//! * **One arrived**: the socket was drained by that very call. The
-//!   operation records the readiness event sequence number it saw before
-//!   the call (`drained_seq`) and clears the socket's read readiness. The
-//!   next receive, if no readiness event came since, returns `Pending`
-//!   **without a syscall** (an edge-triggered event will come with the
-//!   next datagram). At one datagram per socket per tick: one syscall per
-//!   datagram.
+//! * It records the readiness event sequence number it saw before the
+//!   call (`drained_seq`) and clears the socket's read readiness, as if
+//!   the socket were drained. The next receive, if no readiness event came
+//!   since, returns `Pending` **without a syscall**. The poller says
+//!   whether it was right: level-triggered, it reports the socket again
+//!   at its next poll while a datagram is left. At one datagram per socket
+//!   per tick: one syscall per datagram, and no empty one.
+//! * **A backlog drains in the tick that finds it.** After running its
+//!   tasks, a throttled tick takes a *look* (a zero-timeout poll; see
+//!   `tempo_park::IoDriver::looks_for_backlogs`). A socket the look
+//!   reports was served in the tick and still holds a datagram: its
+//!   readiness carries the `backlog` flag, and its receives then make a
+//!   `recvfrom` each until `WouldBlock` (the flag is cleared with the
+//!   readiness), as a drain loop does.
+//!
+//! Why level-triggered and one `recvfrom`, measured (issue 20, benches
+//! README): the kernel charges one `recvmmsg` asking for two datagrams
+//! more than two `recvfrom`, and a level-triggered `recvfrom` per report
+//! less than either; the look's extra `epoll_wait` per tick costs less
+//! than the saved receives.
+//!
+//! ## The two-datagram form (edge-triggered sockets)
+//!
+//! A socket made while the rule was off is edge-triggered and stays so;
+//! if the rule is turned on later, its receives follow the rule's
+//! earlier form, **one `recvmmsg` asking for two datagrams**: the first
+//! into the caller's buffer, the second into a buffer of the socket's own.
+//!
+//! * **One arrived**: the socket was drained by that very call, recorded
+//!   as above (an edge-triggered event will come with the next datagram).
 //! * **Two arrived**: the second is *held*. The next receive (`recv`,
 //!   `recv_from`, their `poll_*` and `try_*` forms, `recv_many`) returns it
 //!   first, **without a syscall**, and `peek*` shows it. A task that awaits
@@ -32,13 +56,20 @@
 //!   after it makes the next `recvmmsg`, so a backlog is drained in the
 //!   same tick, two datagrams per syscall, with no added tick of latency.
 //!
+//! A level-triggered socket never holds a datagram: what it has not
+//! received stays in the kernel.
+
 //! # The invariant
 //!
 //! **A datagram is never stranded**: a receive either returns a held
 //! datagram, or makes the syscall, or skips it only when its own last
-//! `recvmmsg` found the queue empty and no readiness event was dispatched
-//! since (so any datagram that arrived since has an event on its way, and
-//! the waker is stored before readiness is re-checked). Held datagrams stay
+//! call found the queue empty (edge-triggered) or took the datagram of the
+//! last report (level-triggered) and no readiness event was dispatched
+//! since: a datagram that arrived since has an event on its way
+//! (edge-triggered), or one left is reported again at the next poll
+//! (level-triggered; its wait re-arms the socket's read interest if a
+//! report nobody read disarmed it), and the waker is stored before
+//! readiness is re-checked. Held datagrams stay
 //! in arrival order: nothing is received from the kernel while one is held.
 //!
 //! # Memory
@@ -56,11 +87,12 @@
 //! are its first 36). The kernel's `mmsghdr` / `iovec` arrays of the
 //! two-datagram call are on the stack.
 //!
-//! The state is 192 bytes per datagram socket. Once the rule is on, a
-//! socket also keeps a buffer as long as the largest receive buffer the
-//! caller passed (capped at 65,536 bytes): with a 2,048-byte receive
-//! buffer, 17 MiB of state and buffers at 8,000 sockets (the figure `net`
-//! gives). The buffer has the caller's size so
+//! The state is 192 bytes per datagram socket. A level-triggered socket
+//! keeps nothing more. In the two-datagram form, a socket also keeps a
+//! buffer as long as the largest receive buffer the caller passed (capped
+//! at 65,536 bytes; with a 2,048-byte receive buffer, 17 MiB of state and
+//! buffers at 8,000 sockets, which the level-triggered form saves). The
+//! buffer has the caller's size so
 //! that a held datagram is cut exactly as `recvfrom` into that buffer would
 //! cut it. A later receive with a *larger* buffer than every earlier one
 //! still gets a held datagram as the earlier buffer size cut it (the only
@@ -69,8 +101,10 @@
 //! one-datagram call.
 //!
 //! When off (the basic scheduler), receives make one one-datagram call
-//! each and loops drain until `WouldBlock`, as tokio does; a held datagram
-//! (left from when the rule was on) is still returned first.
+//! each and loops drain until `WouldBlock`, as tokio does (also on a
+//! level-triggered socket, made while the rule was on: the poller then
+//! simply reports it while it holds a datagram); a held datagram (left
+//! from when the rule was on) is still returned first.
 //!
 //! # Batch receives
 //!
@@ -117,8 +151,15 @@ pub(crate) struct RecvAttempt {
     /// Whether the attempt may skip the syscall when the socket is known
     /// drained (`false` for `try_*`, which always tries).
     pub(crate) may_skip: bool,
-    /// Whether the rule is on (two datagrams per call).
+    /// Whether the rule is on.
     pub(crate) ahead: bool,
+    /// The socket is registered level-triggered (one `recvfrom` per
+    /// report instead of two datagrams per call).
+    pub(crate) level: bool,
+    /// The readiness seen says the socket holds a backlog (a look
+    /// reported it again): drain it, one `recvfrom` per receive, until
+    /// `WouldBlock`.
+    pub(crate) backlog: bool,
 }
 
 /// A received datagram: its length in the caller's buffer, what the
@@ -325,12 +366,18 @@ impl RecvAhead {
         }
         let mut first = RawAddr::empty();
         let two = attempt.ahead && attempt.may_skip && !buf.is_empty();
-        if !two {
+        if !two || attempt.level {
             let len = mmsg::recv_from(fd, buf, &mut first)?;
+            // Level-triggered, one receive per report: the next report
+            // (a look's, or the next tick's) says whether one is left.
+            let once = two && !attempt.backlog;
+            if once {
+                state.set_drained(attempt.event_seq);
+            }
             return Ok(Got {
                 len,
                 addr: decode(&first),
-                drained: false,
+                drained: once,
             });
         }
         let ahead_len = buf.len().min(MAX_AHEAD_BUF);
@@ -463,7 +510,43 @@ mod tests {
             event_seq,
             may_skip: true,
             ahead: true,
+            level: false,
+            backlog: false,
         }
+    }
+
+    /// An attempt on a level-triggered socket (`backlog`: a look
+    /// reported it again).
+    fn level_attempt(event_seq: usize, backlog: bool) -> RecvAttempt {
+        RecvAttempt {
+            level: true,
+            backlog,
+            ..attempt(event_seq)
+        }
+    }
+
+    #[test]
+    fn level_triggered_takes_one_datagram_per_report_and_holds_none() {
+        let (receiver, _sender) = pair(3);
+        let ahead = RecvAhead::default();
+        let fd = receiver.as_raw_fd();
+        let mut buf = [0; 16];
+        let got = ahead.recv(fd, level_attempt(5, false), &mut buf, |_| ());
+        let got = got.unwrap();
+        assert_eq!((got.len, buf[0], got.drained), (1, 0, true));
+        assert!(!ahead.has_held(), "the rest stays in the kernel");
+        assert!(
+            skipped(&ahead, level_attempt(5, false)),
+            "one receive per report: the next waits for the next report"
+        );
+        // The look reports it again, with a backlog: drained to the end.
+        for expected in 1..3u8 {
+            let got = ahead.recv(fd, level_attempt(6, true), &mut buf, |_| ());
+            let got = got.unwrap();
+            assert_eq!((got.len, buf[0], got.drained), (1, expected, false));
+        }
+        let empty = ahead.recv(fd, level_attempt(6, true), &mut buf, |_| ());
+        assert_eq!(empty.unwrap_err().kind(), io::ErrorKind::WouldBlock);
     }
 
     /// A receive on `fd` -1: `WouldBlock` if it skipped the syscall,

@@ -21,7 +21,9 @@
 //! * `registration_set`: the slab of registrations, generation-tagged
 //!   tokens.
 //! * `scheduled_io`: the readiness word and the waiters of one
-//!   registration ([`ReadyEvent`]).
+//!   registration ([`ReadyEvent`]), and a level-triggered registration's
+//!   interest (`LevelInterest`, which the socket layer implements with
+//!   `sys/epoll.rs`).
 //! * `wake_batch`: waking a batch of wakers when one may panic.
 //! * `sync`: std or loom primitives (the loom models in `loom-tests/`
 //!   check `scheduled_io` itself).
@@ -40,5 +42,9 @@ pub(crate) use reactor::{Reactor, ReactorShared};
 pub(crate) use registration::Registration;
 pub(crate) use scheduled_io::shutdown_error;
 pub use scheduled_io::ReadyEvent;
+#[cfg(not(loom))]
+pub(crate) use scheduled_io::{Arming, LevelInterest};
+#[cfg(loom)]
+pub use scheduled_io::{Arming, LevelInterest};
 #[cfg(loom)]
 pub use scheduled_io::{ScheduledIo, Waiter};

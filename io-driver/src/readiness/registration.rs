@@ -58,7 +58,7 @@ use tempo_park::coop;
 use crate::ready::{Direction, Interest, Ready};
 
 use super::reactor::ReactorShared;
-use super::scheduled_io::{ReadyEvent, ScheduledIo, Waiter};
+use super::scheduled_io::{LevelInterest, ReadyEvent, ScheduledIo, Waiter};
 use super::wake_batch;
 
 /// After this many "WouldBlock, yet ready again" rounds in one poll, an
@@ -92,8 +92,29 @@ impl Registration {
         Ok(registration)
     }
 
-    /// Removes `source` from the poller (for `into_std`).
+    /// Makes the registration level-triggered for reading (see
+    /// `scheduled_io`'s "Level-triggered registrations"): `interest`
+    /// gets the poller's fd and the registration's token and returns how
+    /// to change the registration's interest.
+    pub(crate) fn make_level_triggered(
+        &self,
+        interest: impl FnOnce(std::os::fd::RawFd, usize) -> Box<dyn LevelInterest>,
+    ) -> io::Result<()> {
+        let epoll = std::os::fd::AsRawFd::as_raw_fd(&self.reactor.registry);
+        self.io.make_level_triggered(interest(epoll, self.token.0))
+    }
+
+    /// Makes a level-triggered registration edge-triggered again, read
+    /// and write, for good (see `ScheduledIo::make_edge_triggered`).
+    pub(crate) fn make_edge_triggered(&self) -> io::Result<()> {
+        self.io.make_edge_triggered()
+    }
+
+    /// Removes `source` from the poller (for `into_std` and drop). A
+    /// level-triggered interest is forgotten first, so that no interest
+    /// change reaches the fd once it left the poller.
     pub(crate) fn deregister(&self, source: &mut impl Source) -> io::Result<()> {
+        self.io.end_level();
         self.reactor.registry.deregister(source)
     }
 

@@ -6,8 +6,8 @@
 //! One `AtomicUsize` holds three fields:
 //!
 //! ```text
-//!  usize::BITS-1            6        5         4 .. 0
-//! [ event_seq (wrapping)  ][ shutdown ][ ready bits ]
+//!  usize::BITS-1            7         6          5         4 .. 0
+//! [ event_seq (wrapping)  ][ backlog ][ shutdown ][ ready bits ]
 //! ```
 //!
 //! * The driver ORs each event's bits in and increments the *event
@@ -19,6 +19,44 @@
 //!   if `event_seq` moved: an event that arrived between the snapshot and the
 //!   clear is never erased, so no edge is lost (edge-triggered epoll would
 //!   not repeat it). Closed states stay set once seen; they are final.
+//! * `backlog`: the event came from a *look* (a zero-timeout poll a
+//!   throttled tick makes after running its tasks) and the registration
+//!   is level-triggered: it was reported again in the tick that served
+//!   it, so it holds a backlog, which its receives drain until
+//!   `WouldBlock` (see `net/recv_ahead.rs`). Cleared with the read
+//!   readiness.
+//!
+//! # Level-triggered registrations
+//!
+//! A datagram socket made on a throttled driver is registered
+//! *level-triggered* for reading (see `net/recv_ahead.rs` for why): the
+//! poller reports it at every poll while it holds a datagram. Two rules
+//! keep that from reporting what nobody waits for, both applied under the
+//! waiters' lock, where wakers are stored and taken, so that an interest
+//! change and a waiter's store are ordered:
+//!
+//! * **Disarm on reports nobody waits for.** An event that finds no
+//!   waker (and no waiter's entry) in a direction drops that direction
+//!   from the poller's interest: write at once (a datagram socket is
+//!   nearly always writable: level-triggered, it would be reported at
+//!   every poll); read when the event is the second in a row that nobody
+//!   read (the read readiness of the one before is still set), so that
+//!   a task that is about to receive (woken by something else, its
+//!   socket reported before it runs) finds its socket armed. A disarmed
+//!   read makes the entry edge-triggered, so that errors, which the
+//!   poller reports whatever the interest, come once. An unread socket
+//!   is thus reported twice (a throttled tick's poll and look), not at
+//!   every poll, and an idle runtime stays idle.
+//! * **Arm on a store.** Storing a waker in a direction that is not armed
+//!   arms it (one `epoll_ctl`), *before* the caller re-checks readiness;
+//!   the poller checks the socket's state when its interest changes, so a
+//!   datagram (or buffer space) that came while the direction was
+//!   disarmed is reported at the next poll.
+//!
+//! In the steady state of a receiver (its task waits between datagrams),
+//! neither rule runs: no `epoll_ctl` per datagram. Write interest is
+//! armed only while a send waits for buffer space: a level-triggered
+//! registration starts writable.
 //!
 //! # Waiters: any number per direction
 //!
@@ -54,6 +92,7 @@
 //! mutex, which is uncontended in practice, and keeps the protocol
 //! obviously free of lost wake-ups.
 
+use std::fmt;
 use std::io;
 use std::task::{Context, Poll, Waker};
 
@@ -63,7 +102,31 @@ use super::sync::{AtomicUsize, Mutex, Ordering::AcqRel, Ordering::Acquire};
 use crate::ready::{Direction, Ready};
 
 const SHUTDOWN: usize = 1 << 5;
-const EVENT_SEQ_SHIFT: u32 = 6;
+const BACKLOG: usize = 1 << 6;
+const EVENT_SEQ_SHIFT: u32 = 7;
+
+/// What a level-triggered registration asks of the poller (see the
+/// module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Arming {
+    /// Read is armed: in the interest, level-triggered. `false`:
+    /// disarmed, not in the interest, and the entry edge-triggered.
+    pub level: bool,
+    /// Write readiness is in the interest.
+    pub write: bool,
+}
+
+/// Changes a level-triggered registration's interest in the poller (the
+/// driver's: `epoll_ctl(EPOLL_CTL_MOD)`, `sys/epoll.rs`). Called with
+/// the registration's waiters locked.
+pub trait LevelInterest: Send + Sync + fmt::Debug {
+    /// Makes the poller's interest `arming`.
+    fn set(&self, arming: Arming) -> io::Result<()>;
+
+    /// Makes the registration what it was before it was level-triggered:
+    /// edge-triggered, read and write.
+    fn edge(&self) -> io::Result<()>;
+}
 
 /// The readiness seen by an operation before its syscall.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +134,8 @@ pub struct ReadyEvent {
     /// The registration's event sequence number when the snapshot was taken.
     event_seq: usize,
     ready: Ready,
+    /// The `backlog` flag (see the module docs).
+    backlog: bool,
 }
 
 impl ReadyEvent {
@@ -87,6 +152,20 @@ impl ReadyEvent {
     /// The readiness states of the snapshot.
     pub(crate) fn ready(&self) -> Ready {
         self.ready
+    }
+
+    /// Whether a look reported the registration again: it holds a
+    /// backlog (see the module docs).
+    pub fn backlog(&self) -> bool {
+        self.backlog
+    }
+
+    fn from_word(word: usize) -> ReadyEvent {
+        ReadyEvent {
+            event_seq: word >> EVENT_SEQ_SHIFT,
+            ready: Ready::from_bits(word),
+            backlog: word & BACKLOG != 0,
+        }
     }
 }
 
@@ -176,8 +255,16 @@ struct Waiters {
     may_wake: [bool; 2],
     /// Per direction: the inline async entry belongs to a [`Waiter`].
     inline_taken: [bool; 2],
+    /// The poller's interest, when `level` is set.
+    arming: Arming,
+    /// A level-triggered registration: the (wrapping) dispatch round that
+    /// last reported it (see [`ScheduledIo::dispatch`]).
+    round: u16,
     reader: WaiterList,
     writer: WaiterList,
+    /// A level-triggered registration's way to change its interest
+    /// (`None`: edge-triggered; cold, after the lists).
+    level: Option<Box<dyn LevelInterest>>,
 }
 
 impl Waiters {
@@ -196,18 +283,79 @@ impl Waiters {
     }
 
     /// Stores the `poll_*` caller's waker in `direction`'s slot.
-    fn store_poll(&mut self, direction: Direction, waker: &Waker) {
+    fn store_poll(&mut self, direction: Direction, waker: &Waker) -> io::Result<()> {
         self.may_wake[Self::index(direction)] = true;
         store(&mut self.list(direction).poll, waker);
+        self.arm(direction)
     }
 
     /// Stores an async waiter's waker (see [`WaiterList::register`]).
-    fn register(&mut self, direction: Direction, key: &mut Option<usize>, waker: &Waker) {
+    fn register(
+        &mut self,
+        direction: Direction,
+        key: &mut Option<usize>,
+        waker: &Waker,
+    ) -> io::Result<()> {
         let index = Self::index(direction);
         self.may_wake[index] = true;
         let mut inline_taken = self.inline_taken[index];
         self.list(direction).register(&mut inline_taken, key, waker);
         self.inline_taken[index] = inline_taken;
+        self.arm(direction)
+    }
+
+    /// A level-triggered registration: arms `direction` if it is not
+    /// (a waker was just stored there; see the module docs).
+    #[inline]
+    fn arm(&mut self, direction: Direction) -> io::Result<()> {
+        let Some(level) = &self.level else {
+            return Ok(());
+        };
+        let mut next = self.arming;
+        match direction {
+            Direction::Read => next.level = true,
+            Direction::Write => next.write = true,
+        }
+        if next != self.arming {
+            level.set(next)?;
+            self.arming = next;
+        }
+        Ok(())
+    }
+
+    /// Whether an async waiter of `direction` has an entry: it waits, or
+    /// was woken and has not been polled yet.
+    fn has_entries(&self, direction: Direction) -> bool {
+        let list = match direction {
+            Direction::Read => &self.reader,
+            Direction::Write => &self.writer,
+        };
+        self.inline_taken[Self::index(direction)]
+            || list.more.as_ref().is_some_and(|more| !more.is_empty())
+    }
+
+    /// A level-triggered registration: disarms the directions in
+    /// `unwaited` (an event found no waker there) that no waiter has an
+    /// entry in (see the module docs: a waiter woken by an earlier event
+    /// and not polled yet keeps its direction armed, so a socket reported
+    /// again before its task runs is not disarmed and re-armed); read
+    /// only if `read_unconsumed`: the read readiness of an earlier report
+    /// was still set, nobody having received since (the second report in
+    /// a row that nobody read). A failed change keeps the old interest,
+    /// which only costs more reports.
+    fn disarm(&mut self, unwaited: [bool; 2], read_unconsumed: bool) {
+        let Some(level) = &self.level else {
+            return;
+        };
+        let idle =
+            |direction: Direction| unwaited[Self::index(direction)] && !self.has_entries(direction);
+        let next = Arming {
+            level: self.arming.level && !(read_unconsumed && idle(Direction::Read)),
+            write: self.arming.write && !idle(Direction::Write),
+        };
+        if next != self.arming && level.set(next).is_ok() {
+            self.arming = next;
+        }
     }
 
     /// Removes an async waiter's entry.
@@ -218,10 +366,15 @@ impl Waiters {
         self.inline_taken[index] = inline_taken;
     }
 
-    /// Moves the wakers of `direction` into `out`, if it may have any.
-    fn take_into(&mut self, direction: Direction, out: &mut Vec<Waker>) {
+    /// Moves the wakers of `direction` into `out`, if it may have any;
+    /// returns whether it had none to take.
+    fn take_into(&mut self, direction: Direction, out: &mut Vec<Waker>) -> bool {
         if std::mem::take(&mut self.may_wake[Self::index(direction)]) {
+            let before = out.len();
             self.list(direction).take_into(out);
+            out.len() == before
+        } else {
+            true
         }
     }
 }
@@ -299,8 +452,9 @@ enum WakerSlot<'a> {
 /// reader list (40: the `poll_*` slot, the inline waiter, the pointer to
 /// the further waiters); the writer list follows and is read only when a
 /// waker was stored there since the last take (nearly every datagram
-/// socket's events say writable too). The whole `Arc` is 120 bytes (it
-/// was 176): registrations made one after the other sit close together,
+/// socket's events say writable too). The whole `Arc` is 136 bytes (it
+/// was 176; 16 of them are the level-triggered interest, after the
+/// lists): registrations made one after the other sit close together,
 /// which the hardware prefetcher follows when a tick's events come in
 /// socket order.
 ///
@@ -333,11 +487,24 @@ impl ScheduledIo {
     /// Driver side: records an event's readiness and increments
     /// `event_seq`.
     pub fn set_readiness(&self, ready: Ready) {
+        self.set_readiness_from(ready, false);
+    }
+
+    /// [`set_readiness`](Self::set_readiness), from a look when `backlog`
+    /// (a level-triggered registration reported again in the tick that
+    /// served it: see the module docs).
+    pub fn set_readiness_from(&self, ready: Ready, backlog: bool) {
+        let backlog = if backlog && ready.is_readable() {
+            BACKLOG
+        } else {
+            0
+        };
         let mut current = self.readiness.load(Acquire);
         loop {
             let event_seq = (current >> EVENT_SEQ_SHIFT).wrapping_add(1);
             let next = (event_seq << EVENT_SEQ_SHIFT)
-                | (current & SHUTDOWN)
+                | (current & (SHUTDOWN | BACKLOG))
+                | backlog
                 | (current & Ready::ALL.bits())
                 | ready.bits();
             match self
@@ -362,11 +529,45 @@ impl ScheduledIo {
 
     /// The current readiness and event sequence number.
     pub fn snapshot(&self) -> ReadyEvent {
-        let word = self.readiness.load(Acquire);
-        ReadyEvent {
-            event_seq: word >> EVENT_SEQ_SHIFT,
-            ready: Ready::from_bits(word),
+        ReadyEvent::from_word(self.readiness.load(Acquire))
+    }
+
+    /// Makes the registration level-triggered for reading (see the module
+    /// docs): `interest` changes the poller's interest, and is asked for
+    /// read readiness at once; the registration starts writable (write
+    /// interest is armed only while a send waits).
+    pub fn make_level_triggered(&self, interest: Box<dyn LevelInterest>) -> io::Result<()> {
+        let mut waiters = self.waiters.lock();
+        let arming = Arming {
+            level: true,
+            write: false,
+        };
+        interest.set(arming)?;
+        waiters.arming = arming;
+        waiters.level = Some(interest);
+        drop(waiters);
+        self.set_readiness(Ready::WRITABLE);
+        Ok(())
+    }
+
+    /// Makes a level-triggered registration edge-triggered again, read
+    /// and write, for good (nothing if it is not level-triggered). The
+    /// poller checks the socket as its interest changes: what is ready
+    /// now is reported at its next poll, so nothing is stranded.
+    pub fn make_edge_triggered(&self) -> io::Result<()> {
+        let mut waiters = self.waiters.lock();
+        if let Some(level) = &waiters.level {
+            level.edge()?;
+            waiters.level = None;
         }
+        Ok(())
+    }
+
+    /// Forgets the level-triggered interest (before the source leaves
+    /// the poller, so that no interest change can reach its fd, or a
+    /// later socket that reuses the fd's number).
+    pub(crate) fn end_level(&self) {
+        self.waiters.lock().level = None;
     }
 
     /// Operation side, after `WouldBlock`: clears the clearable bits of
@@ -374,13 +575,18 @@ impl ScheduledIo {
     pub fn clear_readiness(&self, seen: ReadyEvent, direction: Direction) {
         let clear = direction
             .mask()
-            .intersection(Ready::CLEARABLE.union(Ready::ERROR));
+            .intersection(Ready::CLEARABLE.union(Ready::ERROR))
+            .bits()
+            | match direction {
+                Direction::Read => BACKLOG,
+                Direction::Write => 0,
+            };
         let mut current = self.readiness.load(Acquire);
         loop {
             if current >> EVENT_SEQ_SHIFT != seen.event_seq {
                 return; // a newer event: keep it
             }
-            let next = current & !clear.bits();
+            let next = current & !clear;
             if next == current {
                 return;
             }
@@ -415,7 +621,9 @@ impl ScheduledIo {
         if let Some(ready) = self.check(direction) {
             return Poll::Ready(ready);
         }
-        self.register(cx, direction, slot);
+        if let Err(e) = self.register(cx, direction, slot) {
+            return Poll::Ready(Err(e));
+        }
         // Re-check: an event dispatched between the first check and the
         // store found no waker to take.
         match self.check(direction) {
@@ -429,16 +637,19 @@ impl ScheduledIo {
         if Self::is_shutdown(word) {
             return Some(Err(shutdown_error()));
         }
-        let event = ReadyEvent {
-            event_seq: word >> EVENT_SEQ_SHIFT,
-            ready: Ready::from_bits(word),
-        };
+        let event = ReadyEvent::from_word(word);
         event.is_ready(direction).then_some(Ok(event))
     }
 
     /// Stores the task's waker for `direction` in `slot` (no clone if it is
-    /// the same).
-    fn register(&self, cx: &mut Context<'_>, direction: Direction, slot: WakerSlot<'_>) {
+    /// the same), arming the direction of a level-triggered registration;
+    /// fails if the poller refused that.
+    fn register(
+        &self,
+        cx: &mut Context<'_>,
+        direction: Direction,
+        slot: WakerSlot<'_>,
+    ) -> io::Result<()> {
         let mut waiters = self.waiters.lock();
         match slot {
             WakerSlot::Poll => waiters.store_poll(direction, cx.waker()),
@@ -446,14 +657,59 @@ impl ScheduledIo {
         }
     }
 
-    /// Driver side: moves every waker of the directions `ready` concerns
-    /// (the `poll_*` slot and all async waiters) into `out`.
-    pub fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
+    /// Driver side: one event of dispatch round `round` (`backlog`: of a
+    /// look). Records its readiness and moves the wakers it concerns into
+    /// `out` ([`set_readiness_from`](Self::set_readiness_from), then
+    /// what `take_wakers` does), under the waiters' lock.
+    /// Returns `false`, doing nothing, for a level-triggered registration
+    /// that this round reported already: a round that polls several times
+    /// (a full events buffer) gets it again from the poller, which puts a
+    /// level-triggered entry it reported back on its ready list, and its
+    /// task has not run in between. A round number met again after 65,536
+    /// rounds only delays a level-triggered report to the next poll, which
+    /// repeats it.
+    pub fn dispatch(&self, ready: Ready, backlog: bool, round: u64, out: &mut Vec<Waker>) -> bool {
         let mut waiters = self.waiters.lock();
+        if waiters.level.is_some() {
+            let round = round as u16;
+            if waiters.round == round {
+                return false;
+            }
+            waiters.round = round;
+        }
+        // Readable, closed or an error: an error nobody reads is
+        // reported by the poller whatever the interest, so it must
+        // disarm (edge-triggered) too.
+        let before = Ready::from_bits(self.readiness.load(Acquire));
+        let read_unconsumed = !before.intersection(Direction::Read.mask()).is_empty();
+        self.set_readiness_from(ready, backlog);
+        Self::take_locked(&mut waiters, ready, out, read_unconsumed);
+        true
+    }
+
+    /// Driver side: moves every waker of the directions `ready` concerns
+    /// (the `poll_*` slot and all async waiters) into `out`; a
+    /// level-triggered registration disarms the directions that had none
+    /// (see the module docs).
+    #[cfg(any(loom, test))]
+    pub fn take_wakers(&self, ready: Ready, out: &mut Vec<Waker>) {
+        Self::take_locked(&mut self.waiters.lock(), ready, out, true);
+    }
+
+    fn take_locked(
+        waiters: &mut Waiters,
+        ready: Ready,
+        out: &mut Vec<Waker>,
+        read_unconsumed: bool,
+    ) {
+        let mut unwaited = [false; 2];
         for direction in [Direction::Read, Direction::Write] {
             if !ready.intersection(direction.mask()).is_empty() {
-                waiters.take_into(direction, out);
+                unwaited[Waiters::index(direction)] = waiters.take_into(direction, out);
             }
+        }
+        if waiters.level.is_some() {
+            waiters.disarm(unwaited, read_unconsumed);
         }
     }
 
@@ -660,7 +916,8 @@ mod tests {
         let reader_end =
             offset(std::ptr::addr_of!(waiters.reader).cast()) + std::mem::size_of::<WaiterList>();
         assert!(reader_end <= 64, "the reader list ends at {reader_end}");
-        assert!(std::mem::size_of::<ScheduledIo>() <= 104);
+        // 104, and the level-triggered interest (cold, last): 16.
+        assert!(std::mem::size_of::<ScheduledIo>() <= 120);
     }
 
     #[test]

@@ -4,6 +4,8 @@
 //!
 //! * `mmsg`: `recvmmsg` / `sendmmsg` and the socket addresses and control
 //!   messages they carry (the receive-ahead rule and the batch API);
+//! * `epoll`: a datagram socket's level-triggered registration (its
+//!   interest changed with `epoll_ctl`, on mio's epoll);
 //! * `socket`: `TcpSocket`'s socket options, `bind`, `listen(backlog)` and
 //!   non-blocking `connect`.
 //!
@@ -12,5 +14,6 @@
 //! `// SAFETY:` comment. `libc` is a normal dependency for this (it was
 //! already in the tree through mio).
 
+pub(crate) mod epoll;
 pub(crate) mod mmsg;
 pub(crate) mod socket;

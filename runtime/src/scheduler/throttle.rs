@@ -53,11 +53,24 @@
 //!    worked (as a hand-written loop that alternates polls and work does),
 //!    which brings the median back under `T/2`. It costs one
 //!    `epoll_wait` per look, taken only after a dispatch of at least
-//!    1,024 events; a tick with fewer ready sockets is short and takes
-//!    none, so a small runtime still polls once per tick. Timers fire
+//!    1,024 events (but see the backlog look below); a tick with fewer
+//!    ready sockets is short and takes none. Timers fire
 //!    only at the start of a tick, so a look changes nothing for them;
 //!    tasks other threads injected are collected with each chunk of task
 //!    polls, as before;
+//!
+//!    **The backlog look.** When the I/O driver [looks for
+//!    backlogs](tempo_park::IoDriver::looks_for_backlogs) (Tempo's, under
+//!    throttling: its datagram sockets are level-triggered and take one
+//!    datagram per readiness report), any dispatch that reported I/O is
+//!    followed by a look, not only a large one: it reports the sockets
+//!    that still hold a datagram after their task took one, which then
+//!    drain the rest in the same tick (see `tempo_io`'s `net` docs), and
+//!    those that became ready while the tick ran. A tick with I/O thus
+//!    makes two `epoll_wait` calls, one with none; the look's re-check of
+//!    the sockets its poll reported costs less than the second, empty
+//!    `recvfrom` per datagram it replaces (measured: benches README,
+//!    issue 20);
 //! 3. if the tick ran past `start + T` or left ready tasks behind (its
 //!    budget or its period of work ran out), start the next tick at once: an **overrun** (counted in the metrics);
 //! 4. otherwise sleep until `start + T` **without polling the driver**: the

@@ -69,7 +69,7 @@ impl AsFd for UnixDatagram {
 impl UnixDatagram {
     fn from_mio(socket: mio::net::UnixDatagram, handle: Handle) -> io::Result<UnixDatagram> {
         Ok(UnixDatagram {
-            io: DatagramIo::new(PollIo::with_handle(socket, handle)?),
+            io: DatagramIo::new(PollIo::with_handle(socket, handle)?)?,
         })
     }
 
