@@ -9,6 +9,9 @@
 //! sweep's plain throttled receiver (`tempo-throttled:T`, run through
 //! [`crate::udp_cli::receiver_main`], unchanged), which is the issue's
 //! yardstick: the pipeline's CPU within 1.15x of it, with the same latency.
+//! With G > 1 contexts, a fourth: that plain receiver on G runtimes, one
+//! thread each (`tempo-throttled-splitG:T`), sharing the receiver's CPU as
+//! the contexts do.
 //! Each receiver runs in a fresh process because the per-datagram counters
 //! ([`crate::recv_stats`]) are process-wide.
 
@@ -400,16 +403,30 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<Vec<CsvRow>, String> {
         .map(String::from)
         .to_vec()
     };
-    let plain = [
-        "receive".to_string(),
-        "--runtime".to_string(),
-        format!("tempo-throttled:{throttle_ms}"),
-        "--interval-ms".to_string(),
-        cfg.period.as_millis().to_string(),
-        "--header".to_string(),
-    ]
-    .to_vec();
-    let receivers = [pipeline("media"), plain, pipeline("tokio")];
+    let plain = |runtime: String| -> Vec<String> {
+        [
+            "receive".to_string(),
+            "--runtime".to_string(),
+            runtime,
+            "--interval-ms".to_string(),
+            cfg.period.as_millis().to_string(),
+            "--header".to_string(),
+        ]
+        .to_vec()
+    };
+    // With G > 1 contexts, also the plain receiver on G runtimes, one
+    // thread each (its threads share the receiver's CPU as the contexts
+    // do): the yardstick that separates what the elements cost from what
+    // G threads on one core cost.
+    let mut receivers = vec![
+        pipeline("media"),
+        plain(format!("tempo-throttled:{throttle_ms}")),
+        pipeline("tokio"),
+    ];
+    let split = format!("tempo-throttled-split{}:{throttle_ms}", cfg.contexts);
+    if cfg.contexts > 1 {
+        receivers.push(plain(split.clone()));
+    }
     println!(
         "UDP: {} streams on {} context(s), T = {:?}, period {:?}, window {:?}, {runs} run(s), cpus {cpus:?} (sender, receiver)",
         cfg.streams, cfg.contexts, cfg.throttle, cfg.period, cfg.window
@@ -423,11 +440,13 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<Vec<CsvRow>, String> {
     ];
     let mut vs_plain = Vec::new();
     let mut vs_tokio = Vec::new();
+    let mut vs_split = Vec::new();
     let mut results = Vec::new();
+    let count = receivers.len();
     for run in 0..runs {
-        let mut rows: [Option<CsvRow>; 3] = [None, None, None];
-        for k in 0..3 {
-            let which = (run + k) % 3;
+        let mut rows: Vec<Option<CsvRow>> = vec![None; count];
+        for k in 0..count {
+            let which = (run + k) % count;
             let row = run_pair(&cfg, &receivers[which], cpus)?;
             let name = row.get("runtime").unwrap_or("?").to_string();
             let figures: Vec<String> = columns
@@ -461,6 +480,9 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<Vec<CsvRow>, String> {
         };
         vs_plain.push(cpu(0) / cpu(1).max(1e-9));
         vs_tokio.push(cpu(0) / cpu(2).max(1e-9));
+        if count > 3 {
+            vs_split.push(cpu(0) / cpu(3).max(1e-9));
+        }
     }
     let m = |v: &[f64]| crate::median::median(v).unwrap_or(f64::NAN);
     println!(
@@ -468,5 +490,11 @@ pub fn udp_main(cfg: UdpConfig, runs: usize) -> Result<Vec<CsvRow>, String> {
         m(&vs_plain),
         m(&vs_tokio)
     );
+    if !vs_split.is_empty() {
+        println!(
+            "  median CPU media / {split} (the plain receiver on the same threads) = {:.2}",
+            m(&vs_split)
+        );
+    }
     Ok(results)
 }

@@ -34,6 +34,7 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "tempo",
     "tempo-throttled:T",
     "tempo-throttled-batch:T",
+    "tempo-throttled-splitG:T",
     "tokio",
     "threads",
     "mio-loop",
@@ -52,6 +53,11 @@ pub enum ReceiverRuntime {
     /// Tempo's throttling scheduler with this period, one task per socket
     /// taking each tick's datagrams with one `recv_many` (`recvmmsg`).
     TempoThrottledBatch(Duration),
+    /// `tempo-throttled-splitG:T`: G throttling runtimes of this period
+    /// on G threads of the process, the sockets dealt round-robin, one
+    /// task per socket (the plain receiver on the thread layout of the
+    /// `pipeline` benchmark's G contexts).
+    TempoThrottledSplit(Duration, u8),
     /// tokio current_thread runtime, one task per socket.
     Tokio,
     /// One blocking std thread per socket (GStreamer udpsrc's model).
@@ -94,6 +100,20 @@ impl ReceiverRuntime {
             ("tempo-throttled-batch", Some(p)) => {
                 Ok(ReceiverRuntime::TempoThrottledBatch(parse_period(name, p)?))
             }
+            (split, Some(p)) if split.starts_with("tempo-throttled-split") => {
+                let groups = split["tempo-throttled-split".len()..]
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|g| *g >= 1)
+                    .ok_or_else(|| RuntimeNameError::Unknown {
+                        name: name.to_string(),
+                        known: RUNTIME_NAMES,
+                    })?;
+                Ok(ReceiverRuntime::TempoThrottledSplit(
+                    parse_period(name, p)?,
+                    groups,
+                ))
+            }
             _ => Err(RuntimeNameError::Unknown {
                 name: name.to_string(),
                 known: RUNTIME_NAMES,
@@ -108,6 +128,9 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottled(p) => format!("tempo-throttled:{}", fmt_ms(*p)),
             ReceiverRuntime::TempoThrottledBatch(p) => {
                 format!("tempo-throttled-batch:{}", fmt_ms(*p))
+            }
+            ReceiverRuntime::TempoThrottledSplit(p, g) => {
+                format!("tempo-throttled-split{g}:{}", fmt_ms(*p))
             }
             ReceiverRuntime::Tokio => "tokio".into(),
             ReceiverRuntime::Threads => "threads".into(),
@@ -124,6 +147,7 @@ impl ReceiverRuntime {
     pub fn period(&self) -> Option<Duration> {
         match *self {
             ReceiverRuntime::TempoThrottled(p)
+            | ReceiverRuntime::TempoThrottledSplit(p, _)
             | ReceiverRuntime::TempoThrottledBatch(p)
             | ReceiverRuntime::MioThrottled(p)
             | ReceiverRuntime::MioThrottledMmsg(p)
@@ -141,6 +165,9 @@ impl ReceiverRuntime {
             ReceiverRuntime::Tempo => self::tempo::run(sockets, window, None),
             ReceiverRuntime::TempoThrottled(p) => self::tempo::run(sockets, window, Some(p)),
             ReceiverRuntime::TempoThrottledBatch(p) => self::tempo::run_batch(sockets, window, p),
+            ReceiverRuntime::TempoThrottledSplit(p, g) => {
+                self::tempo::run_split(sockets, window, p, g.into())
+            }
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::Threads => threads::run(sockets, window),
             ReceiverRuntime::MioLoop => {
@@ -175,6 +202,7 @@ mod tests {
             "mio-throttled-lt:20",
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
+            "tempo-throttled-split2:20",
         ] {
             assert_eq!(ReceiverRuntime::parse(name).unwrap().name(), name);
         }

@@ -6,6 +6,8 @@
 //! scheduler with a loop that takes each tick's datagrams of its socket
 //! with one `recv_many` (one `recvmmsg`) into a reused
 //! [`RecvBatch`](tempo::net::RecvBatch) of [`BATCH`] buffers.
+//! `tempo-throttled-splitG:T` is the plain loop on G throttling runtimes,
+//! one thread each.
 
 use std::io;
 use std::net::UdpSocket;
@@ -27,6 +29,44 @@ pub fn run(
     run_tasks(sockets, window, throttle, |sock, tracker| {
         tempo::spawn(receive_loop(sock, tracker));
         Ok(())
+    })
+}
+
+/// `tempo-throttled-splitG:T`: the plain receiver on `groups` throttling
+/// runtimes, each on a thread of its own, socket `i` on runtime
+/// `i % groups` (as the `pipeline` benchmark deals streams to its
+/// contexts); until `window` ends.
+pub fn run_split(
+    sockets: Vec<UdpSocket>,
+    window: MeasureWindow,
+    throttle: Duration,
+    groups: usize,
+) -> io::Result<()> {
+    let mut dealt: Vec<Vec<(u32, UdpSocket)>> = (0..groups).map(|_| Vec::new()).collect();
+    for (i, sock) in sockets.into_iter().enumerate() {
+        dealt[i % groups].push((i as u32, sock));
+    }
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = dealt
+            .into_iter()
+            .map(|group| {
+                scope.spawn(move || {
+                    let rt = crate::tempo_runtime::build(Some(throttle))?;
+                    rt.block_on(async move {
+                        for (id, sock) in group {
+                            sock.set_nonblocking(true)?;
+                            let sock = tempo::net::UdpSocket::from_std(sock)?;
+                            tempo::spawn(receive_loop(sock, StreamTracker::new(id, window)));
+                        }
+                        tempo::time::sleep_until(window.end_instant().into()).await;
+                        Ok::<(), io::Error>(())
+                    })
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .try_for_each(|t| t.join().expect("a receiver thread panicked"))
     })
 }
 
