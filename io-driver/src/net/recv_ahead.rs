@@ -153,9 +153,6 @@ pub(crate) struct RecvAttempt {
     pub(crate) may_skip: bool,
     /// Whether the rule is on.
     pub(crate) ahead: bool,
-    /// The socket is registered level-triggered (one `recvfrom` per
-    /// report instead of two datagrams per call).
-    pub(crate) level: bool,
     /// The readiness seen says the socket holds a backlog (a look
     /// reported it again): drain it, one `recvfrom` per receive, until
     /// `WouldBlock`.
@@ -248,6 +245,12 @@ struct AheadState {
     drained_known: bool,
     /// `SO_TIMESTAMPNS` was turned on for the socket.
     timestamps_on: bool,
+    /// The socket is registered level-triggered: one `recvfrom` per
+    /// report instead of two datagrams per call. Kept under the lock,
+    /// which a receive holds across its syscall, so that a switch back to
+    /// edge-triggered ([`RecvAhead::leave_level`]) comes before or after
+    /// a whole receive, never between its syscall and its drained mark.
+    level: bool,
     /// The held datagram's source, written there by the kernel.
     held_addr: RawAddr,
 }
@@ -261,6 +264,7 @@ impl Default for AheadState {
             held: false,
             drained_known: false,
             timestamps_on: false,
+            level: false,
             held_addr: RawAddr::empty(),
         }
     }
@@ -303,6 +307,28 @@ impl AheadState {
 }
 
 impl RecvAhead {
+    /// The state of a socket registered level-triggered (`level`) or
+    /// edge-triggered.
+    pub(crate) fn new(level: bool) -> RecvAhead {
+        let ahead = RecvAhead::default();
+        ahead.state.lock().level = level;
+        ahead
+    }
+
+    /// Leaves the level-triggered form for good: `to_edge` makes the
+    /// registration edge-triggered, under the lock (see
+    /// `AheadState::level`). The poller reports what the socket holds
+    /// when its interest changes, so a receive that took the datagram of
+    /// the last level-triggered report and waits is woken if one is left.
+    pub(crate) fn leave_level(&self, to_edge: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        let mut state = self.lock();
+        if state.level {
+            to_edge()?;
+            state.level = false;
+        }
+        Ok(())
+    }
+
     /// The state, locked for a change (the skip word follows it).
     #[inline]
     fn lock(&self) -> Locked<'_> {
@@ -366,7 +392,7 @@ impl RecvAhead {
         }
         let mut first = RawAddr::empty();
         let two = attempt.ahead && attempt.may_skip && !buf.is_empty();
-        if !two || attempt.level {
+        if !two || state.level {
             let len = mmsg::recv_from(fd, buf, &mut first)?;
             // Level-triggered, one receive per report: the next report
             // (a look's, or the next tick's) says whether one is left.
@@ -510,7 +536,6 @@ mod tests {
             event_seq,
             may_skip: true,
             ahead: true,
-            level: false,
             backlog: false,
         }
     }
@@ -519,16 +544,29 @@ mod tests {
     /// reported it again).
     fn level_attempt(event_seq: usize, backlog: bool) -> RecvAttempt {
         RecvAttempt {
-            level: true,
             backlog,
             ..attempt(event_seq)
         }
     }
 
     #[test]
+    fn leaving_the_level_form_makes_receives_take_two_again() {
+        let (receiver, _sender) = pair(2);
+        let ahead = RecvAhead::new(true);
+        let refused = ahead.leave_level(|| Err(io::Error::other("refused")));
+        assert!(refused.is_err());
+        assert!(ahead.state.lock().level, "a refused switch changes nothing");
+        ahead.leave_level(|| Ok(())).unwrap();
+        let got = ahead.recv(receiver.as_raw_fd(), attempt(5), &mut [0; 16], |_| ());
+        assert!(!got.unwrap().drained);
+        assert!(ahead.has_held(), "edge-triggered: the second is held");
+        ahead.leave_level(|| panic!("left already")).unwrap();
+    }
+
+    #[test]
     fn level_triggered_takes_one_datagram_per_report_and_holds_none() {
         let (receiver, _sender) = pair(3);
-        let ahead = RecvAhead::default();
+        let ahead = RecvAhead::new(true);
         let fd = receiver.as_raw_fd();
         let mut buf = [0; 16];
         let got = ahead.recv(fd, level_attempt(5, false), &mut buf, |_| ());
