@@ -105,9 +105,10 @@ impl Driver {
     /// registered *level-triggered* for reading, and a `recv` /
     /// `recv_from` (async or `poll_*`) makes one `recvfrom` per readiness
     /// report: the next receive waits, without a syscall, for the next
-    /// report, which the poller makes while a datagram is left. A
-    /// [look](tempo_park::IoDriver::look) marks what it reports as a
-    /// backlog, which the receives then drain until `WouldBlock`. At one
+    /// report, which the poller makes while a datagram is left. A socket
+    /// reported by two parks in a row (in a throttled tick: its poll, then
+    /// its [look](tempo_park::IoDriver::look)) holds a backlog, which its
+    /// receives then drain until `WouldBlock`. At one
     /// datagram per socket per tick a receive loop pays one receive
     /// syscall per datagram instead of two, and a backlog drains in the
     /// tick that finds it (the runtime takes a look after each tick that
@@ -200,13 +201,6 @@ impl IoDriver for Driver {
     /// sockets need a look to find their backlogs.
     fn looks_for_backlogs(&self) -> bool {
         self.handle.settings().recv_ahead.is_enabled()
-    }
-
-    /// A zero-timeout park that marks the level-triggered datagram
-    /// sockets it reports as holding a backlog (their receives drain it
-    /// until `WouldBlock`; see [`set_recv_ahead`](Self::set_recv_ahead)).
-    fn look(&mut self) -> io::Result<()> {
-        self.reactor.look()
     }
 }
 

@@ -752,9 +752,11 @@ const LEVEL_READ: EpollEntry = EpollEntry {
 /// Made while the rule is on, a datagram socket is level-triggered for
 /// reading and takes one datagram per report: of three queued, the first
 /// receive takes one and the next waits (no syscall) for the next report,
-/// which the poller makes because two are left; a look's report says
-/// "backlog", and the receives then drain the socket to `WouldBlock`.
-/// None is stranded, none is held in user space.
+/// which the poller makes because two are left. Reported by two parks in
+/// a row (a tick's poll and its look), the socket holds a backlog, which
+/// the receives drain to `WouldBlock`. A socket first reported after a
+/// park that did not report it takes one datagram again. None is
+/// stranded, none is held in user space.
 #[test]
 fn level_triggered_socket_takes_one_datagram_per_report_and_drains_a_backlog() {
     with_level_pair(|driver, socket, sender, to| {
@@ -774,33 +776,41 @@ fn level_triggered_socket_takes_one_datagram_per_report_and_drains_a_backlog() {
         );
         assert_ne!(kernel_queued(&socket), 0, "the rest wait in the kernel");
 
-        // A plain park reports it again: one more.
+        // The next park reports it again: a backlog, drained at once.
         let before = driver.stats().io_events;
         driver.park_timeout(Duration::ZERO).unwrap();
         assert_eq!(driver.stats().io_events, before + 1);
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
         assert_receives_now(&socket, &mut cx, 1);
-        assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
-
-        // A look reports the backlog: drained to the end at once.
-        tempo_park::IoDriver::look(driver).unwrap();
         assert_receives_now(&socket, &mut cx, 2);
         assert!(socket.poll_recv(&mut cx, &mut buf).is_pending(), "drained");
         assert_eq!(kernel_queued(&socket), 0);
+
+        // A park with nothing to report, then two datagrams: their first
+        // report is no backlog (one datagram), the next park's is.
         driver.park_timeout(Duration::ZERO).unwrap();
+        for i in 3..5u8 {
+            sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
+        }
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_receives_now(&socket, &mut cx, 3);
         assert!(
             socket.poll_recv(&mut cx, &mut buf).is_pending(),
-            "nothing left"
+            "one per report"
         );
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_receives_now(&socket, &mut cx, 4);
+        assert!(socket.poll_recv(&mut cx, &mut buf).is_pending(), "drained");
     });
 }
 
 /// A level-triggered socket that nobody reads is reported twice, not at
 /// every poll (an idle runtime stays idle): the second report in a row
 /// that finds no waiter (the first one's readiness unconsumed) drops its
-/// read interest. A receive that then waits arms it again, and a
-/// datagram that came meanwhile is reported at the next poll: none is
-/// stranded.
+/// read interest. A datagram that comes meanwhile is not reported, and
+/// not lost: the receives drain what the two reports flagged as a
+/// backlog, and the one that then waits arms the socket again, whose next
+/// datagram is reported at the next poll.
 #[test]
 fn an_unread_level_triggered_socket_is_reported_once_and_rearmed_by_a_wait() {
     with_level_pair(|driver, socket, sender, to| {
@@ -818,17 +828,25 @@ fn an_unread_level_triggered_socket_is_reported_once_and_rearmed_by_a_wait() {
             edge: true,
         };
         assert_eq!(entry(driver, &socket), disarmed);
+        // One more while disarmed: not reported, not lost.
+        sent_and_queued(&socket, || sender.send_to(&[2], to).unwrap());
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert_eq!(driver.stats().io_events, before + 2);
 
+        // Reported twice in a row: a backlog, drained.
         let count = Arc::new(WakeCount(Default::default()));
         let waker = Waker::from(count.clone());
         let mut cx = Context::from_waker(&waker);
-        assert_receives_now(&socket, &mut cx, 0);
+        for i in 0..3u8 {
+            assert_receives_now(&socket, &mut cx, i);
+        }
         let mut buf = [0u8; 8];
         assert!(socket.poll_recv(&mut cx, &mut buf).is_pending());
         assert_eq!(entry(driver, &socket), LEVEL_READ, "re-armed by the wait");
+        sent_and_queued(&socket, || sender.send_to(&[3], to).unwrap());
         driver.park_timeout(Duration::ZERO).unwrap();
         assert_eq!(count.0.load(std::sync::atomic::Ordering::SeqCst), 1);
-        assert_receives_now(&socket, &mut cx, 1);
+        assert_receives_now(&socket, &mut cx, 3);
     });
 }
 

@@ -72,7 +72,7 @@ impl LevelInterest for FakeInterest {
 fn poll(epoll: &FakeEpoll, io: &ScheduledIo, round: u64) {
     if epoll.reports() {
         let mut wakers = Vec::new();
-        io.dispatch(Ready::READABLE, false, round, &mut wakers);
+        io.dispatch(Ready::READABLE, round, &mut wakers);
         wakers.into_iter().for_each(Waker::wake);
     }
 }

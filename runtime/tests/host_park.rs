@@ -179,3 +179,38 @@ on_each_flavor! {
         );
     }
 }
+
+/// Under a host's driver that wraps the I/O driver, a throttled tick's
+/// look is the host's zero-timeout park, not the I/O driver's own `look`:
+/// a backlog still drains in the tick that finds it (a datagram socket
+/// reported by two parks in a row holds a backlog, whoever makes them).
+#[test]
+fn a_backlog_drains_in_one_tick_under_a_host_park() {
+    use std::sync::atomic::AtomicUsize;
+    use tempo_test_support::net::sent_all_and_queued;
+
+    const BACKLOG: usize = 20;
+    let wrapped = wrapped(Flavor::Throttling);
+    let rt = &wrapped.rt;
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let peeker = socket.try_clone().unwrap();
+    let to = socket.local_addr().unwrap();
+    let received = Arc::new(AtomicUsize::new(0));
+    let count = received.clone();
+    rt.spawn(async move {
+        let socket = UdpSocket::from_std(socket).unwrap();
+        let mut buf = [0u8; 4];
+        // Bounded: the test stops turning the runtime.
+        loop {
+            socket.recv_from(&mut buf).await.unwrap();
+            count.fetch_add(1, SeqCst);
+        }
+    });
+    rt.turn(Duration::ZERO);
+    let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    sent_all_and_queued(&peeker, BACKLOG, || {
+        sender.send_to(b"x", to).unwrap();
+    });
+    rt.turn(Duration::ZERO);
+    assert_eq!(received.load(SeqCst), BACKLOG, "all in the tick");
+}

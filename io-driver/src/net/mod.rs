@@ -47,8 +47,8 @@
 //! report: the next receive waits, without a syscall, for the next
 //! report, which the poller makes while a datagram is left. After running
 //! its tasks a throttled tick takes a look (a zero-timeout poll): a
-//! socket it reports holds a backlog, which the receives drain until
-//! `WouldBlock`. A receive loop pays one receive syscall per datagram (a
+//! socket it reports again holds a backlog, which the receives drain
+//! until `WouldBlock`. A receive loop pays one receive syscall per datagram (a
 //! drain-until-`WouldBlock` loop, tokio's, pays two), and a backlog drains
 //! in the tick it is found; nothing is held in user space, and no buffer
 //! is kept per socket.

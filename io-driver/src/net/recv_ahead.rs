@@ -28,10 +28,15 @@
 //! * **A backlog drains in the tick that finds it.** After running its
 //!   tasks, a throttled tick takes a *look* (a zero-timeout poll; see
 //!   `tempo_park::IoDriver::looks_for_backlogs`). A socket the look
-//!   reports was served in the tick and still holds a datagram: its
-//!   readiness carries the `backlog` flag, and its receives then make a
-//!   `recvfrom` each until `WouldBlock` (the flag is cleared with the
-//!   readiness), as a drain loop does.
+//!   reports *again* (the tick's poll reported it too) was served in the
+//!   tick and still holds a datagram: its readiness carries the `backlog`
+//!   flag, and its receives then make a `recvfrom` each until
+//!   `WouldBlock` (the flag is cleared with the readiness), as a drain
+//!   loop does. A socket the look reports first (a datagram that came
+//!   while the tick ran) takes one datagram, as at any report; if one is
+//!   left, the next look reports it again. The rule is the driver's (two
+//!   parks in a row), so it holds under a host's driver that wraps the
+//!   I/O driver and makes the looks itself.
 //!
 //! Why level-triggered and one `recvfrom`, measured (issue 20, benches
 //! README): the kernel charges one `recvmmsg` asking for two datagrams

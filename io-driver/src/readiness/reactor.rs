@@ -98,8 +98,6 @@ pub(crate) struct Reactor {
     dispatch_round: u64,
     /// Readiness events dispatched.
     io_events: u64,
-    /// The current dispatch round is a look (see [`Reactor::look`]).
-    looking: bool,
 }
 
 /// The [`Unpark`] handle of a [`Driver`](crate::Driver): writes its eventfd
@@ -145,7 +143,6 @@ impl Reactor {
             wakers: Vec::new(),
             dispatch_round: 0,
             io_events: 0,
-            looking: false,
         })
     }
 
@@ -182,19 +179,6 @@ impl Reactor {
     /// Number of sockets currently registered.
     pub(crate) fn registered(&self) -> usize {
         self.shared.registrations.lock().len()
-    }
-
-    /// A *look*: a dispatch round with a zero timeout that a throttled
-    /// tick makes after running its tasks. A level-triggered registration
-    /// it reports was reported already in the tick (its task was served
-    /// and waits again), so it holds a backlog: its readiness gets the
-    /// `backlog` flag, and its receives drain it (`scheduled_io`,
-    /// `net/recv_ahead.rs`). Otherwise a round like any other.
-    pub(crate) fn look(&mut self) -> io::Result<()> {
-        self.looking = true;
-        let result = self.turn(Some(Duration::ZERO));
-        self.looking = false;
-        result
     }
 
     /// One dispatch round (one `park*` call): wait for events for at most
@@ -253,7 +237,7 @@ impl Reactor {
             };
             let ready = Ready::from_event(event);
             let round = self.dispatch_round;
-            if io.dispatch(ready, self.looking, round, &mut self.wakers) {
+            if io.dispatch(ready, round, &mut self.wakers) {
                 self.io_events += 1;
             }
         }

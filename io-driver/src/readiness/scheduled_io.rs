@@ -19,10 +19,10 @@
 //!   if `event_seq` moved: an event that arrived between the snapshot and the
 //!   clear is never erased, so no edge is lost (edge-triggered epoll would
 //!   not repeat it). Closed states stay set once seen; they are final.
-//! * `backlog`: the event came from a *look* (a zero-timeout poll a
-//!   throttled tick makes after running its tasks) and the registration
-//!   is level-triggered: it was reported again in the tick that served
-//!   it, so it holds a backlog, which its receives drain until
+//! * `backlog`: the registration is level-triggered and the dispatch
+//!   round before this event's reported it too (in a throttled tick: its
+//!   poll, then, after the tasks ran, its *look*): its task took one
+//!   datagram and one is left, a backlog, which its receives drain until
 //!   `WouldBlock` (see `net/recv_ahead.rs`). Cleared with the read
 //!   readiness.
 //!
@@ -154,8 +154,8 @@ impl ReadyEvent {
         self.ready
     }
 
-    /// Whether a look reported the registration again: it holds a
-    /// backlog (see the module docs).
+    /// Whether the registration holds a backlog: level-triggered, it was
+    /// reported by two dispatch rounds in a row (see the module docs).
     pub fn backlog(&self) -> bool {
         self.backlog
     }
@@ -490,9 +490,8 @@ impl ScheduledIo {
         self.set_readiness_from(ready, false);
     }
 
-    /// [`set_readiness`](Self::set_readiness), from a look when `backlog`
-    /// (a level-triggered registration reported again in the tick that
-    /// served it: see the module docs).
+    /// [`set_readiness`](Self::set_readiness), flagging a backlog when
+    /// `backlog` (see the module docs).
     pub fn set_readiness_from(&self, ready: Ready, backlog: bool) {
         let backlog = if backlog && ready.is_readable() {
             BACKLOG
@@ -545,6 +544,10 @@ impl ScheduledIo {
         interest.set(arming)?;
         waiters.arming = arming;
         waiters.level = Some(interest);
+        // "Never reported": a stamp no early round follows (a first
+        // report at round 32,768 + k * 65,536 would take it for the round
+        // before and drain, at the cost of one empty receive).
+        waiters.round = u16::MAX / 2;
         drop(waiters);
         self.set_readiness(Ready::WRITABLE);
         Ok(())
@@ -657,24 +660,34 @@ impl ScheduledIo {
         }
     }
 
-    /// Driver side: one event of dispatch round `round` (`backlog`: of a
-    /// look). Records its readiness and moves the wakers it concerns into
-    /// `out` ([`set_readiness_from`](Self::set_readiness_from), then
-    /// what `take_wakers` does), under the waiters' lock.
+    /// Driver side: one event of dispatch round `round`. Records its
+    /// readiness and moves the wakers it concerns into `out`
+    /// ([`set_readiness_from`](Self::set_readiness_from), then what
+    /// `take_wakers` does), under the waiters' lock.
+    ///
+    /// A level-triggered registration that the round before reported too
+    /// holds a backlog: its task took the datagram of that report (a
+    /// throttled tick runs its tasks between its poll and its look, the
+    /// rounds it makes back to back) and one is left, so the readiness
+    /// gets the `backlog` flag. A registration first reported by a look
+    /// (a datagram that came while the tick ran) does not.
+    ///
     /// Returns `false`, doing nothing, for a level-triggered registration
     /// that this round reported already: a round that polls several times
     /// (a full events buffer) gets it again from the poller, which puts a
     /// level-triggered entry it reported back on its ready list, and its
     /// task has not run in between. A round number met again after 65,536
     /// rounds only delays a level-triggered report to the next poll, which
-    /// repeats it.
-    pub fn dispatch(&self, ready: Ready, backlog: bool, round: u64, out: &mut Vec<Waker>) -> bool {
+    /// repeats it, or flags a backlog that is none (one empty receive).
+    pub fn dispatch(&self, ready: Ready, round: u64, out: &mut Vec<Waker>) -> bool {
         let mut waiters = self.waiters.lock();
+        let mut backlog = false;
         if waiters.level.is_some() {
             let round = round as u16;
             if waiters.round == round {
                 return false;
             }
+            backlog = waiters.round == round.wrapping_sub(1);
             waiters.round = round;
         }
         // Readable, closed or an error: an error nobody reads is
