@@ -209,6 +209,21 @@ fn assert_receives_now(socket: &UdpSocket, cx: &mut Context<'_>, expected: u8) {
     assert_eq!(buf[0], expected);
 }
 
+/// On an edge-triggered socket under the rule: sends "a" and "b", and
+/// receives "a" with one two-datagram call, which holds "b" (the kernel
+/// queue is empty).
+fn received_a_holding_b(
+    socket: &UdpSocket,
+    sender: &std::net::UdpSocket,
+    to: SocketAddr,
+    cx: &mut Context<'_>,
+) {
+    sent_and_queued(socket, || sender.send_to(b"a", to).unwrap());
+    sent_and_queued(socket, || sender.send_to(b"b", to).unwrap());
+    assert_receives_now(socket, cx, b'a');
+    assert_eq!(kernel_queued(socket), 0, "b left the kernel: it is held");
+}
+
 fn bound_pair() -> (UdpSocket, std::net::UdpSocket, SocketAddr) {
     let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -244,29 +259,23 @@ fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
 /// and `try_recv_from` see it, in order, and it is received once.
 #[test]
 fn held_datagram_comes_first_without_a_syscall() {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    driver.set_recv_ahead(true); // after the socket: edge-triggered, held datagrams
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut buf = [0u8; 8];
-    assert_receives_now(&socket, &mut cx, b'a');
-    assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+    with_recv_ahead_pair(|_driver, socket, sender, to| {
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 8];
+        received_a_holding_b(&socket, &sender, to, &mut cx);
 
-    assert!(socket.poll_recv_ready(&mut cx).is_ready(), "held: readable");
-    let (n, from) = socket.try_peek_from(&mut buf).unwrap();
-    assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
-    let (n, from) = socket.try_recv_from(&mut buf).unwrap();
-    assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
-    assert_eq!(
-        socket.try_recv_from(&mut buf).unwrap_err().kind(),
-        io::ErrorKind::WouldBlock,
-        "received once"
-    );
+        assert!(socket.poll_recv_ready(&mut cx).is_ready(), "held: readable");
+        let (n, from) = socket.try_peek_from(&mut buf).unwrap();
+        assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+        let (n, from) = socket.try_recv_from(&mut buf).unwrap();
+        assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
+        assert_eq!(
+            socket.try_recv_from(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock,
+            "received once"
+        );
+    });
 }
 
 /// Every way to look at or take the next datagram sees a held one first,
@@ -319,10 +328,7 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
         let waker = noop_waker();
         let mut cx = Context::from_waker(&waker);
         let mut buf = [0u8; 8];
-        assert!(matches!(
-            socket.poll_recv(&mut cx, &mut buf),
-            Poll::Ready(Ok(1))
-        ));
+        assert_receives_now(&socket, &mut cx, b'a');
         // A later round with no event changes nothing: still known drained.
         driver.park_timeout(Duration::ZERO).unwrap();
         sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
@@ -384,31 +390,22 @@ fn drained_receive_waits_for_its_event_not_for_the_budget() {
 /// datagram sent after it.
 #[test]
 fn discard_held_drops_the_held_datagram() {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    driver.set_recv_ahead(true); // after the socket: edge-triggered, held datagrams
-    sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut buf = [0u8; 8];
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut buf),
-        Poll::Ready(Ok(1))
-    ));
-    assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+    with_recv_ahead_pair(|_driver, socket, sender, to| {
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut buf = [0u8; 8];
+        received_a_holding_b(&socket, &sender, to, &mut cx);
 
-    assert!(socket.discard_held(), "b was held");
-    assert!(!socket.discard_held(), "nothing is held any more");
-    assert_eq!(
-        socket.try_recv(&mut buf).unwrap_err().kind(),
-        io::ErrorKind::WouldBlock,
-        "b is gone"
-    );
-    sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
-    assert_receives_now(&socket, &mut cx, b'c');
+        assert!(socket.discard_held(), "b was held");
+        assert!(!socket.discard_held(), "nothing is held any more");
+        assert_eq!(
+            socket.try_recv(&mut buf).unwrap_err().kind(),
+            io::ErrorKind::WouldBlock,
+            "b is gone"
+        );
+        sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
+        assert_receives_now(&socket, &mut cx, b'c');
+    });
 }
 
 /// After `discard_held` a receive makes the syscall even where the rule
@@ -421,10 +418,7 @@ fn discard_held_forgets_that_the_socket_was_drained() {
         let waker = noop_waker();
         let mut cx = Context::from_waker(&waker);
         let mut buf = [0u8; 8];
-        assert!(matches!(
-            socket.poll_recv(&mut cx, &mut buf),
-            Poll::Ready(Ok(1))
-        ));
+        assert_receives_now(&socket, &mut cx, b'a');
         sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
         assert!(!socket.discard_held(), "one arrived: nothing held");
         assert!(
@@ -462,27 +456,24 @@ fn recv_ahead_drains_a_backlog_in_one_tick() {
 /// buffer.
 #[test]
 fn held_datagram_is_cut_to_the_receiving_buffer_size() {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    driver.set_recv_ahead(true); // after the socket: edge-triggered, held datagrams
-    sent_and_queued(&socket, || sender.send_to(b"0123456789", to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"abcdefghij", to).unwrap());
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut small = [0u8; 4];
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut small),
-        Poll::Ready(Ok(4))
-    ));
-    assert_eq!(&small, b"0123");
-    let mut large = [0u8; 64];
-    assert!(matches!(
-        socket.poll_recv(&mut cx, &mut large),
-        Poll::Ready(Ok(4))
-    ));
-    assert_eq!(&large[..4], b"abcd");
+    with_recv_ahead_pair(|_driver, socket, sender, to| {
+        sent_and_queued(&socket, || sender.send_to(b"0123456789", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"abcdefghij", to).unwrap());
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut small = [0u8; 4];
+        assert!(matches!(
+            socket.poll_recv(&mut cx, &mut small),
+            Poll::Ready(Ok(4))
+        ));
+        assert_eq!(&small, b"0123");
+        let mut large = [0u8; 64];
+        assert!(matches!(
+            socket.poll_recv(&mut cx, &mut large),
+            Poll::Ready(Ok(4))
+        ));
+        assert_eq!(&large[..4], b"abcd");
+    });
 }
 
 #[test]
@@ -704,12 +695,9 @@ fn ready_waits_in_one_budget(mut wait: impl FnMut(&mut Context<'_>) -> Poll<()>)
 /// all 1,000 times, spending nothing.
 #[test]
 fn held_datagram_readiness_spends_the_budget() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
-        sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-        let mut buf = [0u8; 8];
-        assert_eq!(block_on(driver, socket.recv(&mut buf)).unwrap(), 1);
-        assert_eq!(kernel_queued(&socket), 0, "b left the kernel: it is held");
+    with_recv_ahead_pair(|_driver, socket, sender, to| {
+        let waker = noop_waker();
+        received_a_holding_b(&socket, &sender, to, &mut Context::from_waker(&waker));
 
         let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
         let readable = ready_waits_in_one_budget(|cx| {
@@ -733,6 +721,7 @@ fn held_datagram_readiness_spends_the_budget() {
         );
 
         // The readiness was the held datagram's all along.
+        let mut buf = [0u8; 8];
         let n = socket.try_recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"b");
     });
