@@ -727,6 +727,47 @@ fn held_datagram_readiness_spends_the_budget() {
     });
 }
 
+/// A readiness wait that is not ready waits for its event without asking
+/// the budget: with the budget spent, `readable()` and `poll_recv_ready`
+/// are `Pending` *without a wake* (an exhausted budget would wake the task
+/// for a poll that could only wait again), and the datagram's event wakes
+/// them. Ready, with the budget spent, they yield: the task is woken.
+#[test]
+fn an_unready_wait_waits_for_its_event_not_for_the_budget() {
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        let wakes = Arc::new(WakeCount::default());
+        let waker = Waker::from(wakes.clone());
+        let mut cx = Context::from_waker(&waker);
+        let woken = || wakes.0.load(std::sync::atomic::Ordering::SeqCst);
+        let mut readable = std::pin::pin!(socket.readable());
+        let spend_all = |cx: &mut Context<'_>| {
+            while tempo_park::coop::has_budget_remaining() {
+                let Poll::Ready(unit) = tempo_park::coop::poll_proceed(cx) else {
+                    panic!("the budget ran out early");
+                };
+                unit.made_progress();
+            }
+        };
+        tempo_park::coop::budget(|| {
+            spend_all(&mut cx);
+            assert!(readable.as_mut().poll(&mut cx).is_pending());
+            assert!(socket.poll_recv_ready(&mut cx).is_pending());
+        });
+        assert_eq!(woken(), 0, "not ready: no wake for the spent budget");
+
+        sent_and_dispatched(driver, &socket, &sender, to, b"a");
+        let by_event = woken();
+        assert!(by_event > 0, "the datagram's event woke the waits");
+        tempo_park::coop::budget(|| {
+            spend_all(&mut cx);
+            assert!(readable.as_mut().poll(&mut cx).is_pending(), "budget spent");
+        });
+        assert_eq!(woken(), by_event + 1, "the spent budget woke the task");
+        let ready = tempo_park::coop::budget(|| readable.as_mut().poll(&mut cx));
+        assert!(matches!(ready, Poll::Ready(Ok(()))), "{ready:?}");
+    });
+}
+
 /// The socket's entry in `driver`'s epoll instance.
 fn entry(driver: &Driver, socket: &UdpSocket) -> EpollEntry {
     epoll_entry(driver.as_raw_fd(), socket.as_raw_fd()).expect("registered")

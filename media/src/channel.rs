@@ -20,7 +20,8 @@
 //! receiver, receive, wait" clones no waker per buffer. Every state change
 //! and every waker store happens under the one lock, so a wake-up cannot be
 //! lost between a check and a store. Like every Tempo resource, a ready
-//! `send` or `recv` spends one unit of the cooperative budget.
+//! `send` or `recv` spends one unit of the cooperative budget; one that
+//! waits touches none (it would give the unit back anyway).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -220,22 +221,19 @@ impl<T> Sender<T> {
         cx: &mut Context<'_>,
         value: &mut Option<T>,
     ) -> Poll<Result<(), SendError<T>>> {
-        let budget = std::task::ready!(poll_proceed(cx));
         let mut state = self.shared.lock();
-        let item = value.take().expect("polled after completion");
-        if state.closed {
-            budget.made_progress();
-            return Poll::Ready(Err(SendError(item)));
-        }
-        if state.queue.len() == state.capacity {
-            *value = Some(item);
+        if state.queue.len() == state.capacity && !state.closed {
             state.sender.wait(cx.waker());
             return Poll::Pending;
+        }
+        std::task::ready!(spend_unit(cx));
+        let item = value.take().expect("polled after completion");
+        if state.closed {
+            return Poll::Ready(Err(SendError(item)));
         }
         state.queue.push_back(item);
         let waker = state.receiver.take_wake();
         drop(state);
-        budget.made_progress();
         if let Some(waker) = waker {
             waker.wake();
         }
@@ -275,27 +273,19 @@ impl<T> Receiver<T> {
 
     /// Polls for the next item; see [`Self::recv`].
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let budget = std::task::ready!(poll_proceed(cx));
         let mut state = self.shared.lock();
-        match state.queue.pop_front() {
-            Some(item) => {
-                let waker = state.sender.take_wake();
-                drop(state);
-                budget.made_progress();
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-                Poll::Ready(Some(item))
-            }
-            None if state.closed => {
-                budget.made_progress();
-                Poll::Ready(None)
-            }
-            None => {
-                state.receiver.wait(cx.waker());
-                Poll::Pending
-            }
+        if state.queue.is_empty() && !state.closed {
+            state.receiver.wait(cx.waker());
+            return Poll::Pending;
         }
+        std::task::ready!(spend_unit(cx));
+        let item = state.queue.pop_front();
+        let waker = item.as_ref().and_then(|_| state.sender.take_wake());
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        Poll::Ready(item)
     }
 
     /// The next item if one is queued now (`None` also when the channel is
@@ -310,6 +300,17 @@ impl<T> Receiver<T> {
         }
         Some(item)
     }
+}
+
+/// A `send` or `recv` found the channel ready: spends one unit of the
+/// task's budget, or, with the budget spent, returns `Pending` (the task
+/// was woken to come back). Called under the channel's lock: with the
+/// budget spent, the wake-up is the polling task's own waker, which runs
+/// no channel code (as the clone a waiting end stores under the lock).
+#[inline]
+fn spend_unit(cx: &mut Context<'_>) -> Poll<()> {
+    std::task::ready!(poll_proceed(cx)).made_progress();
+    Poll::Ready(())
 }
 
 impl<T> Drop for Sender<T> {

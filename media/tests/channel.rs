@@ -205,3 +205,47 @@ fn an_always_ready_receiver_yields_to_its_neighbours() {
         assert!(at < ITEMS, "the neighbour ran only after {at} items");
     });
 }
+
+/// Spends every unit of the current budget.
+fn spend_the_budget(cx: &mut Context<'_>) {
+    while tempo_park::coop::has_budget_remaining() {
+        let Poll::Ready(unit) = tempo_park::coop::poll_proceed(cx) else {
+            panic!("the budget ran out early");
+        };
+        unit.made_progress();
+    }
+}
+
+/// A waiting end touches no budget: with the budget spent, an empty
+/// channel's `recv` and a full one's `send` wait *without a wake-up* (an
+/// exhausted budget would wake the task for a poll that could only wait
+/// again), and the other end's move wakes them. A ready end with the
+/// budget spent yields: woken, to come back with a fresh budget.
+#[test]
+fn a_waiting_end_waits_for_the_other_end_not_for_the_budget() {
+    let (mut tx, mut rx) = tempo_media::channel(1);
+    let (count, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    let wakes = || count.wakes.load(SeqCst);
+    tempo_park::coop::budget(|| {
+        spend_the_budget(&mut cx);
+        assert!(rx.poll_recv(&mut cx).is_pending());
+        assert_eq!(wakes(), 0, "empty: no wake for the spent budget");
+        tx.try_send(1).unwrap();
+        assert_eq!(wakes(), 1, "the send woke the receiver");
+        assert!(rx.poll_recv(&mut cx).is_pending(), "ready, budget spent");
+        assert_eq!(wakes(), 2, "the spent budget woke the task");
+    });
+    let mut send = pin!(tx.send(2));
+    tempo_park::coop::budget(|| {
+        spend_the_budget(&mut cx);
+        assert!(send.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(wakes(), 2, "full: no wake for the spent budget");
+    });
+    assert_eq!(rx.try_recv(), Some(1));
+    assert_eq!(wakes(), 3, "the receive woke the sender");
+    tempo_park::coop::budget(|| {
+        assert_eq!(send.as_mut().poll(&mut cx), Poll::Ready(Ok(())));
+        assert_eq!(rx.poll_recv(&mut cx), Poll::Ready(Some(2)));
+    });
+}

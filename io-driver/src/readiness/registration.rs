@@ -23,12 +23,16 @@
 //! syscall. A completed operation keeps its unit spent; one that ends up
 //! `Pending` gives it back. `try_io` never consults the budget.
 //!
-//! The readiness waits (`poll_ready`, `ready`, `ready_for`) follow the same
-//! rule whatever made them ready: an event from the reactor, or readiness
-//! the socket has of its own, which its caller reports with the `*_or`
-//! forms (`ready_now`: a datagram socket's held datagram, see
-//! `net/datagram.rs`). Both are checked here, after the budget, so no net
-//! type's method can return ready without spending a unit (a loop of
+//! The readiness waits (`poll_ready`, `ready`, `ready_for`) do no I/O, so
+//! they ask for the unit only once they find the socket ready, whatever
+//! made it ready: an event from the reactor, or readiness the socket has
+//! of its own, which its caller reports with the `*_or` forms
+//! (`ready_now`: a datagram socket's held datagram, see
+//! `net/datagram.rs`). A wait that is not ready stores its waker and
+//! returns `Pending` having touched no budget (the unit it would take
+//! comes back anyway); a ready one with the budget spent wakes the task
+//! and returns `Pending` (its readiness stays, for the next poll). So no
+//! net type's method can return ready without spending a unit (a loop of
 //! `readable()` on a socket with a held datagram yields like any other).
 //!
 //! An operation that learns more than `WouldBlock` tells (a datagram
@@ -134,19 +138,18 @@ impl Registration {
     }
 
     /// [`poll_ready`](Self::poll_ready), ready without an event too when
-    /// `ready_now` says so (checked after the budget).
+    /// `ready_now` says so (the budget is asked once ready: see the
+    /// module docs).
     pub(crate) fn poll_ready_or(
         &self,
         cx: &mut Context<'_>,
         direction: Direction,
         ready_now: impl Fn() -> bool,
     ) -> Poll<io::Result<()>> {
-        let progress = ready!(coop::poll_proceed(cx));
         if !ready_now() {
             ready!(self.io.poll_ready(cx, direction))?;
         }
-        progress.made_progress();
-        Poll::Ready(Ok(()))
+        spend_unit(cx)
     }
 
     /// Waits for readiness in `direction` without doing I/O (async form:
@@ -164,12 +167,10 @@ impl Registration {
     ) -> io::Result<()> {
         let mut waiter = Waiter::new(&self.io, direction);
         poll_fn(|cx| {
-            let progress = ready!(coop::poll_proceed(cx));
             if !ready_now() {
                 ready!(waiter.poll_ready(cx))?;
             }
-            progress.made_progress();
-            Poll::Ready(Ok(()))
+            spend_unit(cx)
         })
         .await
     }
@@ -196,16 +197,16 @@ impl Registration {
             .is_writable()
             .then(|| Waiter::new(&self.io, Direction::Write));
         poll_fn(|cx| {
-            let progress = ready!(coop::poll_proceed(cx));
             if interest.is_readable() && readable_now() {
-                progress.made_progress();
+                ready!(spend_unit(cx))?;
                 let ready = self.io.snapshot().ready() | Ready::READABLE;
                 return Poll::Ready(Ok(ready & interest.mask()));
             }
             for waiter in [read.as_mut(), write.as_mut()].into_iter().flatten() {
                 if let Poll::Ready(result) = waiter.poll_ready(cx) {
-                    progress.made_progress();
-                    return Poll::Ready(result.map(|event| event.ready() & interest.mask()));
+                    let event = result?;
+                    ready!(spend_unit(cx))?;
+                    return Poll::Ready(Ok(event.ready() & interest.mask()));
                 }
             }
             Poll::Pending
@@ -401,4 +402,13 @@ impl Wait<'_> {
             Wait::Waiter(waiter) => waiter.poll_ready(cx),
         }
     }
+}
+
+/// A readiness wait found the socket ready: spends one unit of the task's
+/// budget, or, with the budget spent, wakes the task and returns `Pending`
+/// (the readiness stays for the next poll).
+#[inline]
+fn spend_unit(cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+    ready!(coop::poll_proceed(cx)).made_progress();
+    Poll::Ready(Ok(()))
 }
