@@ -9,9 +9,11 @@
 //! [`crate::recv_stats::StreamTracker`], so the figures are
 //! comparable with the UDP sweep's `tempo-throttled` row.
 
+use std::future::poll_fn;
 use std::io;
 use std::net::UdpSocket as StdUdpSocket;
 use std::sync::Arc;
+use std::task::{ready, Poll};
 use std::time::Duration;
 
 use tempo::context::Context;
@@ -73,21 +75,22 @@ impl TaskImpl for UdpSource {
 
     async fn try_next(&mut self) -> Result<Buffer, FlowError> {
         let socket = self.socket.as_ref().ok_or(FlowError::Eos)?;
-        if self.next.is_none() {
-            socket
-                .readable()
-                .await
-                .map_err(|e| FlowError::Error(e.into()))?;
-        }
-        let buffer = self.next.get_or_insert_with(|| self.pool.take());
-        match socket.recv_from(&mut buffer.data).await {
-            Ok((len, _from)) => {
-                let mut buffer = self.next.take().expect("the buffer received into");
-                buffer.len = len;
-                Ok(buffer)
+        let (next, pool) = (&mut self.next, &self.pool);
+        // One `poll_fn`, the `poll_*` forms: the socket's one waker slot
+        // per direction, no waiter entry to add and remove per datagram
+        // (the task is the socket's only reader).
+        poll_fn(|cx| {
+            if next.is_none() {
+                ready!(socket.poll_recv_ready(cx)).map_err(flow_error)?;
             }
-            Err(e) => Err(FlowError::Error(e.into())),
-        }
+            let buffer = next.get_or_insert_with(|| pool.take());
+            let (len, _from) =
+                ready!(socket.poll_recv_from(cx, &mut buffer.data)).map_err(flow_error)?;
+            let mut buffer = next.take().expect("the buffer received into");
+            buffer.len = len;
+            Poll::Ready(Ok(buffer))
+        })
+        .await
     }
 
     async fn handle_item(&mut self, buffer: Buffer) -> Result<(), FlowError> {
@@ -104,6 +107,10 @@ impl TaskImpl for UdpSource {
         }
         Ok(())
     }
+}
+
+fn flow_error(e: io::Error) -> FlowError {
+    FlowError::Error(e.into())
 }
 
 /// The sink's accounting of one stream: the UDP receivers' tracker, fed
