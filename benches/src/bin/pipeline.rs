@@ -75,8 +75,8 @@ Usage: pipeline [options]
                      context's streams after the other's, as the tokio
                      runtimes' own threads make theirs) or interleaved
                      (round-robin from the application thread, tokio's
-                     through each runtime's handle). UDP: the contexts
-                     share the receiver's core, so it does not apply
+                     through each runtime's handle). UDP: always
+                     grouped
   --base-port P      UDP: port of stream 0 (default 29000)
   --out DIR          where the result files go (default: a fresh
                      benches/results/runs/pipeline-<source>-<UTC time>/;

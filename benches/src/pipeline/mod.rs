@@ -11,7 +11,8 @@
 //! * [`sink`]: the sink task and its lateness statistics;
 //! * [`timer`]: the timer-driven source (no network);
 //! * [`timer_run`]: the timer-driven runs, Tempo against tokio;
-//! * [`layout`]: the order a timer run makes its streams in;
+//! * [`layout`]: the order a timer run makes its streams in (a UDP run
+//!   always makes them grouped);
 //! * [`results`]: the result files (every run, medians, two figures);
 //! * [`udp`]: the UDP source (a task per socket) and its tokio baseline;
 //! * [`udp_run`]: the UDP runs: sender and receiver processes.

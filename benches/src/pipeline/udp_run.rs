@@ -232,19 +232,31 @@ fn run_media(
         .collect();
     let mut tasks = Vec::with_capacity(cfg.streams);
     let mut acks = Vec::with_capacity(cfg.streams);
+    // Socket `i` goes to context `i % G`, as with tokio, but the streams
+    // are made one context's after the other's: made round-robin from
+    // this thread, two contexts' objects alternate in memory and each
+    // context's tick walks twice the address range (`layout.rs`); tokio's
+    // runtimes, and the split plain receiver's, make their own streams on
+    // their own threads, each in its own arena.
+    let mut per_group: Vec<Vec<(u32, std::net::UdpSocket)>> =
+        (0..cfg.contexts).map(|_| Vec::new()).collect();
     for (i, socket) in sockets.into_iter().enumerate() {
-        let g = i % cfg.contexts;
-        let (task, ack) = prepare_udp_stream(
-            &contexts[g],
-            i as u32,
-            socket,
-            window,
-            late_after,
-            groups[g].clone(),
-            &pools[g],
-        );
-        tasks.push(task);
-        acks.push(ack);
+        per_group[i % cfg.contexts].push((i as u32, socket));
+    }
+    for (g, group) in per_group.into_iter().enumerate() {
+        for (i, socket) in group {
+            let (task, ack) = prepare_udp_stream(
+                &contexts[g],
+                i,
+                socket,
+                window,
+                late_after,
+                groups[g].clone(),
+                &pools[g],
+            );
+            tasks.push(task);
+            acks.push(ack);
+        }
     }
     for ack in acks {
         ack.wait(timeout).map_err(failed)?;
