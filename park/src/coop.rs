@@ -632,7 +632,7 @@ pub fn has_budget_remaining() -> bool {
 /// ```
 ///
 /// Inlined (as the guard's methods are): every resource operation calls
-/// it, up to seven times per item in a media pipeline.
+/// it, several times per item in a media pipeline.
 #[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let state = current_state();
