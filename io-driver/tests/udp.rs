@@ -342,6 +342,17 @@ fn drained_socket_waits_for_the_next_event_without_a_syscall() {
     });
 }
 
+/// Spends every unit of a fresh task budget (inside `coop::budget`).
+fn spend_the_budget(cx: &mut Context<'_>) {
+    for _ in 0..tempo_park::coop::INITIAL_BUDGET {
+        let Poll::Ready(unit) = tempo_park::coop::poll_proceed(cx) else {
+            panic!("the budget ran out early");
+        };
+        unit.made_progress();
+    }
+    assert!(!tempo_park::coop::has_budget_remaining());
+}
+
 /// A receive on a socket known drained waits for its event before it asks
 /// the cooperative budget: with the budget spent it is `Pending` *without
 /// a wake* (an exhausted budget would wake the task at once, for a poll
@@ -362,14 +373,7 @@ fn drained_receive_waits_for_its_event_not_for_the_budget() {
         let (n, from) = {
             let mut recv = std::pin::pin!(socket.recv_from(&mut buf));
             tempo_park::coop::budget(|| {
-                let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
-                for _ in 0..budget {
-                    let Poll::Ready(unit) = tempo_park::coop::poll_proceed(&mut cx) else {
-                        panic!("the budget ran out early");
-                    };
-                    unit.made_progress();
-                }
-                assert!(!tempo_park::coop::has_budget_remaining());
+                spend_the_budget(&mut cx);
                 assert!(recv.as_mut().poll(&mut cx).is_pending());
             });
             assert_eq!(woken(), 0, "drained: no wake for the spent budget");
@@ -740,16 +744,8 @@ fn an_unready_wait_waits_for_its_event_not_for_the_budget() {
         let mut cx = Context::from_waker(&waker);
         let woken = || wakes.0.load(std::sync::atomic::Ordering::SeqCst);
         let mut readable = std::pin::pin!(socket.readable());
-        let spend_all = |cx: &mut Context<'_>| {
-            while tempo_park::coop::has_budget_remaining() {
-                let Poll::Ready(unit) = tempo_park::coop::poll_proceed(cx) else {
-                    panic!("the budget ran out early");
-                };
-                unit.made_progress();
-            }
-        };
         tempo_park::coop::budget(|| {
-            spend_all(&mut cx);
+            spend_the_budget(&mut cx);
             assert!(readable.as_mut().poll(&mut cx).is_pending());
             assert!(socket.poll_recv_ready(&mut cx).is_pending());
         });
@@ -759,7 +755,7 @@ fn an_unready_wait_waits_for_its_event_not_for_the_budget() {
         let by_event = woken();
         assert!(by_event > 0, "the datagram's event woke the waits");
         tempo_park::coop::budget(|| {
-            spend_all(&mut cx);
+            spend_the_budget(&mut cx);
             assert!(readable.as_mut().poll(&mut cx).is_pending(), "budget spent");
         });
         assert_eq!(woken(), by_event + 1, "the spent budget woke the task");
