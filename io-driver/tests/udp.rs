@@ -890,3 +890,106 @@ fn a_level_triggered_socket_sends_at_once_without_write_interest() {
         assert_eq!(entry(driver, &socket), LEVEL_READ);
     });
 }
+
+/// `recv_from_with` hands its closure the whole datagram (the thread's
+/// buffer holds the largest, where a small buffer of the caller's would
+/// cut it) and its source, then the next one.
+#[test]
+fn recv_from_with_sees_the_whole_datagram_and_its_source() {
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    let big: Vec<u8> = (0..60_000u32).map(|i| i as u8).collect();
+    sent_and_queued(&socket, || sender.send_to(&big, to).unwrap());
+    sent_and_queued(&socket, || sender.send_to(b"small", to).unwrap());
+    let got = block_on(&mut driver, async {
+        let first = socket.recv_from_with(|d, from| (d.to_vec(), from));
+        let second = socket.recv_with(|d| d.to_vec());
+        (first.await.unwrap(), second.await.unwrap())
+    });
+    assert_eq!(got.0 .0.len(), 60_000, "not cut");
+    assert!(got.0 .0 == big);
+    assert_eq!(got.0 .1, sender.local_addr().unwrap());
+    assert_eq!(got.1, b"small");
+}
+
+/// Polls `future` once with `cx`.
+fn poll_once<F: Future>(future: std::pin::Pin<&mut F>, cx: &mut Context<'_>) -> Poll<F::Output> {
+    future.poll(cx)
+}
+
+/// Under the rule, on a level-triggered socket, `recv_from_with` follows
+/// `recv_from`'s: one datagram per report, the next receive waits without
+/// a syscall (the rest stay in the kernel), and a backlog (reported by two
+/// parks in a row) drains at once. Nothing is held in user space.
+#[test]
+fn recv_from_with_takes_one_datagram_per_report_and_drains_a_backlog() {
+    with_level_pair(|driver, socket, sender, to| {
+        for i in 0..3u8 {
+            sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
+        }
+        driver.park_timeout(Duration::ZERO).unwrap();
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let receive_now = |cx: &mut Context<'_>| {
+            let future = std::pin::pin!(socket.recv_with(|d| d.to_vec()));
+            poll_once(future, cx)
+        };
+        assert!(matches!(receive_now(&mut cx), Poll::Ready(Ok(d)) if d == [0]));
+        assert!(receive_now(&mut cx).is_pending(), "one per report");
+        assert_ne!(kernel_queued(&socket), 0, "the rest wait in the kernel");
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert!(matches!(receive_now(&mut cx), Poll::Ready(Ok(d)) if d == [1]));
+        assert!(matches!(receive_now(&mut cx), Poll::Ready(Ok(d)) if d == [2]));
+        assert!(receive_now(&mut cx).is_pending(), "drained");
+        assert_eq!(kernel_queued(&socket), 0);
+    });
+}
+
+/// On an edge-triggered socket under the rule (whose `recv_from` takes two
+/// datagrams and holds the second), `recv_from_with` takes one and holds
+/// none (a held datagram's buffer would be 64 KiB): the second stays in
+/// the kernel, and the next receive makes the syscall for it in the same
+/// tick, without waiting for an event.
+#[test]
+fn recv_from_with_holds_nothing_on_an_edge_triggered_socket() {
+    with_recv_ahead_pair(|driver, socket, sender, to| {
+        sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
+        let first = block_on_bounded(driver, 10, socket.recv_with(|d| d.to_vec()));
+        assert_eq!(first.output.unwrap(), b"a");
+        assert_eq!(kernel_queued(&socket), 1, "b is still in the kernel");
+        let second = block_on_bounded(driver, 10, socket.recv_with(|d| d.to_vec()));
+        assert_eq!(second.output.unwrap(), b"b");
+        assert_eq!(first.parks + second.parks, 0, "both in one tick");
+    });
+}
+
+/// The closure runs only with a datagram: a receive dropped while it waits
+/// never calls it. One that panics unwinds out of the poll, and the socket
+/// goes on receiving.
+#[test]
+fn recv_from_with_calls_its_closure_only_with_a_datagram() {
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut called = false;
+    {
+        let waiting = std::pin::pin!(socket.recv_with(|_| called = true));
+        assert!(poll_once(waiting, &mut cx).is_pending());
+    }
+    assert!(!called, "dropped uncalled");
+
+    sent_and_queued(&socket, || sender.send_to(b"boom", to).unwrap());
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        block_on(&mut driver, socket.recv_with(|_| panic!("in the closure")))
+    }));
+    assert!(panicked.is_err());
+    sent_and_queued(&socket, || sender.send_to(b"next", to).unwrap());
+    let next = block_on(&mut driver, socket.recv_with(|d| d.to_vec())).unwrap();
+    assert_eq!(next, b"next");
+}

@@ -133,6 +133,30 @@ fn datagram_echo_with_paths_and_pair() {
     });
 }
 
+/// The closure receives of a Unix datagram socket: the datagram and its
+/// source path, then one without the source.
+#[test]
+fn datagram_closure_receives_see_the_datagram_and_its_source() {
+    let dir = TempDir::new("dgram-with");
+    let server_path = dir.0.join("server.sock");
+    let client_path = dir.0.join("client.sock");
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let server = UnixDatagram::bind(&server_path).unwrap();
+        let client = UnixDatagram::bind(&client_path).unwrap();
+        client.send_to(b"one", &server_path).await.unwrap();
+        client.send_to(b"two", &server_path).await.unwrap();
+        let (first, from) = server
+            .recv_from_with(|d, from| (d.to_vec(), from))
+            .await
+            .unwrap();
+        assert_eq!(first, b"one");
+        assert_eq!(from.as_pathname(), Some(client_path.as_path()));
+        let second = server.recv_with(|d| d.to_vec()).await.unwrap();
+        assert_eq!(second, b"two");
+    });
+}
+
 /// `discard_held` drops the datagram a Unix datagram socket received
 /// ahead: the next receive returns the one sent after it.
 #[test]

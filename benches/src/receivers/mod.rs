@@ -4,8 +4,19 @@
 //! [`MeasureWindow`]; it runs one receive loop per socket (a task, a thread,
 //! or a slot in a hand-written event loop) that reads each datagram into a
 //! reused buffer and hands it to a [`StreamTracker`](crate::recv_stats::StreamTracker),
-//! and it returns when the window is over. Nothing else differs, so the
-//! difference in CPU and loss is the runtime's.
+//! and it returns when the window is over.
+//!
+//! One thing differs besides the runtime: *whose* buffer. The task
+//! receivers (`tempo*`, `tokio`) keep a buffer per task, as
+//! `recv_from(&mut buf).await` in a loop does; the hand-written loops
+//! (`mio-*`) have one buffer for every socket, always in cache. At one
+//! datagram per socket per tick the per-task buffer is cold at every
+//! datagram, which costs 8-12 % of a throttled receiver's CPU (benches
+//! README, 2026-11-26). The `*-threadbuf` receivers take the loops'
+//! discipline with each runtime's own means: `tempo-throttled-threadbuf:T`
+//! with `UdpSocket::recv_from_with` (the thread's receive buffer),
+//! `tokio-threadbuf` with `poll_recv_from` into a thread-local buffer.
+//! Compare like with like.
 //!
 //! Adding a runtime is one module with a `run(sockets, window) -> io::Result<()>`
 //! function, one [`ReceiverRuntime`] variant, one line in
@@ -35,7 +46,9 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "tempo-throttled:T",
     "tempo-throttled-batch:T",
     "tempo-throttled-splitG:T",
+    "tempo-throttled-threadbuf:T",
     "tokio",
+    "tokio-threadbuf",
     "threads",
     "mio-loop",
     "mio-throttled:T",
@@ -58,8 +71,15 @@ pub enum ReceiverRuntime {
     /// task per socket (the plain receiver on the thread layout of the
     /// `pipeline` benchmark's G contexts).
     TempoThrottledSplit(Duration, u8),
+    /// `tempo-throttled-threadbuf:T`: Tempo's throttling scheduler with
+    /// this period, one task per socket receiving with `recv_from_with`
+    /// into the thread's receive buffer.
+    TempoThrottledThreadBuf(Duration),
     /// tokio current_thread runtime, one task per socket.
     Tokio,
+    /// `tokio-threadbuf`: tokio current_thread runtime, one task per
+    /// socket receiving with `poll_recv_from` into a thread-local buffer.
+    TokioThreadBuf,
     /// One blocking std thread per socket (GStreamer udpsrc's model).
     Threads,
     /// One mio `Poll`, each ready socket drained until `WouldBlock`.
@@ -84,6 +104,7 @@ impl ReceiverRuntime {
         };
         match (base, period) {
             ("tokio", None) => Ok(ReceiverRuntime::Tokio),
+            ("tokio-threadbuf", None) => Ok(ReceiverRuntime::TokioThreadBuf),
             ("threads", None) => Ok(ReceiverRuntime::Threads),
             ("mio-loop", None) => Ok(ReceiverRuntime::MioLoop),
             ("mio-throttled", Some(p)) => Ok(ReceiverRuntime::MioThrottled(parse_period(name, p)?)),
@@ -97,6 +118,9 @@ impl ReceiverRuntime {
             ("tempo-throttled", Some(p)) => {
                 Ok(ReceiverRuntime::TempoThrottled(parse_period(name, p)?))
             }
+            ("tempo-throttled-threadbuf", Some(p)) => Ok(ReceiverRuntime::TempoThrottledThreadBuf(
+                parse_period(name, p)?,
+            )),
             ("tempo-throttled-batch", Some(p)) => {
                 Ok(ReceiverRuntime::TempoThrottledBatch(parse_period(name, p)?))
             }
@@ -132,7 +156,11 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottledSplit(p, g) => {
                 format!("tempo-throttled-split{g}:{}", fmt_ms(*p))
             }
+            ReceiverRuntime::TempoThrottledThreadBuf(p) => {
+                format!("tempo-throttled-threadbuf:{}", fmt_ms(*p))
+            }
             ReceiverRuntime::Tokio => "tokio".into(),
+            ReceiverRuntime::TokioThreadBuf => "tokio-threadbuf".into(),
             ReceiverRuntime::Threads => "threads".into(),
             ReceiverRuntime::MioLoop => "mio-loop".into(),
             ReceiverRuntime::MioThrottled(p) => format!("mio-throttled:{}", fmt_ms(*p)),
@@ -149,11 +177,13 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottled(p)
             | ReceiverRuntime::TempoThrottledSplit(p, _)
             | ReceiverRuntime::TempoThrottledBatch(p)
+            | ReceiverRuntime::TempoThrottledThreadBuf(p)
             | ReceiverRuntime::MioThrottled(p)
             | ReceiverRuntime::MioThrottledMmsg(p)
             | ReceiverRuntime::MioThrottledLt(p) => Some(p),
             ReceiverRuntime::Tempo
             | ReceiverRuntime::Tokio
+            | ReceiverRuntime::TokioThreadBuf
             | ReceiverRuntime::Threads
             | ReceiverRuntime::MioLoop => None,
         }
@@ -168,7 +198,13 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottledSplit(p, g) => {
                 self::tempo::run_split(sockets, window, p, g.into())
             }
+            ReceiverRuntime::TempoThrottledThreadBuf(p) => {
+                self::tempo::run_thread_buf(sockets, window, p)
+            }
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
+            ReceiverRuntime::TokioThreadBuf => {
+                tokio_current_thread::run_thread_buf(sockets, window)
+            }
             ReceiverRuntime::Threads => threads::run(sockets, window),
             ReceiverRuntime::MioLoop => {
                 mio_loop::run(sockets, window, None, mio_loop::Drain::RecvFrom)
@@ -203,6 +239,8 @@ mod tests {
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
             "tempo-throttled-split2:20",
+            "tempo-throttled-threadbuf:20",
+            "tokio-threadbuf",
         ] {
             assert_eq!(ReceiverRuntime::parse(name).unwrap().name(), name);
         }

@@ -7,7 +7,9 @@
 //! with one `recv_many` (one `recvmmsg`) into a reused
 //! [`RecvBatch`](tempo::net::RecvBatch) of [`BATCH`] buffers.
 //! `tempo-throttled-splitG:T` is the plain loop on G throttling runtimes,
-//! one thread each.
+//! one thread each. `tempo-throttled-threadbuf:T` is the plain loop with
+//! `recv_from_with`: every datagram into the thread's one receive buffer
+//! (the hand-written loops' discipline) instead of the task's own.
 
 use std::io;
 use std::net::UdpSocket;
@@ -133,6 +135,34 @@ async fn batch_loop(
                     }
                 }
             }
+            Err(_) => {
+                tracker.on_error();
+                return;
+            }
+        }
+    }
+}
+
+/// `tempo-throttled-threadbuf:T`: one task per socket on a throttling
+/// runtime of period `throttle`, each datagram received with
+/// `recv_from_with` into the thread's receive buffer; until `window` ends.
+pub fn run_thread_buf(
+    sockets: Vec<UdpSocket>,
+    window: MeasureWindow,
+    throttle: Duration,
+) -> io::Result<()> {
+    run_tasks(sockets, window, Some(throttle), |sock, tracker| {
+        tempo::spawn(thread_buf_loop(sock, tracker));
+        Ok(())
+    })
+}
+
+async fn thread_buf_loop(sock: tempo::net::UdpSocket, mut tracker: StreamTracker) {
+    loop {
+        let phase = sock.recv_from_with(|datagram, _from| tracker.on_datagram(datagram));
+        match phase.await {
+            Ok(Phase::Done) => return,
+            Ok(_) => {}
             Err(_) => {
                 tracker.on_error();
                 return;

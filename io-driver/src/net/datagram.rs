@@ -40,6 +40,7 @@ use std::task::{Context, Poll};
 use mio::event::Source;
 
 use crate::net::recv_ahead::{RecvAhead, RecvAttempt};
+use crate::net::thread_buf::with_thread_buf;
 use crate::net::{RecvBatch, SendBatch};
 use crate::poll_io::PollIo;
 use crate::readiness::ReadyEvent;
@@ -226,11 +227,15 @@ impl<S: DatagramSource> DatagramIo<S> {
     /// and says whether it left the socket drained; then the read
     /// readiness it saw is cleared, so that `readable()` waits for the
     /// next event and the next receive, skipping its syscall, waits too.
-    /// `may_skip` is `false` for `try_*`, which always try.
+    /// `may_skip` is `false` for `try_*`, which always try; `hold` is
+    /// `false` for a receive into the thread's buffer, which never holds
+    /// a second datagram (see [`RecvAttempt`]).
+    #[inline]
     fn attempt<T>(
         &self,
         seen: ReadyEvent,
         may_skip: bool,
+        hold: bool,
         receive: impl FnOnce(RecvAttempt, &RecvAhead) -> io::Result<(T, bool)>,
     ) -> io::Result<T> {
         let attempt = RecvAttempt {
@@ -238,6 +243,7 @@ impl<S: DatagramSource> DatagramIo<S> {
             may_skip,
             ahead: self.settings().recv_ahead.is_enabled(),
             backlog: seen.backlog(),
+            hold,
         };
         let (value, drained) = receive(attempt, &self.ahead)?;
         if drained {
@@ -265,7 +271,7 @@ impl<S: DatagramSource> DatagramIo<S> {
     ) -> impl FnMut(ReadyEvent) -> io::Result<(usize, A)> + 'a {
         let fd = self.fd();
         move |seen| {
-            let (len, addr) = self.attempt(seen, may_skip, |attempt, ahead| {
+            let (len, addr) = self.attempt(seen, may_skip, true, |attempt, ahead| {
                 let got = ahead.recv(fd, attempt, buf, &decode)?;
                 Ok(((got.len, got.addr), got.drained))
             })?;
@@ -322,6 +328,48 @@ impl<S: DatagramSource> DatagramIo<S> {
         self.registration.try_io_seen(Direction::Read, op)
     }
 
+    /// One receive into the thread's buffer (`net/thread_buf.rs`), whose
+    /// datagram and decoded source go to `f` (taken from `f`'s slot,
+    /// once: the operation ends with the first datagram). The rule is
+    /// `recv_op`'s, except that nothing is held.
+    fn recv_with_op<'a, A, R>(
+        &'a self,
+        f: &'a mut Option<impl FnOnce(&[u8], A) -> R>,
+        decode: impl Fn(&RawAddr) -> io::Result<A> + 'a,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<R> + 'a {
+        let fd = self.fd();
+        move |seen| {
+            with_thread_buf(|buf| {
+                let (len, addr) = self.attempt(seen, true, false, |attempt, ahead| {
+                    let got = ahead.recv(fd, attempt, buf, &decode)?;
+                    Ok(((got.len, got.addr), got.drained))
+                })?;
+                let addr = addr?;
+                let f = f.take().expect("a closure receive ends at its datagram");
+                Ok(f(&buf[..len], addr))
+            })
+        }
+    }
+
+    pub(crate) async fn recv_with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+        let mut f = Some(|datagram: &[u8], ()| f(datagram));
+        let op = self.recv_with_op(&mut f, no_source);
+        self.registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await
+    }
+
+    pub(crate) async fn recv_from_with<R>(
+        &self,
+        f: impl FnOnce(&[u8], S::Addr) -> R,
+    ) -> io::Result<R> {
+        let mut f = Some(f);
+        let op = self.recv_with_op(&mut f, S::decode);
+        self.registration
+            .io_seen(Direction::Read, self.skips(), op)
+            .await
+    }
+
     /// One batch receive into `batch`.
     fn recv_many_op<'a>(
         &'a self,
@@ -330,7 +378,7 @@ impl<S: DatagramSource> DatagramIo<S> {
     ) -> impl FnMut(ReadyEvent) -> io::Result<usize> + 'a {
         let fd = self.fd();
         move |seen| {
-            self.attempt(seen, may_skip, |attempt, ahead| {
+            self.attempt(seen, may_skip, true, |attempt, ahead| {
                 ahead.recv_batch(fd, attempt, batch)
             })
         }
@@ -372,7 +420,7 @@ impl<S: DatagramSource> DatagramIo<S> {
     ) -> impl FnMut(ReadyEvent) -> io::Result<(usize, A)> + 'a {
         let fd = self.fd();
         move |seen| {
-            let (len, addr) = self.attempt(seen, may_skip, |attempt, ahead| {
+            let (len, addr) = self.attempt(seen, may_skip, true, |attempt, ahead| {
                 let got = crate::net::buf::recv_into(ahead, fd, attempt, buf, &decode)?;
                 Ok(((got.len, got.addr), got.drained))
             })?;

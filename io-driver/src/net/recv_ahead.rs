@@ -162,6 +162,11 @@ pub(crate) struct RecvAttempt {
     /// reported it again): drain it, one `recvfrom` per receive, until
     /// `WouldBlock`.
     pub(crate) backlog: bool,
+    /// Whether the attempt may receive a second datagram and hold it
+    /// (the two-datagram form of an edge-triggered socket). `false` for
+    /// a receive into the thread's buffer (`net/thread_buf.rs`): a held
+    /// datagram's buffer has the size of the receiving one, 64 KiB there.
+    pub(crate) hold: bool,
 }
 
 /// A received datagram: its length in the caller's buffer, what the
@@ -397,11 +402,13 @@ impl RecvAhead {
         }
         let mut first = RawAddr::empty();
         let two = attempt.ahead && attempt.may_skip && !buf.is_empty();
-        if !two || state.level {
+        if !two || state.level || !attempt.hold {
             let len = mmsg::recv_from(fd, buf, &mut first)?;
             // Level-triggered, one receive per report: the next report
             // (a look's, or the next tick's) says whether one is left.
-            let once = two && !attempt.backlog;
+            // (Edge-triggered, one datagram says nothing: the next
+            // receive makes the syscall.)
+            let once = two && state.level && !attempt.backlog;
             if once {
                 state.set_drained(attempt.event_seq);
             }
@@ -542,6 +549,7 @@ mod tests {
             may_skip: true,
             ahead: true,
             backlog: false,
+            hold: true,
         }
     }
 

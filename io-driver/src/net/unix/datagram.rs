@@ -361,6 +361,20 @@ impl UnixDatagram {
         self.io.recv_from(buf).await
     }
 
+    /// Receives a datagram into the calling thread's receive buffer and
+    /// returns what `f` makes of it and its source address: see
+    /// [`UdpSocket::recv_from_with`](crate::net::UdpSocket::recv_from_with)
+    /// (no tokio counterpart).
+    pub async fn recv_from_with<R>(&self, f: impl FnOnce(&[u8], SocketAddr) -> R) -> io::Result<R> {
+        self.io.recv_from_with(f).await
+    }
+
+    /// [`recv_from_with`](Self::recv_from_with) without the source
+    /// address.
+    pub async fn recv_with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
+        self.io.recv_with(f).await
+    }
+
     /// Polls [`recv_from`](Self::recv_from).
     ///
     /// Only the last task to call a `poll_*` method of this direction is

@@ -1,0 +1,98 @@
+//! The calling thread's receive buffer: where `recv_with` /
+//! `recv_from_with` receive a datagram before handing it to their closure.
+//!
+//! # Why
+//!
+//! A receive loop per socket (`recv_from(&mut buf).await`) keeps a buffer
+//! per socket. At one datagram per socket per tick, that buffer is cold
+//! when the kernel copies the datagram into it, and the caller's first
+//! read of it misses again: a throttled receiver of thousands of sockets
+//! measured 8-12 % more CPU per datagram with a buffer per task than with
+//! one buffer per thread (benches README, 2026-11-26), and the buffers
+//! themselves (2 KiB per socket in the benchmark) spread the sockets'
+//! other state over more pages. A hand-written event loop has one buffer,
+//! always in cache. The closure receives give async code the same: every
+//! receive on a thread lands in one buffer that the previous receive left
+//! in cache, and no socket keeps a buffer of its own.
+//!
+//! # The buffer
+//!
+//! 64 KiB, so a datagram is never cut (the largest UDP payload is 65,507
+//! bytes over IPv4), allocated at a thread's first closure receive and
+//! kept until the thread ends. The closure runs with the buffer taken
+//! out of its thread-local slot: a closure that receives again (a
+//! `try_*` receive with a buffer of its own, or a nested closure
+//! receive polled by hand) gets a fresh one, and a closure that panics
+//! takes the buffer with it (the next receive allocates another). Neither
+//! can make a receive see another one's bytes.
+
+use std::cell::Cell;
+
+/// The buffer's size: the largest datagram (a UDP payload is at most
+/// 65,507 bytes over IPv4, 65,527 over IPv6 without jumbograms).
+pub(crate) const THREAD_BUF_LEN: usize = 65_536;
+
+thread_local! {
+    /// The thread's buffer, while no receive has it out.
+    static THREAD_BUF: Cell<Option<Box<[u8]>>> = const { Cell::new(None) };
+}
+
+fn fresh() -> Box<[u8]> {
+    vec![0; THREAD_BUF_LEN].into_boxed_slice()
+}
+
+/// Runs `f` with the calling thread's receive buffer (a fresh one if it is
+/// out, or the thread is ending), and puts it back afterwards.
+pub(crate) fn with_thread_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
+    let mut buf = THREAD_BUF
+        .try_with(Cell::take)
+        .ok()
+        .flatten()
+        .unwrap_or_else(fresh);
+    let result = f(&mut buf);
+    // A thread whose locals are being destroyed just drops it.
+    let _ = THREAD_BUF.try_with(|slot| slot.set(Some(buf)));
+    result
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_buffer_per_thread_reused() {
+        let first = with_thread_buf(|buf| {
+            assert_eq!(buf.len(), THREAD_BUF_LEN);
+            buf[0] = 7;
+            buf.as_ptr() as usize
+        });
+        let again = with_thread_buf(|buf| {
+            assert_eq!(buf[0], 7, "the same buffer");
+            buf.as_ptr() as usize
+        });
+        assert_eq!(first, again);
+        let other = std::thread::spawn(|| with_thread_buf(|buf| buf.as_ptr() as usize))
+            .join()
+            .unwrap();
+        assert_ne!(first, other, "a buffer per thread");
+    }
+
+    #[test]
+    fn a_nested_use_gets_a_buffer_of_its_own() {
+        with_thread_buf(|outer| {
+            outer[0] = 1;
+            with_thread_buf(|inner| {
+                assert_ne!(inner.as_ptr(), outer.as_ptr());
+                inner[0] = 2;
+            });
+            assert_eq!(outer[0], 1, "the nested use wrote elsewhere");
+        });
+    }
+
+    #[test]
+    fn a_panic_inside_loses_only_the_buffer() {
+        let caught = std::panic::catch_unwind(|| with_thread_buf(|_| panic!("in the closure")));
+        assert!(caught.is_err());
+        assert_eq!(with_thread_buf(|buf| buf.len()), THREAD_BUF_LEN);
+    }
+}
