@@ -45,6 +45,7 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "tempo",
     "tempo-throttled:T",
     "tempo-throttled-batch:T",
+    "tempo-throttled-batch-threadbuf:T",
     "tempo-throttled-splitG:T",
     "tempo-throttled-threadbuf:T",
     "tokio",
@@ -66,6 +67,9 @@ pub enum ReceiverRuntime {
     /// Tempo's throttling scheduler with this period, one task per socket
     /// taking each tick's datagrams with one `recv_many` (`recvmmsg`).
     TempoThrottledBatch(Duration),
+    /// `tempo-throttled-batch-threadbuf:T`: the batch receiver with one
+    /// `RecvBatch` per thread, lent to each task's `poll_recv_many`.
+    TempoThrottledBatchThreadBuf(Duration),
     /// `tempo-throttled-splitG:T`: G throttling runtimes of this period
     /// on G threads of the process, the sockets dealt round-robin, one
     /// task per socket (the plain receiver on the thread layout of the
@@ -121,6 +125,9 @@ impl ReceiverRuntime {
             ("tempo-throttled-threadbuf", Some(p)) => Ok(ReceiverRuntime::TempoThrottledThreadBuf(
                 parse_period(name, p)?,
             )),
+            ("tempo-throttled-batch-threadbuf", Some(p)) => Ok(
+                ReceiverRuntime::TempoThrottledBatchThreadBuf(parse_period(name, p)?),
+            ),
             ("tempo-throttled-batch", Some(p)) => {
                 Ok(ReceiverRuntime::TempoThrottledBatch(parse_period(name, p)?))
             }
@@ -156,6 +163,9 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottledSplit(p, g) => {
                 format!("tempo-throttled-split{g}:{}", fmt_ms(*p))
             }
+            ReceiverRuntime::TempoThrottledBatchThreadBuf(p) => {
+                format!("tempo-throttled-batch-threadbuf:{}", fmt_ms(*p))
+            }
             ReceiverRuntime::TempoThrottledThreadBuf(p) => {
                 format!("tempo-throttled-threadbuf:{}", fmt_ms(*p))
             }
@@ -178,6 +188,7 @@ impl ReceiverRuntime {
             | ReceiverRuntime::TempoThrottledSplit(p, _)
             | ReceiverRuntime::TempoThrottledBatch(p)
             | ReceiverRuntime::TempoThrottledThreadBuf(p)
+            | ReceiverRuntime::TempoThrottledBatchThreadBuf(p)
             | ReceiverRuntime::MioThrottled(p)
             | ReceiverRuntime::MioThrottledMmsg(p)
             | ReceiverRuntime::MioThrottledLt(p) => Some(p),
@@ -200,6 +211,9 @@ impl ReceiverRuntime {
             }
             ReceiverRuntime::TempoThrottledThreadBuf(p) => {
                 self::tempo::run_thread_buf(sockets, window, p)
+            }
+            ReceiverRuntime::TempoThrottledBatchThreadBuf(p) => {
+                self::tempo::run_batch_thread_buf(sockets, window, p)
             }
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::TokioThreadBuf => {
@@ -240,6 +254,7 @@ mod tests {
             "tempo-throttled-batch:20",
             "tempo-throttled-split2:20",
             "tempo-throttled-threadbuf:20",
+            "tempo-throttled-batch-threadbuf:20",
             "tokio-threadbuf",
         ] {
             assert_eq!(ReceiverRuntime::parse(name).unwrap().name(), name);

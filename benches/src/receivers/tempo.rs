@@ -121,6 +121,57 @@ pub fn run_batch(
     })
 }
 
+/// `tempo-throttled-batch-threadbuf:T`: [`run_batch`] with one
+/// [`RecvBatch`](tempo::net::RecvBatch) per thread, lent to each task's
+/// `poll_recv_many` inside its poll (the batch of the thread, in cache,
+/// where a batch per task is cold at every datagram).
+pub fn run_batch_thread_buf(
+    sockets: Vec<UdpSocket>,
+    window: MeasureWindow,
+    throttle: Duration,
+) -> io::Result<()> {
+    run_tasks(sockets, window, Some(throttle), |sock, tracker| {
+        tempo::spawn(batch_thread_buf_loop(sock, tracker));
+        Ok(())
+    })
+}
+
+thread_local! {
+    static THREAD_BATCH: std::cell::RefCell<Option<tempo::net::RecvBatch>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+async fn batch_thread_buf_loop(sock: tempo::net::UdpSocket, mut tracker: StreamTracker) {
+    loop {
+        let phase = std::future::poll_fn(|cx| {
+            THREAD_BATCH.with_borrow_mut(|batch| {
+                let batch = match batch {
+                    Some(batch) => batch,
+                    None => batch.insert(tempo::net::RecvBatch::new(BATCH, RECV_BUF_LEN)?),
+                };
+                let n = std::task::ready!(sock.poll_recv_many(cx, batch))?;
+                let mut phase = Phase::WarmUp;
+                for i in 0..n {
+                    phase = tracker.on_datagram(batch.payload(i));
+                    if phase == Phase::Done {
+                        break;
+                    }
+                }
+                std::task::Poll::Ready(Ok::<_, io::Error>(phase))
+            })
+        })
+        .await;
+        match phase {
+            Ok(Phase::Done) => return,
+            Ok(_) => {}
+            Err(_) => {
+                tracker.on_error();
+                return;
+            }
+        }
+    }
+}
+
 async fn batch_loop(
     sock: tempo::net::UdpSocket,
     mut batch: tempo::net::RecvBatch,
