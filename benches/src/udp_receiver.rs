@@ -170,7 +170,7 @@ impl ReceiverResult {
         format!(
             "{} x{}: received {}/{} expected, loss {:.3}% (kernel drops {}, seq gaps {}), \
              cpu {:.1}% = {:.2} us/pkt, latency p50 {} us p90 {} us p95 {} us p99 {} us max {} us, \
-             {:.3} allocs/pkt, {} OS threads",
+             {:.3} allocs/pkt ({} in the window), {} OS threads",
             self.config.runtime.name(),
             self.config.streams,
             s.received,
@@ -186,6 +186,7 @@ impl ReceiverResult {
             s.latency.percentile_us(0.99),
             s.latency.max_us(),
             self.allocations as f64 / s.received.max(1) as f64,
+            self.allocations,
             self.os_threads,
         ) + &self.lateness_warning()
     }

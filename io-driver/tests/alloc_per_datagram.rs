@@ -1,5 +1,6 @@
 //! Allocations per received datagram after warm-up must be 0, in both the
-//! ordinary mode and with the receive-ahead rule, and per `recv_many` /
+//! ordinary mode and with the receive-ahead rule, with `recv_from` and with
+//! `recv_from_with` (the thread's buffer), and per `recv_many` /
 //! `send_many` call once their batches are built. A counting global
 //! allocator counts the allocations of this test's thread only.
 
@@ -20,9 +21,11 @@ use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadC
 static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// Receives `rounds` datagrams on each of `sockets` sockets, one per socket
-/// per round; returns the allocations counted after `warmup` rounds.
+/// per round, with `recv_from` or (`closure`) `recv_from_with`; returns
+/// the allocations counted after `warmup` rounds.
 fn allocations_after_warmup(
     recv_ahead: bool,
+    closure: bool,
     sockets: usize,
     warmup: u32,
     rounds: u32,
@@ -47,7 +50,11 @@ fn allocations_after_warmup(
             Box::pin(async move {
                 let mut buf = [0u8; 1500];
                 loop {
-                    let (n, _) = socket.recv_from(&mut buf).await.unwrap();
+                    let n = if closure {
+                        socket.recv_from_with(|d, _| d.len()).await.unwrap()
+                    } else {
+                        socket.recv_from(&mut buf).await.unwrap().0
+                    };
                     assert_eq!(n, 160);
                     received.set(received.get() + 1);
                 }
@@ -95,12 +102,16 @@ fn zero_allocations_per_received_datagram_after_warmup() {
     assert_eq!(allocations, 1);
 
     for ahead in [false, true] {
-        let (allocations, datagrams) = allocations_after_warmup(ahead, 100, 10, 60);
-        println!("recv_ahead={ahead}: {allocations} allocations for {datagrams} datagrams");
-        assert_eq!(
-            allocations, 0,
-            "recv_ahead={ahead}: allocations on the receive path"
-        );
+        for closure in [false, true] {
+            let (allocations, datagrams) = allocations_after_warmup(ahead, closure, 100, 10, 60);
+            println!(
+                "recv_ahead={ahead} closure={closure}: {allocations} allocations for {datagrams} datagrams"
+            );
+            assert_eq!(
+                allocations, 0,
+                "recv_ahead={ahead} closure={closure}: allocations on the receive path"
+            );
+        }
     }
 }
 
