@@ -107,6 +107,20 @@ impl StreamTracker {
     pub fn on_error(&self) {
         with_thread_stats(|stats| stats.errors += 1);
     }
+
+    /// Whether a receive loop goes on after one receive that handed its
+    /// datagrams to [`on_datagram`](Self::on_datagram) and returned the
+    /// last phase: not once the window is over, and not after an error
+    /// (counted).
+    pub fn goes_on(&self, received: std::io::Result<Phase>) -> bool {
+        match received {
+            Ok(phase) => phase != Phase::Done,
+            Err(_) => {
+                self.on_error();
+                false
+            }
+        }
+    }
 }
 
 crate::per_thread_stats!(RecvStats);
@@ -167,6 +181,21 @@ mod tests {
         t.on_datagram_at(&[0u8; 3], 1_500_000, &mut s);
         assert_eq!(s.malformed, 2);
         assert_eq!(s.received, 0);
+    }
+
+    #[test]
+    fn a_loop_goes_on_until_the_window_ends_or_an_error() {
+        let t = StreamTracker::new(0, WINDOW);
+        assert!(t.goes_on(Ok(Phase::WarmUp)));
+        assert!(t.goes_on(Ok(Phase::Measured)));
+        assert!(!t.goes_on(Ok(Phase::Done)));
+        let errors = std::thread::spawn(move || {
+            let gone_on = t.goes_on(Err(std::io::ErrorKind::ConnectionRefused.into()));
+            (gone_on, with_thread_stats(|s| s.errors))
+        })
+        .join()
+        .unwrap();
+        assert_eq!(errors, (false, 1), "stops, and counts the error");
     }
 
     #[test]

@@ -21,6 +21,15 @@ impl TempDir {
     }
 }
 
+/// A temporary directory named after `name` and the paths of a server
+/// and a client socket in it.
+fn server_and_client_paths(name: &str) -> (TempDir, PathBuf, PathBuf) {
+    let dir = TempDir::new(name);
+    let server = dir.0.join("server.sock");
+    let client = dir.0.join("client.sock");
+    (dir, server, client)
+}
+
 impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -97,9 +106,7 @@ fn stream_pair_and_std_round_trip() {
 
 #[test]
 fn datagram_echo_with_paths_and_pair() {
-    let dir = TempDir::new("dgram");
-    let server_path = dir.0.join("server.sock");
-    let client_path = dir.0.join("client.sock");
+    let (_dir, server_path, client_path) = server_and_client_paths("dgram");
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
         let server = UnixDatagram::bind(&server_path).unwrap();
@@ -137,9 +144,7 @@ fn datagram_echo_with_paths_and_pair() {
 /// source path, then one without the source.
 #[test]
 fn datagram_closure_receives_see_the_datagram_and_its_source() {
-    let dir = TempDir::new("dgram-with");
-    let server_path = dir.0.join("server.sock");
-    let client_path = dir.0.join("client.sock");
+    let (_dir, server_path, client_path) = server_and_client_paths("dgram-with");
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
         let server = UnixDatagram::bind(&server_path).unwrap();

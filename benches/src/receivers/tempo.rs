@@ -143,7 +143,7 @@ thread_local! {
 
 async fn batch_thread_buf_loop(sock: tempo::net::UdpSocket, mut tracker: StreamTracker) {
     loop {
-        let phase = std::future::poll_fn(|cx| {
+        let received = std::future::poll_fn(|cx| {
             THREAD_BATCH.with_borrow_mut(|batch| {
                 let batch = match batch {
                     Some(batch) => batch,
@@ -161,13 +161,8 @@ async fn batch_thread_buf_loop(sock: tempo::net::UdpSocket, mut tracker: StreamT
             })
         })
         .await;
-        match phase {
-            Ok(Phase::Done) => return,
-            Ok(_) => {}
-            Err(_) => {
-                tracker.on_error();
-                return;
-            }
+        if !tracker.goes_on(received) {
+            return;
         }
     }
 }
@@ -210,14 +205,11 @@ pub fn run_thread_buf(
 
 async fn thread_buf_loop(sock: tempo::net::UdpSocket, mut tracker: StreamTracker) {
     loop {
-        let phase = sock.recv_from_with(|datagram, _from| tracker.on_datagram(datagram));
-        match phase.await {
-            Ok(Phase::Done) => return,
-            Ok(_) => {}
-            Err(_) => {
-                tracker.on_error();
-                return;
-            }
+        let received = sock
+            .recv_from_with(|datagram, _from| tracker.on_datagram(datagram))
+            .await;
+        if !tracker.goes_on(received) {
+            return;
         }
     }
 }

@@ -41,7 +41,7 @@ thread_local! {
 
 async fn thread_buf_loop(sock: tokio::net::UdpSocket, mut tracker: StreamTracker) {
     loop {
-        let phase = poll_fn(|cx| {
+        let received = poll_fn(|cx| {
             THREAD_BUF.with_borrow_mut(|buf| {
                 let mut filled = tokio::io::ReadBuf::new(buf);
                 ready!(sock.poll_recv_from(cx, &mut filled))?;
@@ -49,13 +49,8 @@ async fn thread_buf_loop(sock: tokio::net::UdpSocket, mut tracker: StreamTracker
             })
         })
         .await;
-        match phase {
-            Ok(Phase::Done) => return,
-            Ok(_) => {}
-            Err(_) => {
-                tracker.on_error();
-                return;
-            }
+        if !tracker.goes_on(received) {
+            return;
         }
     }
 }
