@@ -91,7 +91,7 @@
 //! and hand the datagram to a closure: no buffer per socket, never a cut
 //! datagram, and at one datagram per socket per tick a buffer the
 //! previous receive left in cache where a per-task buffer is cold at
-//! every datagram (one per thread: 7-12 % less CPU per datagram under
+//! every datagram (one per thread: 7-15 % less CPU per datagram under
 //! throttling, measured; see
 //! `net/thread_buf.rs`). They follow the rule above, except that they
 //! never hold a datagram ahead.

@@ -7,7 +7,7 @@
 //! per socket. At one datagram per socket per tick, that buffer is cold
 //! when the kernel copies the datagram into it, and the caller's first
 //! read of it misses again: a throttled receiver of thousands of sockets
-//! measured 8-14 % more CPU per datagram with a buffer per task than with
+//! measured 8-18 % more CPU per datagram with a buffer per task than with
 //! one buffer per thread (benches README, 2026-11-26), and the buffers
 //! themselves (2 KiB per socket in the benchmark) spread the sockets'
 //! other state over more pages. A hand-written event loop has one buffer,

@@ -356,7 +356,7 @@ impl UdpSocket {
     /// buffer per thread, which the previous receive left in cache, and no
     /// socket keeps a buffer of its own. A receive loop per socket with a
     /// buffer per task touches a cold buffer at every datagram (measured
-    /// 8-14 % more CPU per datagram at 1,000-2,000 sockets under
+    /// 8-18 % more CPU per datagram at 1,000-2,000 sockets under
     /// throttling; the benches README). The datagram is never cut (64 KiB
     /// holds the largest), and the receive follows the same rules as
     /// [`recv_from`](Self::recv_from) (one receive syscall per datagram
