@@ -9,7 +9,9 @@
 //! `tempo-throttled-splitG:T` is the plain loop on G throttling runtimes,
 //! one thread each. `tempo-throttled-threadbuf:T` is the plain loop with
 //! `recv_from_with`: every datagram into the thread's one receive buffer
-//! (the hand-written loops' discipline) instead of the task's own.
+//! (the hand-written loops' discipline) instead of the task's own;
+//! `tempo-throttled-batch-threadbuf:T` the batch loop with one
+//! `RecvBatch` per thread, lent to each task's `poll_recv_many`.
 
 use std::io;
 use std::net::UdpSocket;

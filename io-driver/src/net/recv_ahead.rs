@@ -62,7 +62,12 @@
 //!   same tick, two datagrams per syscall, with no added tick of latency.
 //!
 //! A level-triggered socket never holds a datagram: what it has not
-//! received stays in the kernel.
+//! received stays in the kernel. Nor does a receive into the thread's
+//! buffer (`recv_with`, `recv_from_with`: `net/thread_buf.rs`), whose
+//! held datagram would need a 64 KiB buffer per socket: on an
+//! edge-triggered socket it makes one `recvfrom` and does not mark the
+//! socket drained, so its next receive makes the syscall (a drain loop's
+//! two per datagram).
 
 //! # The invariant
 //!

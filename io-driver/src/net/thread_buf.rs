@@ -20,11 +20,10 @@
 //! 64 KiB, so a datagram is never cut (the largest UDP payload is 65,507
 //! bytes over IPv4), allocated at a thread's first closure receive and
 //! kept until the thread ends. The closure runs with the buffer taken
-//! out of its thread-local slot: a closure that receives again (a
-//! `try_*` receive with a buffer of its own, or a nested closure
-//! receive polled by hand) gets a fresh one, and a closure that panics
-//! takes the buffer with it (the next receive allocates another). Neither
-//! can make a receive see another one's bytes.
+//! out of its thread-local slot: a closure receive made inside the
+//! closure (polled by hand) gets a fresh buffer of its own, and a closure
+//! that panics takes the buffer with it (the next receive allocates
+//! another). Neither can make a receive see another one's bytes.
 
 use std::cell::Cell;
 
