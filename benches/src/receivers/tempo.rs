@@ -242,3 +242,26 @@ async fn receive_loop(sock: tempo::net::UdpSocket, mut tracker: StreamTracker) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::monotonic_ns;
+
+    /// Under throttling, a receiver's runtime stops only once its window is
+    /// over: its teardown must not fall inside the measured window. (A
+    /// `sleep_until` of the window's end fires at the nearest tick, up to
+    /// `T/2` before it: a 7 ms window under `T` = 20 ms ended at once.)
+    #[test]
+    fn a_throttled_receiver_runs_until_its_window_is_over() {
+        let rt = crate::tempo_runtime::build(Some(Duration::from_millis(20))).unwrap();
+        for _ in 0..3 {
+            let window = MeasureWindow::after_warmup(Duration::ZERO, Duration::from_millis(7));
+            rt.block_on(until_the_window_ends(window));
+            assert!(
+                monotonic_ns() >= window.end_ns,
+                "stopped before the window's end"
+            );
+        }
+    }
+}
