@@ -77,9 +77,10 @@
 //!   as `recvfrom` into that buffer would cut it. Only a later receive
 //!   with a *larger* buffer than every earlier one can tell the difference.
 //!
-//! Memory: per socket, 192 bytes of state inline in the socket (no
+//! Memory: per socket, 40 bytes of state inline in the socket (no
 //! allocation of its own), plus, in the two-datagram form only, from its
-//! first receive, a buffer as large as the largest receive buffer passed
+//! first receive, the held datagram's address (136 bytes) and a buffer
+//! as large as the largest receive buffer passed
 //! (2 KiB for a 2,048-byte buffer: about 17 MiB in all for 8,000
 //! sockets). The basic scheduler leaves the rule off (receives make one
 //! one-datagram call each, as tokio's do, and no buffer is made).

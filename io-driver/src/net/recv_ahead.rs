@@ -86,25 +86,26 @@
 //!
 //! The state lives inline in the datagram socket itself (its
 //! `DatagramIo`, `net/datagram.rs`), behind its own mutex: no box, no
-//! scratch, no allocation at the first receive, and nothing in the
+//! scratch, no allocation for a level-triggered socket, and nothing in the
 //! registrations of sockets that never receive a datagram (TCP,
-//! listeners). The skip word (see below) comes first, then the lock;
-//! the state's `repr(C)` layout puts what every receive reads first
-//! (the drained sequence number, the held flag and length, the buffer's
-//! `Vec` header: with the word and the lock, 56 bytes), then the held
-//! datagram's source address (136 bytes, the kernel writes the second
-//! datagram's address straight into it; an IP address and its length
-//! are its first 36). The kernel's `mmsghdr` / `iovec` arrays of the
-//! two-datagram call are on the stack.
+//! listeners). The skip word (see below) comes first, then the lock and
+//! what every receive reads (the drained sequence number, the held flag
+//! and length): 40 bytes per datagram socket. A level-triggered socket
+//! keeps nothing more.
 //!
-//! The state is 192 bytes per datagram socket. A level-triggered socket
-//! keeps nothing more. In the two-datagram form, a socket also keeps a
-//! buffer as long as the largest receive buffer the caller passed (capped
-//! at 65,536 bytes; with a 2,048-byte receive buffer, 17 MiB of state and
-//! buffers at 8,000 sockets, which the level-triggered form saves). The
-//! buffer has the caller's size so
-//! that a held datagram is cut exactly as `recvfrom` into that buffer would
-//! cut it. A later receive with a *larger* buffer than every earlier one
+//! The two-datagram form's second datagram lands in a *held space* made
+//! at the socket's first two-datagram receive, out of line: the held
+//! datagram's source address (136 bytes, the kernel writes the second
+//! datagram's address straight into it) and a buffer as long as the
+//! largest receive buffer the caller passed (capped at 65,536 bytes; with
+//! a 2,048-byte receive buffer, 17 MiB at 8,000 sockets, which the
+//! level-triggered form saves). Inline, the address made every socket's
+//! state 192 bytes, and the socket's task future (where the socket
+//! lives) two cache lines longer, for a form a throttled runtime's
+//! sockets never use. The kernel's `mmsghdr` / `iovec` arrays of the
+//! two-datagram call are on the stack. The buffer has the caller's size
+//! so that a held datagram is cut exactly as `recvfrom` into that buffer
+//! would cut it. A later receive with a *larger* buffer than every earlier one
 //! still gets a held datagram as the earlier buffer size cut it (the only
 //! way this rule differs from `recvfrom`; a receiver that always passes
 //! the same buffer never sees it). `try_recv*` and zero-length buffers make a plain
@@ -241,20 +242,30 @@ impl std::ops::DerefMut for Locked<'_> {
     }
 }
 
-/// The state of one socket. `repr(C)` keeps the fields every receive
-/// reads first and together, and the held address, which the kernel
-/// writes only when a second datagram arrives, after them.
+/// Where the two-datagram form's second datagram lands: its buffer and
+/// its source address, written there by the kernel. Made at a socket's
+/// first two-datagram receive (a level-triggered socket never makes one),
+/// out of line, so that the state every receive reads stays small.
 #[derive(Debug)]
+struct HeldSpace {
+    buf: Vec<u8>,
+    addr: RawAddr,
+}
+
+/// The state of one socket: the fields every receive reads, together.
+#[derive(Debug, Default)]
 #[repr(C)]
 struct AheadState {
     /// The event sequence number seen before the last call that found the
     /// socket drained (meaningful when `drained_known`).
     drained_seq: usize,
-    /// Where the second datagram of a call lands.
-    buf: Vec<u8>,
-    /// Bytes of the held datagram in `buf` (meaningful when `held`).
+    /// Where the second datagram of a call lands (`None` until the first
+    /// two-datagram receive).
+    space: Option<Box<HeldSpace>>,
+    /// Bytes of the held datagram in `space`'s buffer (meaningful when
+    /// `held`).
     held_len: u32,
-    /// A datagram is held: `buf[..held_len]` from `held_addr`.
+    /// A datagram is held: `space.buf[..held_len]` from `space.addr`.
     held: bool,
     /// `drained_seq` is set.
     drained_known: bool,
@@ -266,23 +277,6 @@ struct AheadState {
     /// edge-triggered ([`RecvAhead::leave_level`]) comes before or after
     /// a whole receive, never between its syscall and its drained mark.
     level: bool,
-    /// The held datagram's source, written there by the kernel.
-    held_addr: RawAddr,
-}
-
-impl Default for AheadState {
-    fn default() -> AheadState {
-        AheadState {
-            drained_seq: 0,
-            buf: Vec::new(),
-            held_len: 0,
-            held: false,
-            drained_known: false,
-            timestamps_on: false,
-            level: false,
-            held_addr: RawAddr::empty(),
-        }
-    }
 }
 
 fn would_block() -> io::Error {
@@ -301,21 +295,23 @@ impl AheadState {
         self.drained_known = true;
     }
 
-    /// The held datagram's bytes, if one is held.
-    fn held(&self) -> Option<&[u8]> {
-        self.held.then(|| &self.buf[..self.held_len as usize])
+    /// The held datagram's bytes and source, if one is held.
+    fn held(&self) -> Option<(&[u8], &RawAddr)> {
+        let space = self.space.as_deref().filter(|_| self.held)?;
+        Some((&space.buf[..self.held_len as usize], &space.addr))
     }
 
     /// Copies the held datagram (one must be held) into `buf` (cut to
     /// it), decodes its source in place and releases it.
     fn take_held<A>(&mut self, buf: &mut [u8], decode: impl FnOnce(&RawAddr) -> A) -> Got<A> {
-        debug_assert!(self.held, "take_held without a held datagram");
-        let len = (self.held_len as usize).min(buf.len());
-        buf[..len].copy_from_slice(&self.buf[..len]);
+        let (held, addr) = self.held().expect("take_held without a held datagram");
+        let len = held.len().min(buf.len());
+        buf[..len].copy_from_slice(&held[..len]);
+        let addr = decode(addr);
         self.held = false;
         Got {
             len,
-            addr: decode(&self.held_addr),
+            addr,
             drained: false,
         }
     }
@@ -424,8 +420,14 @@ impl RecvAhead {
             });
         }
         let ahead_len = buf.len().min(MAX_AHEAD_BUF);
-        if state.buf.len() < ahead_len {
-            state.buf.resize(ahead_len, 0);
+        let space = state.space.get_or_insert_with(|| {
+            Box::new(HeldSpace {
+                buf: Vec::new(),
+                addr: RawAddr::empty(),
+            })
+        });
+        if space.buf.len() < ahead_len {
+            space.buf.resize(ahead_len, 0);
         }
         let targets = [
             RecvTarget {
@@ -434,8 +436,8 @@ impl RecvAhead {
                 control: None,
             },
             RecvTarget {
-                buf: &mut state.buf[..ahead_len],
-                addr: &mut state.held_addr,
+                buf: &mut space.buf[..ahead_len],
+                addr: &mut space.addr,
                 control: None,
             },
         ];
@@ -447,7 +449,7 @@ impl RecvAhead {
             drained: n == 1,
         };
         if n == 2 {
-            state.held_addr.set_len(received[1].addr_len);
+            space.addr.set_len(received[1].addr_len);
             // At most MAX_AHEAD_BUF (65,536) bytes: fits.
             state.held_len = received[1].len as u32;
             state.held = true;
@@ -465,10 +467,10 @@ impl RecvAhead {
         decode: impl FnOnce(&RawAddr) -> A,
     ) -> Option<(usize, A)> {
         let state = self.state.lock();
-        let held = state.held()?;
+        let (held, addr) = state.held()?;
         let len = held.len().min(buf.len());
         buf[..len].copy_from_slice(&held[..len]);
-        Some((len, decode(&state.held_addr)))
+        Some((len, decode(addr)))
     }
 
     /// One batch receive into `batch` under the rule: the held datagram
@@ -486,8 +488,8 @@ impl RecvAhead {
         let mut guard = self.lock();
         let state = &mut *guard;
         batch.reset();
-        if let Some(held) = state.held() {
-            batch.set_first(held, state.held_addr);
+        if let Some((held, addr)) = state.held() {
+            batch.set_first(held, *addr);
             state.held = false;
             if batch.capacity() == 1 {
                 return Ok((1, false));
@@ -546,6 +548,13 @@ mod tests {
                 .unwrap();
         }
         (receiver, sender)
+    }
+
+    /// The state every receive reads stays small: the two-datagram form's
+    /// held space is out of line (see the module docs' "Memory").
+    #[test]
+    fn the_inline_state_is_small() {
+        assert!(std::mem::size_of::<RecvAhead>() <= 40);
     }
 
     fn attempt(event_seq: usize) -> RecvAttempt {
