@@ -5,30 +5,23 @@
 //! which takes `unsafe` (`advance_mut`). tempo-io has no `unsafe` outside
 //! its FFI calls, so the bytes land in an initialized scratch buffer first
 //! and are copied with the safe `put_slice`: one `memcpy` of what was
-//! received, next to a syscall. The scratch is per thread and reused (it
-//! grows to the largest chunk asked for, up to 64 KiB, and allocates only
-//! while it grows); a larger chunk gets a temporary buffer of its own.
+//! received, next to a syscall. The scratch is the thread's receive
+//! buffer (`net/thread_buf.rs`, 64 KiB, the one `recv_from_with` uses); a
+//! larger chunk gets a temporary buffer of its own.
 //!
 //! As in tokio, one call fills at most the buffer's current
 //! [`chunk_mut`](bytes::BufMut::chunk_mut) (a `Vec` or `BytesMut` at full
 //! capacity first grows by 64 bytes): a datagram longer than that is
 //! truncated, so reserve room for the largest datagram first.
 
-use std::cell::RefCell;
 use std::io;
 use std::os::fd::RawFd;
 
 use bytes::BufMut;
 
 use crate::net::recv_ahead::{Got, RecvAhead, RecvAttempt};
+use crate::net::thread_buf::{with_thread_buf, THREAD_BUF_LEN};
 use crate::sys::mmsg::RawAddr;
-
-/// The largest scratch buffer a thread keeps between calls.
-const KEEP: usize = 64 * 1024;
-
-std::thread_local! {
-    static SCRATCH: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-}
 
 /// Runs `op` (one receive syscall) on a scratch buffer as long as `buf`'s
 /// current chunk, and appends the `n` bytes it reports to `buf`.
@@ -37,16 +30,10 @@ pub(crate) fn read_into<B: BufMut + ?Sized, T>(
     op: impl FnOnce(&mut [u8]) -> io::Result<(usize, T)>,
 ) -> io::Result<(usize, T)> {
     let len = buf.chunk_mut().len();
-    if len > KEEP {
+    if len > THREAD_BUF_LEN {
         return fill(buf, &mut vec![0; len], op);
     }
-    SCRATCH.with(|scratch| {
-        let mut scratch = scratch.borrow_mut();
-        if scratch.len() < len {
-            scratch.resize(len, 0);
-        }
-        fill(buf, &mut scratch[..len], op)
-    })
+    with_thread_buf(|scratch| fill(buf, &mut scratch[..len], op))
 }
 
 fn fill<B: BufMut + ?Sized, T>(

@@ -1,5 +1,7 @@
 //! The calling thread's receive buffer: where `recv_with` /
-//! `recv_from_with` receive a datagram before handing it to their closure.
+//! `recv_from_with` receive a datagram before handing it to their closure,
+//! and the `*_buf` receives (feature `bytes`, `net/buf.rs`) before copying
+//! it into the caller's `BufMut`.
 //!
 //! # Why
 //!
