@@ -175,6 +175,17 @@ fn with_recv_ahead_pair(
     test(&mut driver, socket, sender, to);
 }
 
+/// Runs `test` with a driver entered, a bound socket, a std sender and
+/// the socket's address, the receive-ahead rule off (the basic
+/// scheduler's setting).
+fn with_pair(test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr)) {
+    let mut driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (socket, sender, to) = bound_pair();
+    test(&mut driver, socket, sender, to);
+}
+
 /// Runs `test` like [`with_recv_ahead_pair`], the rule on *before* the
 /// socket was made: the socket is level-triggered, one receive per
 /// report (the setting of a throttled runtime).
@@ -896,22 +907,20 @@ fn a_level_triggered_socket_sends_at_once_without_write_interest() {
 /// cut it) and its source, then the next one.
 #[test]
 fn recv_from_with_sees_the_whole_datagram_and_its_source() {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    let big: Vec<u8> = (0..60_000u32).map(|i| i as u8).collect();
-    sent_and_queued(&socket, || sender.send_to(&big, to).unwrap());
-    sent_and_queued(&socket, || sender.send_to(b"small", to).unwrap());
-    let got = block_on(&mut driver, async {
-        let first = socket.recv_from_with(|d, from| (d.to_vec(), from));
-        let second = socket.recv_with(|d| d.to_vec());
-        (first.await.unwrap(), second.await.unwrap())
+    with_pair(|driver, socket, sender, to| {
+        let big: Vec<u8> = (0..60_000u32).map(|i| i as u8).collect();
+        sent_and_queued(&socket, || sender.send_to(&big, to).unwrap());
+        sent_and_queued(&socket, || sender.send_to(b"small", to).unwrap());
+        let got = block_on(driver, async {
+            let first = socket.recv_from_with(|d, from| (d.to_vec(), from));
+            let second = socket.recv_with(|d| d.to_vec());
+            (first.await.unwrap(), second.await.unwrap())
+        });
+        assert_eq!(got.0 .0.len(), 60_000, "not cut");
+        assert!(got.0 .0 == big);
+        assert_eq!(got.0 .1, sender.local_addr().unwrap());
+        assert_eq!(got.1, b"small");
     });
-    assert_eq!(got.0 .0.len(), 60_000, "not cut");
-    assert!(got.0 .0 == big);
-    assert_eq!(got.0 .1, sender.local_addr().unwrap());
-    assert_eq!(got.1, b"small");
 }
 
 /// Polls `future` once with `cx`.
@@ -971,25 +980,23 @@ fn recv_from_with_holds_nothing_on_an_edge_triggered_socket() {
 /// goes on receiving.
 #[test]
 fn recv_from_with_calls_its_closure_only_with_a_datagram() {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut called = false;
-    {
-        let waiting = std::pin::pin!(socket.recv_with(|_| called = true));
-        assert!(poll_once(waiting, &mut cx).is_pending());
-    }
-    assert!(!called, "dropped uncalled");
+    with_pair(|driver, socket, sender, to| {
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut called = false;
+        {
+            let waiting = std::pin::pin!(socket.recv_with(|_| called = true));
+            assert!(poll_once(waiting, &mut cx).is_pending());
+        }
+        assert!(!called, "dropped uncalled");
 
-    sent_and_queued(&socket, || sender.send_to(b"boom", to).unwrap());
-    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        block_on(&mut driver, socket.recv_with(|_| panic!("in the closure")))
-    }));
-    assert!(panicked.is_err());
-    sent_and_queued(&socket, || sender.send_to(b"next", to).unwrap());
-    let next = block_on(&mut driver, socket.recv_with(|d| d.to_vec())).unwrap();
-    assert_eq!(next, b"next");
+        sent_and_queued(&socket, || sender.send_to(b"boom", to).unwrap());
+        let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            block_on(driver, socket.recv_with(|_| panic!("in the closure")))
+        }));
+        assert!(panicked.is_err());
+        sent_and_queued(&socket, || sender.send_to(b"next", to).unwrap());
+        let next = block_on(driver, socket.recv_with(|d| d.to_vec())).unwrap();
+        assert_eq!(next, b"next");
+    });
 }
