@@ -1000,3 +1000,21 @@ fn recv_from_with_calls_its_closure_only_with_a_datagram() {
         assert_eq!(next, b"next");
     });
 }
+
+/// A receive's future holds what its poll reads and nothing more: a task
+/// receiving from one of thousands of sockets polls it once per datagram,
+/// cold, and every cache line it spans is a miss. As nested `async fn`s
+/// (the public method, `DatagramIo`'s, the registration's loop), a closure
+/// receive's future took 176 bytes and `recv_from`'s 224 (benches README,
+/// 2026-11-26).
+#[test]
+fn a_receive_future_is_only_what_its_poll_reads() {
+    with_pair(|_driver, socket, _sender, _to| {
+        let mut buf = [0u8; 16];
+        let closure = socket.recv_from_with(|datagram, _from| datagram.len());
+        assert!(std::mem::size_of_val(&closure) <= 64);
+        drop(closure);
+        assert!(std::mem::size_of_val(&socket.recv_from(&mut buf)) <= 80);
+        assert!(std::mem::size_of_val(&socket.recv(&mut buf)) <= 80);
+    });
+}

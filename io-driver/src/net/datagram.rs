@@ -31,6 +31,7 @@
 //!
 //! Sends, `connect` and the socket options never touch it.
 
+use std::future::Future;
 use std::io;
 use std::ops::Deref;
 use std::os::fd::{AsRawFd, RawFd};
@@ -279,13 +280,16 @@ impl<S: DatagramSource> DatagramIo<S> {
         }
     }
 
-    pub(crate) async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        let op = self.recv_op(buf, true, no_source);
-        let (len, ()) = self
-            .registration
-            .io_seen(Direction::Read, self.skips(), op)
-            .await?;
-        Ok(len)
+    /// Not `async fn`s, `recv` and `recv_from`: their futures are the
+    /// registration's `IoSeen` itself (`readiness/registration.rs` says
+    /// why), as for the closure receives below.
+    pub(crate) fn recv<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<usize>> + 'a {
+        let mut op = self.recv_op(buf, true, no_source);
+        let op = move |seen| op(seen).map(|(len, ())| len);
+        self.registration.io_seen(Direction::Read, self.skips(), op)
     }
 
     pub(crate) fn poll_recv(
@@ -306,11 +310,12 @@ impl<S: DatagramSource> DatagramIo<S> {
         Ok(len)
     }
 
-    pub(crate) async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, S::Addr)> {
+    pub(crate) fn recv_from<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<(usize, S::Addr)>> + 'a {
         let op = self.recv_op(buf, true, S::decode);
-        self.registration
-            .io_seen(Direction::Read, self.skips(), op)
-            .await
+        self.registration.io_seen(Direction::Read, self.skips(), op)
     }
 
     pub(crate) fn poll_recv_from(
@@ -329,15 +334,20 @@ impl<S: DatagramSource> DatagramIo<S> {
     }
 
     /// One receive into the thread's buffer (`net/thread_buf.rs`), whose
-    /// datagram and decoded source go to `f` (taken from `f`'s slot,
-    /// once: the operation ends with the first datagram). The rule is
+    /// datagram and decoded source go to `f` (kept in the operation's own
+    /// slot and taken once: the operation ends with the first datagram). The rule is
     /// `recv_op`'s, except that nothing is held.
-    fn recv_with_op<'a, A, R>(
-        &'a self,
-        f: &'a mut Option<impl FnOnce(&[u8], A) -> R>,
-        decode: impl Fn(&RawAddr) -> io::Result<A> + 'a,
-    ) -> impl FnMut(ReadyEvent) -> io::Result<R> + 'a {
+    fn recv_with_op<A, R, F, D>(
+        &self,
+        f: F,
+        decode: D,
+    ) -> impl FnMut(ReadyEvent) -> io::Result<R> + use<'_, A, R, F, D, S>
+    where
+        F: FnOnce(&[u8], A) -> R,
+        D: Fn(&RawAddr) -> io::Result<A>,
+    {
         let fd = self.fd();
+        let mut f = Some(f);
         move |seen| {
             with_thread_buf(|buf| {
                 let (len, addr) = self.attempt(seen, true, false, |attempt, ahead| {
@@ -351,23 +361,30 @@ impl<S: DatagramSource> DatagramIo<S> {
         }
     }
 
-    pub(crate) async fn recv_with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
-        let mut f = Some(|datagram: &[u8], ()| f(datagram));
-        let op = self.recv_with_op(&mut f, no_source);
-        self.registration
-            .io_seen(Direction::Read, self.skips(), op)
-            .await
+    /// Not an `async fn`: the returned future is the registration's
+    /// `IoSeen` (`readiness/registration.rs`) itself, the closure inside its
+    /// operation, with no generator around it (see `IoSeen` for why).
+    pub(crate) fn recv_with<R, F>(
+        &self,
+        f: F,
+    ) -> impl Future<Output = io::Result<R>> + use<'_, R, F, S>
+    where
+        F: FnOnce(&[u8]) -> R,
+    {
+        let op = self.recv_with_op(move |datagram: &[u8], ()| f(datagram), no_source);
+        self.registration.io_seen(Direction::Read, self.skips(), op)
     }
 
-    pub(crate) async fn recv_from_with<R>(
+    /// As [`recv_with`](Self::recv_with), with the source.
+    pub(crate) fn recv_from_with<R, F>(
         &self,
-        f: impl FnOnce(&[u8], S::Addr) -> R,
-    ) -> io::Result<R> {
-        let mut f = Some(f);
-        let op = self.recv_with_op(&mut f, S::decode);
-        self.registration
-            .io_seen(Direction::Read, self.skips(), op)
-            .await
+        f: F,
+    ) -> impl Future<Output = io::Result<R>> + use<'_, R, F, S>
+    where
+        F: FnOnce(&[u8], S::Addr) -> R,
+    {
+        let op = self.recv_with_op(f, S::decode);
+        self.registration.io_seen(Direction::Read, self.skips(), op)
     }
 
     /// One batch receive into `batch`.

@@ -3,6 +3,7 @@
 //! rule included.
 
 use std::fmt;
+use std::future::Future;
 use std::io;
 use std::net::Shutdown;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, RawFd};
@@ -325,8 +326,8 @@ impl UnixDatagram {
     /// assert_eq!(&buf[..len], b"ping");
     /// # Ok(()) }).unwrap();
     /// ```
-    pub async fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
-        self.io.recv(buf).await
+    pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
+        self.io.recv(buf)
     }
 
     /// Polls [`recv`](Self::recv).
@@ -357,22 +358,31 @@ impl UnixDatagram {
     /// println!("{len} bytes from {from:?}");
     /// # Ok(()) }).unwrap();
     /// ```
-    pub async fn recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        self.io.recv_from(buf).await
+    pub fn recv_from<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<(usize, SocketAddr)>> + 'a {
+        self.io.recv_from(buf)
     }
 
     /// Receives a datagram into the calling thread's receive buffer and
     /// returns what `f` makes of it and its source address: see
     /// [`UdpSocket::recv_from_with`](crate::net::UdpSocket::recv_from_with)
     /// (no tokio counterpart).
-    pub async fn recv_from_with<R>(&self, f: impl FnOnce(&[u8], SocketAddr) -> R) -> io::Result<R> {
-        self.io.recv_from_with(f).await
+    pub fn recv_from_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
+    where
+        F: FnOnce(&[u8], SocketAddr) -> R,
+    {
+        self.io.recv_from_with(f)
     }
 
     /// [`recv_from_with`](Self::recv_from_with) without the source
     /// address.
-    pub async fn recv_with<R>(&self, f: impl FnOnce(&[u8]) -> R) -> io::Result<R> {
-        self.io.recv_with(f).await
+    pub fn recv_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
+    where
+        F: FnOnce(&[u8]) -> R,
+    {
+        self.io.recv_with(f)
     }
 
     /// Polls [`recv_from`](Self::recv_from).
