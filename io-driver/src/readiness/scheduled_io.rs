@@ -233,10 +233,17 @@ impl WaiterList {
     /// Moves every waker (the `poll_*` slot's and every async waiter's)
     /// into `out`, leaving the entries registered.
     fn take_into(&mut self, out: &mut Vec<Waker>) {
-        out.extend(self.poll.take());
-        out.extend(self.inline.take());
-        for (_, slot) in self.more.iter_mut().flat_map(|more| more.iter_mut()) {
-            out.extend(slot.take());
+        // Plain pushes: `extend` with an `Option` reserves first, and this
+        // runs once per event (callgrind, with the caller: 58 instructions
+        // per event, now 40).
+        if let Some(waker) = self.poll.take() {
+            out.push(waker);
+        }
+        if let Some(waker) = self.inline.take() {
+            out.push(waker);
+        }
+        if let Some(more) = &mut self.more {
+            out.extend(more.iter_mut().filter_map(|(_, slot)| slot.take()));
         }
     }
 }
