@@ -1016,5 +1016,10 @@ fn a_receive_future_is_only_what_its_poll_reads() {
         drop(closure);
         assert!(std::mem::size_of_val(&socket.recv_from(&mut buf)) <= 80);
         assert!(std::mem::size_of_val(&socket.recv(&mut buf)) <= 80);
+        // And they are `Unpin` (the README's "Coming from tokio" says so):
+        // polled in place without pinning.
+        fn unpin<F: std::future::Future + Unpin>(_: &F) {}
+        unpin(&socket.recv_from(&mut buf));
+        unpin(&socket.recv_with(|datagram| datagram.len()));
     });
 }
