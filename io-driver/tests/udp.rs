@@ -159,43 +159,55 @@ fn kernel_queued(socket: &impl AsRawFd) -> usize {
     queued as usize
 }
 
+/// When a test's driver turns the receive-ahead rule on, if at all.
+#[derive(Clone, Copy)]
+enum RecvAheadRule {
+    /// Off: the basic scheduler's setting.
+    Off,
+    /// On once the socket is made: the socket stays edge-triggered, so
+    /// the rule's two-datagram receive applies (and holds datagrams).
+    OnAfterTheSocket,
+    /// On before the socket is made: the socket is level-triggered, one
+    /// receive per report (a throttled runtime's setting).
+    OnBeforeTheSocket,
+}
+
 /// Runs `test` with a driver entered, a bound socket, a std sender and
-/// the socket's address, the receive-ahead rule turned on *after* the
-/// socket was made: the socket is edge-triggered, so the rule's
-/// two-datagram receive applies (and holds datagrams). The setting of the
-/// held-datagram tests.
-fn with_recv_ahead_pair(
+/// the socket's address, the receive-ahead rule set as `rule` says.
+fn with_pair_under(
+    rule: RecvAheadRule,
     test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr),
 ) {
     let mut driver = Driver::new().unwrap();
+    if let RecvAheadRule::OnBeforeTheSocket = rule {
+        driver.set_recv_ahead(true);
+    }
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
-    driver.set_recv_ahead(true);
+    if let RecvAheadRule::OnAfterTheSocket = rule {
+        driver.set_recv_ahead(true);
+    }
     test(&mut driver, socket, sender, to);
 }
 
-/// Runs `test` with a driver entered, a bound socket, a std sender and
-/// the socket's address, the receive-ahead rule off (the basic
-/// scheduler's setting).
+/// [`with_pair_under`] with the rule on after the socket was made: the
+/// setting of the held-datagram tests.
+fn with_recv_ahead_pair(
+    test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr),
+) {
+    with_pair_under(RecvAheadRule::OnAfterTheSocket, test);
+}
+
+/// [`with_pair_under`] with the rule off.
 fn with_pair(test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr)) {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    test(&mut driver, socket, sender, to);
+    with_pair_under(RecvAheadRule::Off, test);
 }
 
-/// Runs `test` like [`with_recv_ahead_pair`], the rule on *before* the
-/// socket was made: the socket is level-triggered, one receive per
-/// report (the setting of a throttled runtime).
+/// [`with_pair_under`] with the rule on before the socket was made: a
+/// level-triggered socket.
 fn with_level_pair(test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr)) {
-    let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (socket, sender, to) = bound_pair();
-    test(&mut driver, socket, sender, to);
+    with_pair_under(RecvAheadRule::OnBeforeTheSocket, test);
 }
 
 /// Sends `payload` to `socket` and dispatches its readiness event: the
