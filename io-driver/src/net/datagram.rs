@@ -35,7 +35,6 @@ use std::future::Future;
 use std::io;
 use std::ops::Deref;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::task::{Context, Poll};
 
 use mio::event::Source;
@@ -92,13 +91,9 @@ impl DatagramSource for mio::net::UnixDatagram {
 #[derive(Debug)]
 pub(crate) struct DatagramIo<S: DatagramSource> {
     io: PollIo<S>,
-    /// The held datagram and the drained knowledge (`recv_ahead`), inline.
+    /// The held datagram, the drained knowledge and whether the socket
+    /// is registered level-triggered (`recv_ahead`), inline.
     ahead: RecvAhead,
-    /// May still be registered level-triggered for reading (made while
-    /// the receive-ahead rule was on: see `net/recv_ahead.rs`), until its
-    /// first batch receive; the receive-ahead state has the word that
-    /// counts, this spares batch receives its lock afterwards.
-    level: AtomicBool,
 }
 
 impl<S: DatagramSource> Deref for DatagramIo<S> {
@@ -123,7 +118,6 @@ impl<S: DatagramSource> DatagramIo<S> {
         Ok(DatagramIo {
             io,
             ahead: RecvAhead::new(level),
-            level: AtomicBool::new(level),
         })
     }
 
@@ -134,11 +128,9 @@ impl<S: DatagramSource> DatagramIo<S> {
     /// re-check of the socket at every poll after one that reported it
     /// (measured: `recv_many` cost 10-20 % more per datagram with it).
     fn edge_for_batches(&self) -> io::Result<()> {
-        if self.level.load(Relaxed) {
-            // Under the receive-ahead state's lock: see its `level`.
+        if self.ahead.is_level() {
             let to_edge = || self.registration.make_edge_triggered();
             self.ahead.leave_level(to_edge)?;
-            self.level.store(false, Relaxed);
         }
         Ok(())
     }

@@ -62,7 +62,10 @@
 //!   same tick, two datagrams per syscall, with no added tick of latency.
 //!
 //! A level-triggered socket never holds a datagram: what it has not
-//! received stays in the kernel. Nor does a receive into the thread's
+//! received stays in the kernel. Nor does it after its first batch
+//! receive made it edge-triggered (see "The level-triggered receive"):
+//! its receives then make one `recvfrom` each and drain until
+//! `WouldBlock`. Nor does a receive into the thread's
 //! buffer (`recv_with`, `recv_from_with`: `net/thread_buf.rs`), whose
 //! held datagram would need a 64 KiB buffer per socket: on an
 //! edge-triggered socket it makes one `recvfrom` and does not mark the
@@ -88,9 +91,10 @@
 //! `DatagramIo`, `net/datagram.rs`), behind its own mutex: no box, no
 //! scratch, no allocation for a level-triggered socket, and nothing in the
 //! registrations of sockets that never receive a datagram (TCP,
-//! listeners). The skip word (see below) comes first, then the lock and
-//! what every receive reads (the drained sequence number, the held flag
-//! and length): 40 bytes per datagram socket. A level-triggered socket
+//! listeners). The skip word (see below) comes first, then the
+//! level-triggered flag, the lock and what every receive reads (the
+//! drained sequence number, the held flag and length): 48 bytes per
+//! datagram socket. A level-triggered socket
 //! keeps nothing more.
 //!
 //! The two-datagram form's second datagram lands in a *held space* made
@@ -139,6 +143,35 @@
 //! touches nothing, so it is linearised before the writer's critical
 //! section.
 //!
+//! # The level-triggered receive
+//!
+//! A level-triggered socket never holds a datagram, so its receive needs
+//! none of the locked state: it reads the `level` flag, makes its
+//! `recvfrom` and publishes its drained mark in the skip word with a
+//! plain store, no lock (two atomic read-modify-writes less per
+//! datagram, the lock and its release). Two receivers of one socket (two
+//! tasks on one `Arc<UdpSocket>`) may store marks in either order: each
+//! is the number of a report whose datagram was taken, and the poller
+//! reports a socket again while it holds one, so neither can strand a
+//! datagram.
+//!
+//! The one change it must not miss is the switch to edge-triggered
+//! ([`RecvAhead::leave_level`], at a socket's first batch receive),
+//! after which one datagram no longer proves the socket drained. The
+//! switch clears the flag *before* it changes the poller's interest, and
+//! a receive reads the flag *after* its readiness snapshot. A report the
+//! poller makes after the change is ordered after it (epoll's own lock)
+//! and dispatched with a release (the readiness word's update), so a
+//! receive whose snapshot shows such a report reads the flag clear. A
+//! receive that still reads the flag set saw only reports from before
+//! the change, and whatever it leaves in the socket is reported by the
+//! change itself (the kernel checks the socket as its interest changes),
+//! which moves the event sequence number past its mark. And since a
+//! socket made level-triggered never holds a datagram, even later
+//! (`AheadState::made_level`), a receive that raced the switch cannot
+//! pass a held one. Modelled in `loom-tests/tests/io_level_switch.rs`
+//! (which fails if the flag is read before the snapshot).
+//!
 //! # Counting
 //!
 //! The rule makes no driver work of its own: it adds nothing to
@@ -146,7 +179,7 @@
 
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::net::RecvBatch;
 use crate::sys::mmsg::{self, RawAddr, RecvTarget};
@@ -196,8 +229,13 @@ pub(crate) struct Got<A> {
 pub(crate) struct RecvAhead {
     /// The skip word (see the module docs): `skip_word(drained_seq)` when
     /// the socket is known drained and nothing is held, else 0. Written
-    /// only with `state` locked ([`Locked`]'s drop).
+    /// with `state` locked ([`Locked`]'s drop), and by the level-triggered
+    /// receive, which takes no lock (see "The level-triggered receive").
     skip: AtomicUsize,
+    /// The socket is registered level-triggered: its receives take the
+    /// path without the lock. Cleared for good by
+    /// [`leave_level`](RecvAhead::leave_level).
+    level: AtomicBool,
     /// parking_lot's mutex keeps its lock byte first, so the lock and the
     /// hot fields of the state share a cache line.
     state: parking_lot::Mutex<AheadState>,
@@ -271,12 +309,11 @@ struct AheadState {
     drained_known: bool,
     /// `SO_TIMESTAMPNS` was turned on for the socket.
     timestamps_on: bool,
-    /// The socket is registered level-triggered: one `recvfrom` per
-    /// report instead of two datagrams per call. Kept under the lock,
-    /// which a receive holds across its syscall, so that a switch back to
-    /// edge-triggered ([`RecvAhead::leave_level`]) comes before or after
-    /// a whole receive, never between its syscall and its drained mark.
-    level: bool,
+    /// The socket was made level-triggered (it may have left that form
+    /// since): it never holds a datagram, even edge-triggered, so that a
+    /// level-triggered receive, which looks at no held datagram, cannot
+    /// pass one (see "The level-triggered receive").
+    made_level: bool,
 }
 
 fn would_block() -> io::Error {
@@ -321,21 +358,41 @@ impl RecvAhead {
     /// The state of a socket registered level-triggered (`level`) or
     /// edge-triggered.
     pub(crate) fn new(level: bool) -> RecvAhead {
-        let ahead = RecvAhead::default();
-        ahead.state.lock().level = level;
-        ahead
+        RecvAhead {
+            skip: AtomicUsize::new(0),
+            level: AtomicBool::new(level),
+            state: parking_lot::Mutex::new(AheadState {
+                made_level: level,
+                ..AheadState::default()
+            }),
+        }
+    }
+
+    /// Whether the socket is registered level-triggered.
+    #[inline]
+    pub(crate) fn is_level(&self) -> bool {
+        self.level.load(Ordering::Relaxed)
     }
 
     /// Leaves the level-triggered form for good: `to_edge` makes the
-    /// registration edge-triggered, under the lock (see
-    /// `AheadState::level`). The poller reports what the socket holds
-    /// when its interest changes, so a receive that took the datagram of
-    /// the last level-triggered report and waits is woken if one is left.
+    /// registration edge-triggered. The flag is cleared first (see "The
+    /// level-triggered receive"). The poller reports what the socket
+    /// holds when its interest changes, so a receive that took the
+    /// datagram of the last level-triggered report and waits is woken if
+    /// one is left.
     pub(crate) fn leave_level(&self, to_edge: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
-        let mut state = self.lock();
-        if state.level {
-            to_edge()?;
-            state.level = false;
+        let _switching = self.lock();
+        if self.level.load(Ordering::Relaxed) {
+            // Before the interest change: a receive that sees a report
+            // made after it sees this.
+            self.level.store(false, Ordering::Relaxed);
+            if let Err(e) = to_edge() {
+                // Still level-triggered. A receive that saw `false` in
+                // between took the edge-triggered path: one datagram, no
+                // drained mark (see `made_level`), which is always safe.
+                self.level.store(true, Ordering::Relaxed);
+                return Err(e);
+            }
         }
         Ok(())
     }
@@ -393,6 +450,11 @@ impl RecvAhead {
         if self.skips(attempt) {
             return Err(would_block());
         }
+        // Read after the readiness snapshot `attempt` was made from (see
+        // "The level-triggered receive").
+        if self.level.load(Ordering::Acquire) {
+            return self.recv_level(fd, attempt, buf, decode);
+        }
         let mut guard = self.lock();
         let state = &mut *guard;
         if state.held {
@@ -403,20 +465,14 @@ impl RecvAhead {
         }
         let mut first = RawAddr::empty();
         let two = attempt.ahead && attempt.may_skip && !buf.is_empty();
-        if !two || state.level || !attempt.hold {
+        if !two || !attempt.hold || state.made_level {
+            // Edge-triggered, one datagram says nothing: the next receive
+            // makes the syscall.
             let len = mmsg::recv_from(fd, buf, &mut first)?;
-            // Level-triggered, one receive per report: the next report
-            // (a look's, or the next tick's) says whether one is left.
-            // (Edge-triggered, one datagram says nothing: the next
-            // receive makes the syscall.)
-            let once = two && state.level && !attempt.backlog;
-            if once {
-                state.set_drained(attempt.event_seq);
-            }
             return Ok(Got {
                 len,
                 addr: decode(&first),
-                drained: once,
+                drained: false,
             });
         }
         let ahead_len = buf.len().min(MAX_AHEAD_BUF);
@@ -457,6 +513,33 @@ impl RecvAhead {
             state.set_drained(attempt.event_seq);
         }
         Ok(got)
+    }
+
+    /// The level-triggered receive: one `recvfrom`, no lock (see "The
+    /// level-triggered receive"). Under the rule, one receive per report:
+    /// the next report (a look's, or the next tick's) says whether one is
+    /// left, so the socket counts as drained at the report seen, unless
+    /// that report flagged a backlog.
+    #[inline]
+    fn recv_level<A>(
+        &self,
+        fd: RawFd,
+        attempt: RecvAttempt,
+        buf: &mut [u8],
+        decode: impl FnOnce(&RawAddr) -> A,
+    ) -> io::Result<Got<A>> {
+        let mut from = RawAddr::empty();
+        let len = mmsg::recv_from(fd, buf, &mut from)?;
+        let once = attempt.ahead && attempt.may_skip && !buf.is_empty() && !attempt.backlog;
+        if once {
+            self.skip
+                .store(skip_word(attempt.event_seq), Ordering::Release);
+        }
+        Ok(Got {
+            len,
+            addr: decode(&from),
+            drained: once,
+        })
     }
 
     /// The held datagram copied into `buf` without releasing it, with its
@@ -554,7 +637,7 @@ mod tests {
     /// held space is out of line (see the module docs' "Memory").
     #[test]
     fn the_inline_state_is_small() {
-        assert!(std::mem::size_of::<RecvAhead>() <= 40);
+        assert!(std::mem::size_of::<RecvAhead>() <= 48);
     }
 
     fn attempt(event_seq: usize) -> RecvAttempt {
@@ -577,17 +660,40 @@ mod tests {
     }
 
     #[test]
-    fn leaving_the_level_form_makes_receives_take_two_again() {
+    fn a_socket_that_left_the_level_form_takes_one_datagram_and_holds_none() {
         let (receiver, _sender) = pair(2);
         let ahead = RecvAhead::new(true);
         let refused = ahead.leave_level(|| Err(io::Error::other("refused")));
         assert!(refused.is_err());
-        assert!(ahead.state.lock().level, "a refused switch changes nothing");
+        assert!(ahead.is_level(), "a refused switch changes nothing");
         ahead.leave_level(|| Ok(())).unwrap();
-        let got = ahead.recv(receiver.as_raw_fd(), attempt(5), &mut [0; 16], |_| ());
-        assert!(!got.unwrap().drained);
-        assert!(ahead.has_held(), "edge-triggered: the second is held");
+        assert!(!ahead.is_level());
+        let fd = receiver.as_raw_fd();
+        let mut buf = [0; 16];
+        let got = ahead.recv(fd, attempt(5), &mut buf, |_| ()).unwrap();
+        assert_eq!((got.len, buf[0]), (1, 0));
+        assert!(!got.drained, "edge-triggered: one datagram proves nothing");
+        assert!(!ahead.has_held(), "made level-triggered: never holds");
+        assert!(!skipped(&ahead, attempt(5)), "the next receive tries");
         ahead.leave_level(|| panic!("left already")).unwrap();
+    }
+
+    /// The level-triggered receive's drained mark is the skip word
+    /// itself: a flush (`discard`) forgets it like any other.
+    #[test]
+    fn a_level_triggered_mark_is_forgotten_by_a_flush() {
+        let (receiver, _sender) = pair(1);
+        let ahead = RecvAhead::new(true);
+        let got = ahead.recv(
+            receiver.as_raw_fd(),
+            level_attempt(5, false),
+            &mut [0; 16],
+            |_| (),
+        );
+        assert!(got.unwrap().drained);
+        assert!(skipped(&ahead, level_attempt(5, false)));
+        assert!(!ahead.discard(), "nothing was held");
+        assert!(!skipped(&ahead, level_attempt(5, false)));
     }
 
     #[test]
