@@ -25,7 +25,9 @@ latency over a window. Start it before udp-sender. Prints one CSV row on
 stdout (the header first with --header) and a summary on stderr.
 
   --runtime NAME       tokio, threads, mio-loop, mio-throttled:T,
-                       mio-throttled-mmsg:T, mio-throttled-lt:T, tempo,
+                       mio-throttled-mmsg:T, mio-throttled-lt:T,
+                       mio-throttled-lt-streambuf:T, uring-throttled:T,
+                       uring-throttled-dense:T, tempo,
                        tempo-throttled:T, tempo-throttled-batch:T,
                        tempo-throttled-splitG:T (G runtimes on G threads,
                        sockets dealt round-robin) (T in ms); required

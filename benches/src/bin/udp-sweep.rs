@@ -45,7 +45,8 @@ of CPU, latency and loss.
   --runtimes A,B,...   tempo, tempo-throttled[:T], tokio, threads, mio-loop,
                        mio-throttled[:T] (default: these six), and
                        tempo-throttled-batch[:T], mio-throttled-mmsg[:T],
-                       mio-throttled-lt[:T], tempo-throttled-splitG:T;
+                       mio-throttled-lt[:T], mio-throttled-lt-streambuf[:T],
+                       uring-throttled[-dense][:T], tempo-throttled-splitG:T;
                        a throttled name without :T expands to every
                        --throttles value
   --streams N,...      stream counts (default 1000,2000,4000,8000; the

@@ -32,6 +32,13 @@
 //! socket with a backlog is drained in the tick: the floor of a
 //! level-triggered receive regime (issue 20), one receive syscall per
 //! datagram without the second message slot of `recvmmsg`.
+//!
+//! `mio-throttled-lt-streambuf:T`: the level-triggered loop receiving each
+//! stream's datagrams into that stream's own buffer (allocated per
+//! stream, as Tempo's and tokio's plain receivers allocate one per task),
+//! where the other loops reuse one: the like-for-like floor of a receiver
+//! that keeps a buffer per socket. The kernel then writes every datagram
+//! into cold memory, and the loop reads it there.
 
 use std::io;
 use std::net::UdpSocket;
@@ -64,6 +71,15 @@ pub enum Drain {
     LevelOnce,
 }
 
+/// Where the loop receives each datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Buffers {
+    /// One buffer, reused for every datagram.
+    Shared,
+    /// One buffer per stream (only with [`Drain::LevelOnce`]).
+    PerStream,
+}
+
 /// Zero-timeout polls a level-triggered iteration makes at most after its
 /// first, to drain backlogs (a socket with `k` datagrams queued needs `k`).
 pub const MAX_LT_LOOKS: usize = 8;
@@ -91,7 +107,12 @@ pub fn run(
     window: MeasureWindow,
     throttle: Option<Duration>,
     how: Drain,
+    buffers: Buffers,
 ) -> io::Result<()> {
+    assert!(
+        buffers == Buffers::Shared || how == Drain::LevelOnce,
+        "a buffer per stream is only measured with the level-triggered loop"
+    );
     let mut poll = Poll::new()?;
     let mut streams = Vec::with_capacity(sockets.len());
     for (i, sock) in sockets.into_iter().enumerate() {
@@ -102,7 +123,11 @@ pub fn run(
         if how == Drain::LevelOnce {
             level_triggered(poll.as_raw_fd(), sock.as_raw_fd(), Token(i))?;
         }
-        streams.push((sock, StreamTracker::new(i as u32, window)));
+        let own = match buffers {
+            Buffers::Shared => Vec::new(),
+            Buffers::PerStream => vec![0u8; RECV_BUF_LEN],
+        };
+        streams.push((sock, StreamTracker::new(i as u32, window), own));
     }
     let mut events = Events::with_capacity(EVENTS_CAPACITY);
     let mut buf = vec![0u8; RECV_BUF_LEN];
@@ -129,11 +154,12 @@ pub fn run(
             let mut returned = 0;
             for event in events.iter() {
                 returned += 1;
-                let (sock, tracker) = &mut streams[event.token().0];
-                match how {
-                    Drain::RecvFrom => drain(sock, tracker, &mut buf),
-                    Drain::Mmsg2 => pair.drain(sock.as_raw_fd(), tracker),
-                    Drain::LevelOnce => recv_once(sock, tracker, &mut buf),
+                let (sock, tracker, own) = &mut streams[event.token().0];
+                match (how, buffers) {
+                    (Drain::RecvFrom, _) => drain(sock, tracker, &mut buf),
+                    (Drain::Mmsg2, _) => pair.drain(sock.as_raw_fd(), tracker),
+                    (Drain::LevelOnce, Buffers::Shared) => recv_once(sock, tracker, &mut buf),
+                    (Drain::LevelOnce, Buffers::PerStream) => recv_once(sock, tracker, own),
                 }
             }
             // Edge-triggered: a poll that did not fill the buffer saw every

@@ -17,7 +17,13 @@
 //! discipline with each runtime's own means: `tempo-throttled-threadbuf:T`
 //! with `UdpSocket::recv_from_with` (the thread's receive buffer),
 //! `tokio-threadbuf` with `poll_recv_from` into a thread-local buffer.
-//! Compare like with like.
+//! The other way round, `mio-throttled-lt-streambuf:T` gives the
+//! level-triggered loop a buffer per stream, the task receivers'
+//! discipline. Compare like with like.
+//!
+//! `uring-throttled:T` is no epoll loop: a throttled loop on io_uring
+//! (`uring_loop.rs`), the kernel's side of a regime with no syscall per
+//! datagram.
 //!
 //! Adding a runtime is one module with a `run(sockets, window) -> io::Result<()>`
 //! function, one [`ReceiverRuntime`] variant, one line in
@@ -30,11 +36,14 @@ use std::time::Duration;
 pub use crate::runtime_name::RuntimeNameError;
 use crate::runtime_name::{fmt_ms, parse_period};
 use crate::window::MeasureWindow;
+use mio_loop::Buffers::{PerStream, Shared};
+use mio_loop::Drain;
 
 pub mod mio_loop;
 pub mod tempo;
 pub mod threads;
 pub mod tokio_current_thread;
+pub mod uring_loop;
 
 /// Size of the reused receive buffer of every loop (larger than any datagram
 /// the sender makes by default, like a GStreamer udpsrc's MTU-sized buffer).
@@ -56,6 +65,9 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "mio-throttled:T",
     "mio-throttled-mmsg:T",
     "mio-throttled-lt:T",
+    "mio-throttled-lt-streambuf:T",
+    "uring-throttled:T",
+    "uring-throttled-dense:T",
 ];
 
 /// A receiver runtime, parsed from its name.
@@ -98,6 +110,15 @@ pub enum ReceiverRuntime {
     /// `mio-throttled-lt:T`: the throttled loop with level-triggered read
     /// readiness, one `recvfrom` per report.
     MioThrottledLt(Duration),
+    /// `mio-throttled-lt-streambuf:T`: the level-triggered loop with a
+    /// receive buffer per stream.
+    MioThrottledLtStreamBuf(Duration),
+    /// `uring-throttled:T`: a throttled loop on io_uring, one multishot
+    /// `recvmsg` per socket and one `io_uring_enter` per tick.
+    UringThrottled(Duration),
+    /// `uring-throttled-dense:T`: the io_uring loop with 256-byte
+    /// buffers (its receive memory in cache).
+    UringThrottledDense(Duration),
 }
 
 impl ReceiverRuntime {
@@ -118,6 +139,15 @@ impl ReceiverRuntime {
             }
             ("mio-throttled-lt", Some(p)) => {
                 Ok(ReceiverRuntime::MioThrottledLt(parse_period(name, p)?))
+            }
+            ("mio-throttled-lt-streambuf", Some(p)) => Ok(
+                ReceiverRuntime::MioThrottledLtStreamBuf(parse_period(name, p)?),
+            ),
+            ("uring-throttled", Some(p)) => {
+                Ok(ReceiverRuntime::UringThrottled(parse_period(name, p)?))
+            }
+            ("uring-throttled-dense", Some(p)) => {
+                Ok(ReceiverRuntime::UringThrottledDense(parse_period(name, p)?))
             }
             ("tempo", None) => Ok(ReceiverRuntime::Tempo),
             ("tempo-throttled", Some(p)) => {
@@ -179,6 +209,13 @@ impl ReceiverRuntime {
                 format!("mio-throttled-mmsg:{}", fmt_ms(*p))
             }
             ReceiverRuntime::MioThrottledLt(p) => format!("mio-throttled-lt:{}", fmt_ms(*p)),
+            ReceiverRuntime::MioThrottledLtStreamBuf(p) => {
+                format!("mio-throttled-lt-streambuf:{}", fmt_ms(*p))
+            }
+            ReceiverRuntime::UringThrottled(p) => format!("uring-throttled:{}", fmt_ms(*p)),
+            ReceiverRuntime::UringThrottledDense(p) => {
+                format!("uring-throttled-dense:{}", fmt_ms(*p))
+            }
         }
     }
 
@@ -192,7 +229,10 @@ impl ReceiverRuntime {
             | ReceiverRuntime::TempoThrottledBatchThreadBuf(p)
             | ReceiverRuntime::MioThrottled(p)
             | ReceiverRuntime::MioThrottledMmsg(p)
-            | ReceiverRuntime::MioThrottledLt(p) => Some(p),
+            | ReceiverRuntime::MioThrottledLt(p)
+            | ReceiverRuntime::MioThrottledLtStreamBuf(p)
+            | ReceiverRuntime::UringThrottled(p)
+            | ReceiverRuntime::UringThrottledDense(p) => Some(p),
             ReceiverRuntime::Tempo
             | ReceiverRuntime::Tokio
             | ReceiverRuntime::TokioThreadBuf
@@ -222,16 +262,23 @@ impl ReceiverRuntime {
             }
             ReceiverRuntime::Threads => threads::run(sockets, window),
             ReceiverRuntime::MioLoop => {
-                mio_loop::run(sockets, window, None, mio_loop::Drain::RecvFrom)
+                mio_loop::run(sockets, window, None, Drain::RecvFrom, Shared)
             }
             ReceiverRuntime::MioThrottled(p) => {
-                mio_loop::run(sockets, window, Some(p), mio_loop::Drain::RecvFrom)
+                mio_loop::run(sockets, window, Some(p), Drain::RecvFrom, Shared)
             }
             ReceiverRuntime::MioThrottledMmsg(p) => {
-                mio_loop::run(sockets, window, Some(p), mio_loop::Drain::Mmsg2)
+                mio_loop::run(sockets, window, Some(p), Drain::Mmsg2, Shared)
             }
             ReceiverRuntime::MioThrottledLt(p) => {
-                mio_loop::run(sockets, window, Some(p), mio_loop::Drain::LevelOnce)
+                mio_loop::run(sockets, window, Some(p), Drain::LevelOnce, Shared)
+            }
+            ReceiverRuntime::MioThrottledLtStreamBuf(p) => {
+                mio_loop::run(sockets, window, Some(p), Drain::LevelOnce, PerStream)
+            }
+            ReceiverRuntime::UringThrottled(p) => uring_loop::run(sockets, window, p, RECV_BUF_LEN),
+            ReceiverRuntime::UringThrottledDense(p) => {
+                uring_loop::run(sockets, window, p, uring_loop::DENSE_BUF_LEN)
             }
         }
     }
@@ -251,6 +298,9 @@ mod tests {
             "mio-throttled:2.5",
             "mio-throttled-mmsg:20",
             "mio-throttled-lt:20",
+            "mio-throttled-lt-streambuf:20",
+            "uring-throttled:20",
+            "uring-throttled-dense:20",
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
             "tempo-throttled-split2:20",
