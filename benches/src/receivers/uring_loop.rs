@@ -22,9 +22,8 @@
 //! written cold like a buffer per socket.
 //! `uring-throttled-dense:T` uses [`DENSE_BUF_LEN`]-byte buffers (1 MiB,
 //! in the second-level cache), which only fit datagrams of up to 212
-//! bytes: what the kernel's side costs when the receive memory is dense
-//! (Linux 6.12's incremental buffer rings, `IOU_PBUF_RING_INC`, would
-//! give a runtime that density with MTU-sized buffers).
+//! bytes: what the kernel's side costs when the receive memory is dense.
+//! Both ask for transparent huge pages (see `Map::new`).
 //!
 //! The system headers' structures are declared here (`libc` has the
 //! syscall numbers, not the structures); only this loop uses them. It is
@@ -207,6 +206,16 @@ impl Map {
         };
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
+        }
+        if fd < 0 {
+            // Transparent huge pages for the buffers, where the system
+            // allows them (`madvise` mode): a tick's datagrams spread over
+            // megabytes of 4 KiB pages cost the kernel's copies a TLB miss
+            // each (measured: 2 KiB buffers 1.18 / 0.98x the
+            // level-triggered loop without, 1.00 / 0.96x with). Advice
+            // only: a refusal changes nothing.
+            // SAFETY: advice on the mapping just made, `len` bytes long.
+            unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
         }
         Ok(Map {
             ptr: NonNull::new(ptr.cast()).expect("mmap returned null"),
