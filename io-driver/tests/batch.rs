@@ -391,3 +391,42 @@ fn recv_many_makes_a_level_triggered_socket_edge_triggered() {
     assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
     assert_eq!(batch.payload(0), b"y");
 }
+
+/// After a batch receive made a level-triggered socket edge-triggered,
+/// its plain receives drain a backlog one `recvfrom` each and never hold
+/// a datagram ahead (a receive that raced the switch could not pass a
+/// held one): the second datagram stays in the kernel until the next
+/// receive takes it, and a receive that finds the socket empty waits
+/// for the next datagram's event.
+#[test]
+fn plain_receives_after_the_switch_hold_nothing_and_strand_nothing() {
+    let mut driver = Driver::new().unwrap();
+    driver.set_recv_ahead(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let to = b.local_addr().unwrap();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut batch = RecvBatch::new(4, 8).unwrap();
+    assert!(b.poll_recv_many(&mut cx, &mut batch).is_pending());
+
+    let mut payloads = [b"p", b"q"].into_iter();
+    sent_all_and_queued(&b, 2, || {
+        a.try_send_to(payloads.next().unwrap(), to).unwrap();
+    });
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let mut buf = [0u8; 8];
+    for expected in [b'p', b'q'] {
+        let got = b.poll_recv(&mut cx, &mut buf);
+        assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
+        assert_eq!(buf[0], expected);
+        assert!(!b.discard_held(), "nothing was held ahead");
+    }
+    assert!(b.poll_recv(&mut cx, &mut buf).is_pending(), "drained");
+    sent_and_queued(&b, || a.try_send_to(b"r", to).unwrap());
+    driver.park_timeout(Duration::ZERO).unwrap();
+    let got = b.poll_recv(&mut cx, &mut buf);
+    assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
+    assert_eq!(buf[0], b'r');
+}
