@@ -315,7 +315,9 @@ impl Builder {
     }
 
     /// The I/O driver takes at most `capacity` readiness events from one
-    /// `epoll_wait` (default 1,024, as tokio's `max_io_events_per_tick`).
+    /// `epoll_wait` (default 1,024 with the basic scheduler, as tokio's
+    /// `max_io_events_per_tick`; 4,096 under throttling, where a tick takes
+    /// thousands of ready sockets at once).
     /// Unlike tokio, a park whose poll fills the buffer polls again at once,
     /// so every socket ready when the park (a throttled tick) started is
     /// still served by it: a smaller buffer costs more `epoll_wait` calls,
@@ -645,7 +647,7 @@ impl Builder {
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             pass_period: flavor.period(),
             recv_ahead: flavor.recv_ahead(),
-            io_events_capacity: self.io_events_capacity,
+            io_events_capacity: self.io_events_capacity.or(flavor.io_events_capacity()),
         }
     }
 
@@ -703,8 +705,20 @@ mod tests {
         assert_eq!(driver.pass_period, Duration::ZERO);
         assert!(!driver.recv_ahead);
         assert!(!driver.never_early);
+        assert_eq!(driver.io_events_capacity, None, "the driver's 1,024");
         assert_eq!(scheduler.flavor, Flavor::Basic);
         assert_eq!(scheduler.event_interval, 31);
+    }
+
+    #[test]
+    fn throttling_takes_a_larger_events_buffer_unless_one_is_set() {
+        let mut builder = Builder::new_current_thread();
+        builder.enable_all().max_throttling(T);
+        let (_, driver, _) = configs(&builder);
+        assert_eq!(driver.io_events_capacity, Some(4096));
+        builder.io_events_capacity(64);
+        let (_, driver, _) = configs(&builder);
+        assert_eq!(driver.io_events_capacity, Some(64), "the builder's wins");
     }
 
     #[test]
