@@ -337,8 +337,9 @@ impl Ring {
         let entry: *mut Buf = self.buf_ring.at(slot);
         // SAFETY: the slot is past the kernel's head (this loop never has
         // more than BUFFERS buffers out), so the kernel does not read it
-        // until the tail is published; `addr`'s `resv` field of entry 0 is
-        // the tail, written only by `publish_buffers`.
+        // until the tail is published. Only `addr`, `len` and `bid` are
+        // written: entry 0's `resv` is the ring's tail, which only
+        // `publish_buffers` writes.
         unsafe {
             ptr::addr_of_mut!((*entry).addr)
                 .write(self.bufs.ptr.as_ptr() as u64 + (bid as usize * self.buf_len) as u64);

@@ -71,8 +71,8 @@ impl Flavor {
     /// every level-triggered socket reported by the first poll, not yet
     /// served, comes back in the second (measured at 2,000 streams: one
     /// `epoll_wait` less per tick, 0.92-1.02x the CPU per datagram; benches
-    /// README, 2026-11-26, noon). [`THROTTLED_IO_EVENTS`] takes 4,000
-    /// sockets in one poll, for 48 KiB of buffer.
+    /// README, 2026-11-26, noon). [`THROTTLED_IO_EVENTS`] takes up to
+    /// 4,096 ready sockets in one poll, for 48 KiB of buffer.
     pub(crate) fn io_events_capacity(&self) -> Option<usize> {
         match self {
             Flavor::Basic => None,
