@@ -35,4 +35,5 @@ pub mod udp_receiver;
 pub mod udp_sender;
 pub mod udp_socket;
 pub mod udp_sweep;
+pub mod uring;
 pub mod window;
