@@ -76,7 +76,8 @@ pub enum Drain {
 pub enum Buffers {
     /// One buffer, reused for every datagram.
     Shared,
-    /// One buffer per stream (only with [`Drain::LevelOnce`]).
+    /// One buffer per stream (not with [`Drain::Mmsg2`], which has its
+    /// own pair).
     PerStream,
 }
 
@@ -110,8 +111,8 @@ pub fn run(
     buffers: Buffers,
 ) -> io::Result<()> {
     assert!(
-        buffers == Buffers::Shared || how == Drain::LevelOnce,
-        "a buffer per stream is only measured with the level-triggered loop"
+        buffers == Buffers::Shared || how != Drain::Mmsg2,
+        "the two-datagram loop receives into its own pair of buffers"
     );
     let mut poll = Poll::new()?;
     let mut streams = Vec::with_capacity(sockets.len());
@@ -155,11 +156,14 @@ pub fn run(
             for event in events.iter() {
                 returned += 1;
                 let (sock, tracker, own) = &mut streams[event.token().0];
-                match (how, buffers) {
-                    (Drain::RecvFrom, _) => drain(sock, tracker, &mut buf),
-                    (Drain::Mmsg2, _) => pair.drain(sock.as_raw_fd(), tracker),
-                    (Drain::LevelOnce, Buffers::Shared) => recv_once(sock, tracker, &mut buf),
-                    (Drain::LevelOnce, Buffers::PerStream) => recv_once(sock, tracker, own),
+                let buf = match buffers {
+                    Buffers::Shared => &mut buf,
+                    Buffers::PerStream => own,
+                };
+                match how {
+                    Drain::RecvFrom => drain(sock, tracker, buf),
+                    Drain::Mmsg2 => pair.drain(sock.as_raw_fd(), tracker),
+                    Drain::LevelOnce => recv_once(sock, tracker, buf),
                 }
             }
             // Edge-triggered: a poll that did not fill the buffer saw every

@@ -327,8 +327,8 @@ impl<S: DatagramSource> DatagramIo<S> {
 
     /// One receive into the thread's buffer (`net/thread_buf.rs`), whose
     /// datagram and decoded source go to `f` (kept in the operation's own
-    /// slot and taken once: the operation ends with the first datagram). The rule is
-    /// `recv_op`'s, except that nothing is held.
+    /// slot and taken once: the operation ends with the first datagram).
+    /// The rule is `recv_op`'s, except that nothing is held.
     fn recv_with_op<A, R, F, D>(
         &self,
         f: F,

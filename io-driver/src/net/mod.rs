@@ -77,7 +77,7 @@
 //!   as `recvfrom` into that buffer would cut it. Only a later receive
 //!   with a *larger* buffer than every earlier one can tell the difference.
 //!
-//! Memory: per socket, 40 bytes of state inline in the socket (no
+//! Memory: per socket, 48 bytes of state inline in the socket (no
 //! allocation of its own), plus, in the two-datagram form only, from its
 //! first receive, the held datagram's address (136 bytes) and a buffer
 //! as large as the largest receive buffer passed
