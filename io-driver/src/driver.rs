@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use tempo_park::{DriverStats, IoDriver, Park};
 
+use crate::completion;
 use crate::handle::Handle;
 use crate::readiness::Reactor;
 pub use crate::readiness::UnparkDriver;
@@ -66,6 +67,9 @@ pub struct Driver {
     /// reactor (receive-ahead switch, resolver): cloned for every
     /// [`handle`](Self::handle), never read by the dispatch.
     handle: Handle,
+    /// Completions this driver's turns of its thread's io_uring handed to
+    /// ring receivers (see `completion/`).
+    ring_completions: u64,
 }
 
 impl Driver {
@@ -90,7 +94,11 @@ impl Driver {
     pub fn with_capacity(events: usize) -> io::Result<Driver> {
         let reactor = Reactor::with_capacity(events)?;
         let handle = Handle::from_parts(reactor.shared(), SocketSettings::default());
-        Ok(Driver { reactor, handle })
+        Ok(Driver {
+            reactor,
+            handle,
+            ring_completions: 0,
+        })
     }
 
     /// A handle that registers sockets with this driver, from any thread.
@@ -146,6 +154,14 @@ impl Driver {
         self.reactor.events_capacity()
     }
 
+    /// Turns this thread's io_uring, if a
+    /// [`UdpRingReceiver`](crate::net::UdpRingReceiver) made one: every
+    /// completion it hands to a receiver counts as an I/O event.
+    fn turn_ring(&mut self) -> io::Result<()> {
+        self.ring_completions += completion::turn_this_thread()?;
+        Ok(())
+    }
+
     /// Number of sockets currently registered.
     pub fn registered(&self) -> usize {
         self.reactor.registered()
@@ -161,17 +177,25 @@ impl Park for Driver {
     }
 
     fn park(&mut self) -> io::Result<()> {
-        self.reactor.turn(None)
+        self.reactor.turn(completion::wait_limit_on_this_thread())?;
+        self.turn_ring()
     }
 
     fn park_timeout(&mut self, duration: Duration) -> io::Result<()> {
         // mio rounds up to milliseconds and saturates huge values, so
         // Duration::MAX waits (practically) forever without overflow.
-        self.reactor.turn(Some(duration))
+        let duration = match completion::wait_limit_on_this_thread() {
+            Some(limit) => duration.min(limit),
+            None => duration,
+        };
+        self.reactor.turn(Some(duration))?;
+        self.turn_ring()
     }
 
     fn stats(&self) -> DriverStats {
-        self.reactor.stats()
+        let mut stats = self.reactor.stats();
+        stats.io_events += self.ring_completions;
+        stats
     }
 }
 

@@ -126,10 +126,14 @@
 //!   `scheduled_io` (the readiness word and the waiters of one
 //!   registration), `wake_batch` (waking a batch when one waker may
 //!   panic), `sync` (std or loom primitives). It imports only `ready`.
+//! * `completion/`: the second backend, datagram receives on io_uring:
+//!   `thread_ring` (one ring per thread, its receivers' slots, the turn
+//!   the driver makes after each poll; see its module docs for why per
+//!   thread). Serves [`net::UdpRingReceiver`].
 //! * `socket_settings`: what a driver's sockets share besides the reactor
 //!   (the receive-ahead switch, the resolver).
 //! * `driver`: [`Driver`], the reactor plus those settings; [`tempo_park::Park`]
-//!   forwarded to the reactor.
+//!   forwarded to the reactor, then the thread's ring turned.
 //! * `handle`: [`Handle`] (the reactor's shared state plus the settings),
 //!   the thread's current reactor, [`EnterGuard`].
 //! * `poll_io`: a mio source plus its registration and the settings, the
@@ -146,13 +150,14 @@
 //! * `sys`: every OS call std and mio lack, and so every `unsafe` of the
 //!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/epoll.rs`: a
 //!   datagram socket's level-triggered interest; `sys/socket.rs`:
-//!   `TcpSocket`'s calls).
+//!   `TcpSocket`'s calls; `sys/uring.rs`: io_uring).
 //! * `compat`: `futures-io` and `tokio-io` trait impls.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 
 mod async_fd;
 mod compat;
+mod completion;
 #[cfg(not(loom))]
 mod doc_support;
 mod driver;

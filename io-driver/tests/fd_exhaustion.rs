@@ -1,5 +1,6 @@
-//! Running out of file descriptors: `bind` and `accept` fail with a clear
-//! error and the sockets that exist keep working.
+//! Running out of file descriptors: `bind`, `accept` and a thread's first
+//! ring receiver fail with a clear error and the sockets that exist keep
+//! working.
 //!
 //! RLIMIT_NOFILE is process-wide, so the test re-executes this test binary
 //! in a child process (selected by an environment variable) and lowers the
@@ -11,7 +12,7 @@ use std::io;
 use std::process::Command;
 
 use support::block_on;
-use tempo_io::net::{TcpListener, TcpStream, UdpSocket};
+use tempo_io::net::{TcpListener, TcpStream, UdpRingReceiver, UdpSocket};
 use tempo_io::Driver;
 
 const CHILD_ENV: &str = "TEMPO_IO_FD_EXHAUSTION_CHILD";
@@ -52,6 +53,7 @@ fn child() {
         let client = TcpStream::connect(listener.local_addr().unwrap())
             .await
             .unwrap();
+        let spare = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
 
         // Lower the soft limit to just above what is open, then fill it.
         let mut lim = libc::rlimit {
@@ -75,6 +77,11 @@ fn child() {
         assert!(is_out_of_fds(&bind_error), "bind: {bind_error:?}");
         let accept_error = listener.accept().await.unwrap_err();
         assert!(is_out_of_fds(&accept_error), "accept: {accept_error:?}");
+        // The thread's first ring receiver needs two descriptors (the
+        // ring, its eventfd): it fails with the same error, and is not
+        // quietly put on epoll instead.
+        let ring_error = UdpRingReceiver::from_std(spare, 1500).unwrap_err();
+        assert!(is_out_of_fds(&ring_error), "ring receiver: {ring_error:?}");
 
         // Existing sockets keep working while the process is out of fds.
         let peer = &fillers[0];

@@ -50,7 +50,7 @@ use crate::blocking::BlockingPool;
 use crate::runtime::Runtime;
 pub use tempo_io::net::{
     lookup_host, RecvBatch, Resolve, Resolving, SendBatch, TcpListener, TcpSocket, ToSocketAddrs,
-    UdpSocket,
+    UdpRingReceiver, UdpSocket,
 };
 
 // Every public item of `tempo_io::net` is re-exported by name, not by a

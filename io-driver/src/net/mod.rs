@@ -116,6 +116,7 @@ mod thread_buf;
 
 mod tcp;
 mod udp;
+mod udp_ring;
 mod unix;
 
 pub use addr::{lookup_host, Resolve, Resolving, ToSocketAddrs};
@@ -125,4 +126,5 @@ pub use tcp::{
     WriteHalf,
 };
 pub use udp::UdpSocket;
+pub use udp_ring::UdpRingReceiver;
 pub use unix::{UnixDatagram, UnixListener, UnixStream};

@@ -35,7 +35,7 @@ mod registration;
 mod registration_set;
 mod scheduled_io;
 mod sync;
-mod wake_batch;
+pub(crate) mod wake_batch;
 
 pub use reactor::UnparkDriver;
 pub(crate) use reactor::{Reactor, ReactorShared};

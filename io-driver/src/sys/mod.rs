@@ -7,7 +7,9 @@
 //! * `epoll`: a datagram socket's level-triggered registration (its
 //!   interest changed with `epoll_ctl`, on mio's epoll);
 //! * `socket`: `TcpSocket`'s socket options, `bind`, `listen(backlog)` and
-//!   non-blocking `connect`.
+//!   non-blocking `connect`;
+//! * `uring`: io_uring, for the completion backend's multishot datagram
+//!   receives (`completion/`).
 //!
 //! Each function takes borrows that outlive the call, so no pointer handed
 //! to the kernel can dangle; each `unsafe` block names its invariant in a
@@ -17,3 +19,4 @@
 pub(crate) mod epoll;
 pub(crate) mod mmsg;
 pub(crate) mod socket;
+pub(crate) mod uring;

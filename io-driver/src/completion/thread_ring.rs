@@ -1,0 +1,731 @@
+//! [`ThreadRing`]: the io_uring of one thread, the receives armed on it,
+//! and what each receive has brought and its receiver not yet taken.
+//!
+//! # The slot of a receiver
+//!
+//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot: its
+//! socket (owned here, so that the fd stays open as long as a receive
+//! may use it), the size class of its buffers, its arrivals and its
+//! task's waker. A slot is in one of five states:
+//!
+//! * `Queued`: its multishot receive is to be submitted by the next turn
+//!   (new, or ended after an error);
+//! * `Armed`: the receive is in the kernel;
+//! * `Paused`: no receive, because the slot holds [`MAX_HELD`]
+//!   arrivals its task has not taken; the first poll that empties the
+//!   slot queues it again, so a receiver that is not read holds a bounded
+//!   number of buffers and the rest waits in its socket's buffer, as it
+//!   would on epoll;
+//! * `Cancelling`: a cancellation is submitted (the slot was paused while
+//!   armed, its receiver was dropped, or its group ran out of buffers),
+//!   the final completion is due;
+//! * `Starved`: its receive ended for want of buffers; queued again when
+//!   buffers come back to its group.
+//!
+//! A slot is removed at its receive's final completion when its receiver
+//! is gone (or at once when none is in flight), never earlier: no
+//! completion ever names a removed slot, and a slot key is reused only
+//! once nothing of the old slot is in flight.
+//!
+//! # When a size class runs out of buffers
+//!
+//! The thread's receivers share each class's buffers, so receivers whose
+//! tasks do not read can hold them all. Then a receive finds none: it
+//! either ends (`ENOBUFS`: the slot starves) or, seen on 6.18, stays armed
+//! without a completion and is not retried until its socket reports new
+//! data. Three rules keep every reader going: a task whose slot is empty
+//! while its group is exhausted receives directly (one `recvfrom`, in
+//! order: the ring receives only inside turns, and each turn hands over
+//! all it received before tasks run); if the socket is empty too, the
+//! task waits and every turn looks at its socket (the driver then blocks
+//! for 1 ms at most); and when buffers come back, every armed receive of
+//! the group is cancelled and armed anew, and every starved one queued,
+//! so the datagrams left in their sockets are taken at once.
+//!
+//! # When a turn is due
+//!
+//! The thread's driver turns the ring after each of its polls, and polls
+//! without blocking while a turn is *due*: a queued slot has a task
+//! waiting, a cancellation or completions wait, or buffers came back to
+//! an exhausted group. Arrivals while the driver blocks wake it through
+//! the ring's eventfd, registered with the driver that was current when
+//! the ring was made (the kernel also signals it when a turn posts
+//! completions, so the driver's next poll after a turn that received
+//! returns at once, once). Nothing else makes a turn due, so an idle
+//! thread with armed receivers blocks, and a starved receive is not
+//! retried in a loop: it is retried when a buffer comes back.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+use std::io;
+use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::rc::{Rc, Weak};
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use mio::unix::SourceFd;
+use slab::Slab;
+
+use crate::handle::Handle;
+use crate::readiness::wake_batch;
+use crate::readiness::Registration;
+use crate::sys::uring::{self, Bid, BufGroup, Completion, Ring, RECV_HEADER_LEN};
+
+/// Submission entries: arms for that many receivers per `enter`.
+const SQ_ENTRIES: u32 = 1024;
+/// Completion entries: more than a 20 ms tick's datagrams at 8,000 streams.
+const CQ_ENTRIES: u32 = 16_384;
+/// The smallest buffer: a 212-byte datagram with its header and address.
+const MIN_BUF_LEN: usize = 256;
+/// The longest UDP payload (over IPv4), so the largest buffer is 128 KiB.
+const MAX_UDP_PAYLOAD: usize = 65_507;
+/// Memory per size class, and the most buffers of one class.
+const CLASS_BYTES: usize = 8 << 20;
+const MAX_CLASS_BUFFERS: usize = 4096;
+/// Arrivals a slot holds before its receive is paused.
+pub(crate) const MAX_HELD: usize = 32;
+/// `user_data` of cancellations (slot keys are far smaller).
+const CANCEL_TAG: u64 = u64::MAX;
+/// How often a starving task's socket is looked at (see `wait_starving`).
+const STARVING_LOOK: Duration = Duration::from_millis(1);
+
+/// What [`ThreadRing::poll_arrival`] found.
+pub(crate) enum Taken {
+    /// An arrival, in a buffer of this group.
+    Arrival(Arrival, Rc<BufGroup>),
+    /// Nothing held, and the group has no buffer: receive directly.
+    Direct,
+}
+
+/// Wakes `waker`; a panic is kept in `panic` (the first one) and the
+/// caller goes on, so that one panicking waker strands no other task.
+fn wake_catching(waker: &Waker, panic: &mut Option<wake_batch::Panic>) {
+    let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake_by_ref()));
+    if let Err(payload) = woken {
+        panic.get_or_insert(payload);
+    }
+}
+
+/// What a receive brought a slot.
+#[derive(Debug)]
+pub(crate) enum Arrival {
+    /// A datagram in buffer `bid` of the slot's class, `used` bytes of it.
+    Datagram { bid: Bid, used: u32 },
+    /// The receive failed (its error), and is queued again.
+    Error(i32),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SlotState {
+    Queued,
+    Armed,
+    Paused,
+    Cancelling,
+    Starved,
+}
+
+/// A receiver's slot (see the module docs), compact: a throttled tick
+/// touches one line of it per datagram.
+#[derive(Debug)]
+struct Slot {
+    waker: Option<Waker>,
+    /// The oldest arrival not taken (the usual one: a stream's datagram
+    /// per tick), inline ...
+    first: Option<Arrival>,
+    /// ... and the later ones, in order, out of line (made with the slot,
+    /// so that no datagram allocates; a backlog above its first capacity
+    /// grows it once).
+    // Boxed: 8 bytes in the slot instead of 32, so that a slot (40 bytes)
+    // rarely straddles two cache lines; the queue is touched only by a
+    // backlog.
+    #[allow(clippy::box_collection)]
+    more: Box<VecDeque<Arrival>>,
+    socket: std::net::UdpSocket,
+    class: u8,
+    state: SlotState,
+    /// The receiver is gone: the slot goes at its final completion.
+    closed: bool,
+    /// Its receive is cancelled to be armed again at once (its group ran
+    /// out of buffers; see `restart_starved`).
+    kicked: bool,
+    /// Its task waits, its slot empty, while its group is exhausted (see
+    /// `wait_starving`).
+    starving: bool,
+}
+
+impl Slot {
+    fn push(&mut self, arrival: Arrival) {
+        if self.first.is_none() {
+            self.first = Some(arrival);
+        } else {
+            self.more.push_back(arrival);
+        }
+    }
+
+    fn pop(&mut self) -> Option<Arrival> {
+        let next = self.more.pop_front();
+        std::mem::replace(&mut self.first, next)
+    }
+
+    fn held(&self) -> usize {
+        usize::from(self.first.is_some()) + self.more.len()
+    }
+}
+
+/// The io_uring of one thread (see the module docs).
+pub(crate) struct ThreadRing {
+    // Field order is drop order: the ring is closed (after `Drop` drained
+    // every receive) before the buffer groups are unmapped.
+    ring: Ring,
+    groups: Vec<Option<Rc<BufGroup>>>,
+    slots: Slab<Slot>,
+    /// Slots to arm at the next turn (keys of `Queued` slots; a stale key
+    /// is skipped).
+    to_arm: Vec<usize>,
+    /// Slots whose receive is to be cancelled at the next turn.
+    to_cancel: Vec<usize>,
+    /// A turn is due (see the module docs).
+    due: bool,
+    /// The first panic of a waker woken by the current turn, re-raised
+    /// once the ring is free again.
+    panic: Option<wake_batch::Panic>,
+    /// Completions handed to slots by the current (or last) turn.
+    handed: u64,
+    /// Slots whose `starving` is set.
+    starving: usize,
+    /// The eventfd the kernel signals, and its registration with the
+    /// driver it wakes.
+    eventfd: OwnedFd,
+    registration: Registration,
+}
+
+impl std::fmt::Debug for ThreadRing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ThreadRing")
+            .field("slots", &self.slots.len())
+            .field("due", &self.due)
+            .finish_non_exhaustive()
+    }
+}
+
+thread_local! {
+    /// The thread's ring while a receiver holds it: the receivers own it,
+    /// so it is closed (every receive drained) when the last one goes.
+    static THREAD_RING: RefCell<Weak<RefCell<ThreadRing>>> = const { RefCell::new(Weak::new()) };
+    /// Whether the thread has a ring: the one load a driver's park makes
+    /// on a thread without ring receivers (every park of every runtime).
+    static HAS_RING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// The size class of a receiver of datagrams of up to `max_datagram`
+/// bytes: buffers of `MIN_BUF_LEN << class` bytes.
+pub(crate) fn size_class(max_datagram: usize) -> io::Result<usize> {
+    if max_datagram > MAX_UDP_PAYLOAD {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("max_datagram of {max_datagram} bytes: a UDP datagram carries at most 65,507"),
+        ));
+    }
+    let needed = (max_datagram + RECV_HEADER_LEN)
+        .max(MIN_BUF_LEN)
+        .next_power_of_two();
+    Ok((needed / MIN_BUF_LEN).trailing_zeros() as usize)
+}
+
+impl ThreadRing {
+    /// This thread's ring, made (and its eventfd registered with
+    /// `handle`'s driver) if it has none. A ring made under another
+    /// driver moves its eventfd to `handle`'s: arrivals wake the driver of
+    /// the newest receiver.
+    pub(crate) fn of_this_thread(handle: &Handle) -> io::Result<Rc<RefCell<ThreadRing>>> {
+        let existing = THREAD_RING.with(|cell| cell.borrow().upgrade());
+        if let Some(ring) = existing {
+            ring.borrow_mut().wake_driver_of(handle)?;
+            return Ok(ring);
+        }
+        let ring = Rc::new(RefCell::new(ThreadRing::new(handle)?));
+        THREAD_RING.with(|cell| *cell.borrow_mut() = Rc::downgrade(&ring));
+        HAS_RING.set(true);
+        Ok(ring)
+    }
+
+    /// Registers the eventfd with `handle`'s driver instead of the one it
+    /// is registered with, if they differ.
+    fn wake_driver_of(&mut self, handle: &Handle) -> io::Result<()> {
+        if Arc::ptr_eq(self.registration.reactor(), handle.reactor()) {
+            return Ok(());
+        }
+        let fd = self.eventfd.as_raw_fd();
+        let _ = self.registration.deregister(&mut SourceFd(&fd));
+        self.registration = Registration::new(&mut SourceFd(&fd), handle.reactor().clone())?;
+        Ok(())
+    }
+
+    fn new(handle: &Handle) -> io::Result<ThreadRing> {
+        let ring = Ring::new(SQ_ENTRIES, CQ_ENTRIES)?;
+        let eventfd = uring::eventfd()?;
+        ring.register_eventfd(eventfd.as_raw_fd())?;
+        let registration = Registration::new(
+            &mut SourceFd(&eventfd.as_raw_fd()),
+            handle.reactor().clone(),
+        )?;
+        Ok(ThreadRing {
+            ring,
+            groups: Vec::new(),
+            slots: Slab::new(),
+            to_arm: Vec::new(),
+            to_cancel: Vec::new(),
+            due: false,
+            panic: None,
+            handed: 0,
+            starving: 0,
+            eventfd,
+            registration,
+        })
+    }
+
+    /// Adds a slot for `socket` with buffers of size class `class`, queued
+    /// to be armed; returns its key.
+    pub(crate) fn add(&mut self, socket: std::net::UdpSocket, class: usize) -> io::Result<usize> {
+        self.group(class)?;
+        let key = self.slots.insert(Slot {
+            waker: None,
+            first: None,
+            more: Box::new(VecDeque::with_capacity(4)),
+            socket,
+            class: class as u8,
+            state: SlotState::Queued,
+            closed: false,
+            kicked: false,
+            starving: false,
+        });
+        self.to_arm.push(key);
+        Ok(key)
+    }
+
+    /// The buffer group of `class`, registered at its first use.
+    fn group(&mut self, class: usize) -> io::Result<Rc<BufGroup>> {
+        if self.groups.len() <= class {
+            self.groups.resize(class + 1, None);
+        }
+        if let Some(group) = &self.groups[class] {
+            return Ok(group.clone());
+        }
+        let buf_len = MIN_BUF_LEN << class;
+        let count = (CLASS_BYTES / buf_len).clamp(1, MAX_CLASS_BUFFERS);
+        let group = Rc::new(BufGroup::new(
+            &self.ring,
+            class as u16,
+            count as u16,
+            buf_len,
+        )?);
+        self.groups[class] = Some(group.clone());
+        Ok(group)
+    }
+
+    /// Takes the next arrival of slot `key` with the buffer group it is
+    /// in; or, with none and the group exhausted, tells the caller to
+    /// receive directly ([`Taken::Direct`], see [`recv_direct`](Self::recv_direct));
+    /// or keeps the task's waker and returns `Pending`.
+    pub(crate) fn poll_arrival(&mut self, key: usize, cx: &mut Context<'_>) -> Poll<Taken> {
+        let slot = &mut self.slots[key];
+        if let Some(arrival) = slot.pop() {
+            if slot.first.is_none() && slot.state == SlotState::Paused {
+                slot.state = SlotState::Queued;
+                self.to_arm.push(key);
+                self.due = true;
+            }
+            let group = self.groups[slot.class as usize]
+                .clone()
+                .expect("the slot's group");
+            return Poll::Ready(Taken::Arrival(arrival, group));
+        }
+        let exhausted = self.groups[slot.class as usize]
+            .as_ref()
+            .is_some_and(|group| group.is_exhausted());
+        if exhausted {
+            return Poll::Ready(Taken::Direct);
+        }
+        match slot.state {
+            SlotState::Armed | SlotState::Starved => {}
+            SlotState::Paused => {
+                slot.state = SlotState::Queued;
+                self.to_arm.push(key);
+                self.due = true;
+            }
+            // A task waits on a receive not in the kernel: the next
+            // poll must not block before the turn that arms it.
+            SlotState::Queued | SlotState::Cancelling => self.due = true,
+        }
+        match &slot.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => slot.waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
+    /// Receives one datagram of slot `key` with a plain `recvfrom` into
+    /// `buf`, beside its armed receive: for a task whose slot holds
+    /// nothing while its group's buffers are all out. The ring receives
+    /// only inside this thread's turns, and every completion of a turn is
+    /// handed over before tasks run, so nothing this socket delivered is
+    /// still in flight: the order of its datagrams is kept.
+    pub(crate) fn recv_direct(
+        &self,
+        key: usize,
+        buf: &mut [u8],
+    ) -> io::Result<(usize, SocketAddr)> {
+        self.slots[key].socket.recv_from(buf)
+    }
+
+    /// A direct receive found the socket empty: the task waits, and each
+    /// turn looks at the socket while the group stays exhausted (the
+    /// kernel does not retry the starved receive: see `restart_starved`).
+    pub(crate) fn wait_starving(&mut self, key: usize, cx: &mut Context<'_>) {
+        let slot = &mut self.slots[key];
+        if !std::mem::replace(&mut slot.starving, true) {
+            self.starving += 1;
+        }
+        match &slot.waker {
+            Some(waker) if waker.will_wake(cx.waker()) => {}
+            _ => slot.waker = Some(cx.waker().clone()),
+        }
+    }
+
+    /// Wakes the starving slots' tasks whose sockets hold a datagram, or
+    /// whose group has buffers again (their receives restart).
+    fn look_at_starving(&mut self) {
+        if self.starving == 0 {
+            return;
+        }
+        let groups = &self.groups;
+        let mut starving = 0;
+        for (_, slot) in self.slots.iter_mut().filter(|(_, slot)| slot.starving) {
+            let exhausted = groups[usize::from(slot.class)]
+                .as_ref()
+                .is_some_and(|group| group.is_exhausted());
+            let mut peek = [0u8; 0];
+            let ready = !exhausted || slot.socket.peek_from(&mut peek).is_ok();
+            if ready {
+                slot.starving = false;
+                if let Some(waker) = &slot.waker {
+                    wake_catching(waker, &mut self.panic);
+                }
+            } else {
+                starving += 1;
+            }
+        }
+        self.starving = starving;
+    }
+
+    /// The receiver of slot `key` is gone: gives its buffers back and
+    /// removes the slot, at once or at its receive's final completion.
+    pub(crate) fn close(&mut self, key: usize) {
+        let slot = &mut self.slots[key];
+        slot.closed = true;
+        slot.waker = None;
+        let group = self.groups[slot.class as usize]
+            .clone()
+            .expect("the slot's group");
+        while let Some(arrival) = slot.pop() {
+            if let Arrival::Datagram { bid, .. } = arrival {
+                group.discard(bid);
+            }
+        }
+        match slot.state {
+            SlotState::Armed => {
+                slot.state = SlotState::Cancelling;
+                self.to_cancel.push(key);
+                self.due = true;
+            }
+            SlotState::Cancelling => {}
+            SlotState::Queued | SlotState::Paused | SlotState::Starved => {
+                self.slots.remove(key);
+            }
+        }
+    }
+
+    /// How long the thread's driver may block before the ring's next
+    /// turn: not at all while a turn is due, a millisecond while a task
+    /// starves (its socket is looked at every turn), else as long as it
+    /// likes (`None`).
+    fn wait_limit(&self) -> Option<Duration> {
+        if self.due
+            || self.ring.has_completions()
+            || self
+                .groups
+                .iter()
+                .flatten()
+                .any(|group| group.is_refilled())
+        {
+            Some(Duration::ZERO)
+        } else if self.starving > 0 {
+            Some(STARVING_LOOK)
+        } else {
+            None
+        }
+    }
+
+    /// Submits the queued arms and cancellations, enters the kernel (which
+    /// runs the receives that arrivals queued), hands every completion to
+    /// its slot, and wakes the slot's task (with the ring borrowed: a
+    /// waker that polls a ring receiver in place panics; a waker's panic
+    /// is caught and kept in `panic`, the turn goes on).
+    fn turn(&mut self) -> io::Result<()> {
+        self.handed = 0;
+        self.due = false;
+        self.restart_starved();
+        while let Some(key) = self.to_cancel.pop() {
+            self.make_room()?;
+            self.ring.push_cancel(key as u64, CANCEL_TAG);
+        }
+        let mut to_arm = std::mem::take(&mut self.to_arm);
+        for key in to_arm.drain(..) {
+            if !matches!(self.slots.get(key), Some(slot) if slot.state == SlotState::Queued) {
+                continue;
+            }
+            self.make_room()?;
+            let slot = &mut self.slots[key];
+            let group = self.groups[slot.class as usize]
+                .as_ref()
+                .expect("the slot's group");
+            self.ring
+                .push_recv(slot.socket.as_raw_fd(), group, key as u64);
+            slot.state = SlotState::Armed;
+        }
+        // Keys queued meanwhile (by the reaps that made room) stay queued;
+        // the vector keeps its capacity.
+        to_arm.append(&mut self.to_arm);
+        self.to_arm = to_arm;
+        self.ring.enter()?;
+        // A full completion queue may hold back more: enter again until
+        // one reap takes less than the queue holds (bounded by the
+        // datagrams queued in the sockets).
+        while self.reap() >= CQ_ENTRIES as usize {
+            self.ring.enter()?;
+        }
+        self.look_at_starving();
+        Ok(())
+    }
+
+    /// Cancels, to arm them again at once, the armed receives of every
+    /// group that buffers came back to after it ran out. A multishot
+    /// receive that found no buffer is not retried by the kernel until
+    /// its socket reports new data (seen on 6.18: no completion, the
+    /// receive stays armed), so the datagrams it left in the socket would
+    /// wait for the stream's next one; a receive armed anew takes them
+    /// at once. Which receives starved is not known, so every armed one
+    /// of the group restarts: a rare path (the group's every buffer was
+    /// held by receivers whose tasks did not read).
+    fn restart_starved(&mut self) {
+        for (class, group) in self.groups.iter().enumerate() {
+            if !group.as_ref().is_some_and(|group| group.take_refilled()) {
+                continue;
+            }
+            for (key, slot) in self.slots.iter_mut() {
+                if usize::from(slot.class) != class {
+                    continue;
+                }
+                match slot.state {
+                    SlotState::Armed => {
+                        slot.state = SlotState::Cancelling;
+                        slot.kicked = true;
+                        self.to_cancel.push(key);
+                    }
+                    SlotState::Starved => {
+                        slot.state = SlotState::Queued;
+                        self.to_arm.push(key);
+                    }
+                    SlotState::Queued | SlotState::Paused | SlotState::Cancelling => {}
+                }
+            }
+        }
+    }
+
+    /// Enters the kernel (and reaps) if the submission queue is full.
+    fn make_room(&mut self) -> io::Result<()> {
+        if !self.ring.has_room() {
+            self.ring.enter()?;
+            self.reap();
+        }
+        Ok(())
+    }
+
+    /// Hands the completions posted so far to their slots; returns how
+    /// many it reaped.
+    fn reap(&mut self) -> usize {
+        let mut reaped = 0;
+        let ThreadRing {
+            ring,
+            groups,
+            slots,
+            to_arm,
+            to_cancel,
+            due,
+            panic,
+            handed,
+            ..
+        } = self;
+        ring.reap(|completion| {
+            reaped += 1;
+            let Completion {
+                user_data,
+                res,
+                more,
+                buffer,
+            } = completion;
+            if user_data == CANCEL_TAG {
+                return;
+            }
+            let key = user_data as usize;
+            let Some(slot) = slots.get_mut(key) else {
+                debug_assert!(false, "a completion for no slot");
+                return;
+            };
+            let group = groups[slot.class as usize]
+                .as_ref()
+                .expect("the slot's group");
+            let arrival = match buffer {
+                Some(bid) if res > 0 && !slot.closed => {
+                    group.lent();
+                    Some(Arrival::Datagram {
+                        bid,
+                        used: res as u32,
+                    })
+                }
+                Some(bid) => {
+                    group.lent();
+                    group.discard(bid);
+                    None
+                }
+                None if res < 0
+                    && !slot.closed
+                    && res != -libc::ENOBUFS
+                    && res != -libc::ECANCELED =>
+                {
+                    Some(Arrival::Error(-res))
+                }
+                None => None,
+            };
+            if let Some(arrival) = arrival {
+                slot.push(arrival);
+                *handed += 1;
+                // The waker stays: the task's next wait needs no clone.
+                if let Some(waker) = &slot.waker {
+                    wake_catching(waker, panic);
+                }
+                if more && slot.state == SlotState::Armed && slot.held() >= MAX_HELD {
+                    slot.state = SlotState::Cancelling;
+                    to_cancel.push(key);
+                    *due = true;
+                }
+            }
+            if more {
+                return;
+            }
+            // The receive's final completion.
+            let kicked = std::mem::take(&mut slot.kicked);
+            if slot.closed {
+                slots.remove(key);
+            } else if slot.held() >= MAX_HELD {
+                slot.state = SlotState::Paused;
+            } else if res == -libc::ENOBUFS {
+                // Armed again when buffers come back (`restart_starved`):
+                // armed before, it would fail again at once, and its
+                // completion would wake the driver for nothing.
+                group.starved();
+                slot.state = SlotState::Starved;
+            } else {
+                // Armed again by the next turn, at once if a task waits.
+                slot.state = SlotState::Queued;
+                to_arm.push(key);
+                if kicked || slot.waker.is_some() || slot.first.is_some() {
+                    *due = true;
+                }
+            }
+        });
+        reaped
+    }
+}
+
+impl Drop for ThreadRing {
+    /// Cancels every receive still in flight and reaps its final
+    /// completion before the ring is closed and the buffers unmapped, so
+    /// that no receive writes into freed memory. Bounded: a receive that
+    /// never ends (never seen) leaves its group's buffers mapped (leaked)
+    /// rather than freed under the kernel.
+    fn drop(&mut self) {
+        let _ = HAS_RING.try_with(|has| has.set(false));
+        let _ = self
+            .registration
+            .deregister(&mut SourceFd(&self.eventfd.as_raw_fd()));
+        let in_flight: Vec<usize> = self
+            .slots
+            .iter_mut()
+            .filter(|(_, slot)| matches!(slot.state, SlotState::Armed | SlotState::Cancelling))
+            .map(|(key, slot)| {
+                slot.closed = true;
+                if slot.state == SlotState::Armed {
+                    slot.state = SlotState::Cancelling;
+                }
+                key
+            })
+            .collect();
+        self.to_cancel = in_flight;
+        for _ in 0..1000 {
+            if self.slots.is_empty() || self.turn().is_err() {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        if !self.slots.is_empty() {
+            for group in self.groups.drain(..).flatten() {
+                std::mem::forget(group);
+            }
+        }
+    }
+}
+
+/// How long this thread's driver may block before its ring needs a turn
+/// (`None`: no limit, or no ring).
+#[inline]
+pub(crate) fn wait_limit_on_this_thread() -> Option<Duration> {
+    if !HAS_RING.try_with(Cell::get).unwrap_or(false) {
+        return None;
+    }
+    THREAD_RING
+        .try_with(|cell| {
+            let ring = cell.borrow().upgrade()?;
+            let limit = ring.try_borrow().ok()?.wait_limit();
+            limit
+        })
+        .ok()
+        .flatten()
+}
+
+/// Turns this thread's ring, if it has one: returns the completions the
+/// turn handed to receivers (each may have woken a task). A waker that
+/// panics is re-raised after every other task of the turn was woken.
+#[inline]
+pub(crate) fn turn_this_thread() -> io::Result<u64> {
+    if !HAS_RING.try_with(Cell::get).unwrap_or(false) {
+        return Ok(0);
+    }
+    let Some(ring) = THREAD_RING
+        .try_with(|cell| cell.borrow().upgrade())
+        .ok()
+        .flatten()
+    else {
+        return Ok(0);
+    };
+    let (handed, panic) = {
+        let mut ring = ring.borrow_mut();
+        let turned = ring.turn();
+        let panic = ring.panic.take();
+        (turned.map(|()| ring.handed), panic)
+    };
+    wake_batch::reraise(panic);
+    handed
+}

@@ -1,0 +1,400 @@
+//! [`UdpRingReceiver`]: a UDP socket that receives on its thread's
+//! io_uring (the completion backend, `completion/`), for the throttled
+//! many-streams receiver: no syscall per datagram.
+
+use std::cell::RefCell;
+use std::fmt;
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::rc::Rc;
+use std::task::{ready, Context, Poll};
+
+use tempo_park::coop;
+
+use crate::completion::{size_class, Arrival, Taken, ThreadRing};
+use crate::net::addr::each_addr;
+use crate::net::thread_buf::with_thread_buf;
+use crate::net::{ToSocketAddrs, UdpSocket};
+use crate::Handle;
+
+/// A UDP socket that only receives, on its thread's io_uring: every
+/// datagram lands in a buffer of the ring without a syscall of its own,
+/// and the driver takes a tick's worth of them in one `io_uring_enter`.
+///
+/// Under a throttling runtime this is the cheapest receive Tempo has: a
+/// [`UdpSocket`] pays a readiness report, its dispatch and one `recvfrom`
+/// per datagram, a ring receiver none of them (benches README,
+/// 2026-11-26). Where io_uring is missing or forbidden (a kernel before
+/// 6.1, a container's seccomp profile), it receives through the epoll
+/// driver instead, as a [`UdpSocket`] does, with the same results:
+/// [`is_on_ring`](Self::is_on_ring) says which.
+///
+/// # Datagram size
+///
+/// The ring's buffers are shared by the thread's receivers and sized by
+/// class: a receiver made for datagrams of up to `max_datagram` bytes
+/// draws on buffers that fit that (256 bytes for 212-byte datagrams,
+/// 2 KiB for an Ethernet MTU, up to 64 KiB), so small datagrams stay
+/// dense in memory. A longer datagram is cut to `max_datagram` bytes, as
+/// `recv_from` into a buffer of that size cuts it.
+///
+/// # One thread
+///
+/// A ring belongs to one thread, so a receiver is `!Send`: make it on the
+/// runtime's thread and use it in [`spawn_local`] tasks or in the
+/// `block_on` future. It is served by the Tempo I/O driver that parks on
+/// that thread, which turns the ring after each poll (and does not block
+/// while a receiver waits for a receive to be armed); while it blocks,
+/// arrivals wake it. A receiver holds at most 32 datagrams its task has
+/// not taken; the rest waits in the socket's kernel buffer, as on epoll.
+///
+/// Dropping a receiver cancels its receive; the socket is closed once the
+/// kernel confirmed the cancellation (at the driver's next turn).
+///
+/// ```compile_fail
+/// fn send_to_another_thread<T: Send>(_: T) {}
+/// # tempo_io::__doc_block_on(async {
+/// let receiver = tempo_io::net::UdpRingReceiver::bind("127.0.0.1:0", 1500).await?;
+/// send_to_another_thread(receiver); // a ring receiver stays on its thread
+/// # Ok(()) }).unwrap();
+/// ```
+///
+/// [`spawn_local`]: https://docs.rs/tempo/latest/tempo/fn.spawn_local.html
+///
+/// ```
+/// # tempo_io::__doc_block_on(async {
+/// use tempo_io::net::{UdpRingReceiver, UdpSocket};
+///
+/// let receiver = UdpRingReceiver::bind("127.0.0.1:0", 1500).await?;
+/// let sender = UdpSocket::bind("127.0.0.1:0").await?;
+/// sender.send_to(b"ping", receiver.local_addr()?).await?;
+///
+/// // The payload in place, in the ring's buffer ...
+/// let len = receiver.recv_from_with(|datagram, _from| datagram.len()).await?;
+/// assert_eq!(len, 4);
+/// // ... or copied into a buffer of the caller's.
+/// sender.send_to(b"pong", receiver.local_addr()?).await?;
+/// let mut buf = [0u8; 1500];
+/// let (n, from) = receiver.recv_from(&mut buf).await?;
+/// assert_eq!((&buf[..n], from), (&b"pong"[..], sender.local_addr()?));
+/// # Ok(()) }).unwrap();
+/// ```
+pub struct UdpRingReceiver {
+    inner: Inner,
+    max_datagram: usize,
+    local_addr: SocketAddr,
+}
+
+enum Inner {
+    /// Slot `key` of the thread's ring.
+    Ring {
+        ring: Rc<RefCell<ThreadRing>>,
+        key: usize,
+    },
+    /// io_uring is not available: the epoll driver's socket.
+    Poll(UdpSocket),
+}
+
+impl fmt::Debug for UdpRingReceiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UdpRingReceiver")
+            .field("local_addr", &self.local_addr)
+            .field("max_datagram", &self.max_datagram)
+            .field("on_ring", &self.is_on_ring())
+            .finish()
+    }
+}
+
+/// Whether making a ring failed because this system has no usable
+/// io_uring (then a receiver falls back to epoll), rather than for want
+/// of a resource (then the error is the caller's).
+fn io_uring_unavailable(error: &io::Error) -> bool {
+    error.kind() == io::ErrorKind::Unsupported
+        || matches!(
+            error.raw_os_error(),
+            Some(libc::ENOSYS | libc::EPERM | libc::EACCES | libc::EINVAL | libc::EOPNOTSUPP)
+        )
+}
+
+impl UdpRingReceiver {
+    /// Binds a receiver to the first address of `addr` that works, for
+    /// datagrams of up to `max_datagram` bytes.
+    ///
+    /// Fails with [`io::ErrorKind::AddrInUse`] if the port is taken,
+    /// `InvalidInput` for a `max_datagram` above 65,507, and if no I/O
+    /// driver is current on this thread.
+    pub async fn bind<A: ToSocketAddrs>(addr: A, max_datagram: usize) -> io::Result<Self> {
+        let handle = Handle::try_current()?;
+        let socket = each_addr(&addr, handle.settings(), std::net::UdpSocket::bind).await?;
+        UdpRingReceiver::with_handle(socket, max_datagram, &handle)
+    }
+
+    /// Makes a receiver of a std socket (bound, and connected if the
+    /// caller wants a peer filter), for datagrams of up to `max_datagram`
+    /// bytes, on the current thread's ring.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    /// let receiver = tempo_io::net::UdpRingReceiver::from_std(socket, 212)?;
+    /// assert_eq!(receiver.max_datagram(), 212);
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn from_std(socket: std::net::UdpSocket, max_datagram: usize) -> io::Result<Self> {
+        UdpRingReceiver::with_handle(socket, max_datagram, &Handle::try_current()?)
+    }
+
+    fn with_handle(
+        socket: std::net::UdpSocket,
+        max_datagram: usize,
+        handle: &Handle,
+    ) -> io::Result<Self> {
+        let class = size_class(max_datagram)?;
+        let local_addr = socket.local_addr()?;
+        socket.set_nonblocking(true)?;
+        let inner = match ThreadRing::of_this_thread(handle) {
+            Ok(ring) => {
+                let key = ring.borrow_mut().add(socket, class)?;
+                Inner::Ring { ring, key }
+            }
+            Err(e) if io_uring_unavailable(&e) => {
+                let _enter = handle.enter();
+                Inner::Poll(UdpSocket::from_std(socket)?)
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(UdpRingReceiver {
+            inner,
+            max_datagram,
+            local_addr,
+        })
+    }
+
+    /// Whether the receiver is on io_uring (`false`: on the epoll driver,
+    /// where io_uring is not available).
+    pub fn is_on_ring(&self) -> bool {
+        matches!(self.inner, Inner::Ring { .. })
+    }
+
+    /// The longest datagram it returns whole.
+    pub fn max_datagram(&self) -> usize {
+        self.max_datagram
+    }
+
+    /// The local address.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        Ok(self.local_addr)
+    }
+
+    /// Receives one datagram and hands it to `f` in place (in the ring's
+    /// buffer, cut to [`max_datagram`](Self::max_datagram) bytes) with its
+    /// source, returning what `f` returns: no copy. Cancel safe: a
+    /// datagram is taken only by the poll that returns it.
+    ///
+    /// A plain `fn` returning the receive's future (a few words: the
+    /// receiver and `f`), as [`UdpSocket`]'s receives.
+    pub fn recv_from_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
+    where
+        F: FnOnce(&[u8], SocketAddr) -> R,
+    {
+        RecvFromWith {
+            receiver: self,
+            f: Some(f),
+        }
+    }
+
+    /// Receives one datagram into `buf` (cut to `buf`'s length and to
+    /// [`max_datagram`](Self::max_datagram)): its length and source.
+    pub fn recv_from<'a>(
+        &'a self,
+        buf: &'a mut [u8],
+    ) -> impl Future<Output = io::Result<(usize, SocketAddr)>> + 'a {
+        self.recv_from_with(move |datagram, from| (copy_cut(datagram, buf), from))
+    }
+
+    /// Polls for one datagram, copied into `buf` as by
+    /// [`recv_from`](Self::recv_from); for hand-written futures. The
+    /// receiver keeps one waker (the last caller's), as `UdpSocket`'s
+    /// `poll_*` methods do.
+    pub fn poll_recv_from(
+        &self,
+        cx: &mut Context<'_>,
+        buf: &mut [u8],
+    ) -> Poll<io::Result<(usize, SocketAddr)>> {
+        self.poll_recv_from_with(
+            cx,
+            &mut Some(|datagram: &[u8], from| (copy_cut(datagram, buf), from)),
+        )
+    }
+
+    /// One poll of a receive: the next datagram to `f` (taken out of its
+    /// option once, when the poll is ready).
+    fn poll_recv_from_with<R>(
+        &self,
+        cx: &mut Context<'_>,
+        f: &mut Option<impl FnOnce(&[u8], SocketAddr) -> R>,
+    ) -> Poll<io::Result<R>> {
+        let max = self.max_datagram;
+        match &self.inner {
+            Inner::Ring { ring, key } => poll_ring(ring, *key, max, cx, f),
+            Inner::Poll(socket) => with_thread_buf(|buf| {
+                let (n, from) = ready!(socket.poll_recv_from(cx, &mut buf[..max]))?;
+                let f = f.take().expect("a ring receive polled after it completed");
+                Poll::Ready(Ok(f(&buf[..n], from)))
+            }),
+        }
+    }
+}
+
+/// Copies what fits of `datagram` into `buf`: the bytes copied.
+fn copy_cut(datagram: &[u8], buf: &mut [u8]) -> usize {
+    let n = datagram.len().min(buf.len());
+    buf[..n].copy_from_slice(&datagram[..n]);
+    n
+}
+
+/// The future of [`UdpRingReceiver::recv_from_with`].
+struct RecvFromWith<'a, F> {
+    receiver: &'a UdpRingReceiver,
+    f: Option<F>,
+}
+
+// `f` is never pinned (it is only taken out and called), so the future can
+// move whatever `F` is.
+impl<F> Unpin for RecvFromWith<'_, F> {}
+
+impl<R, F> Future for RecvFromWith<'_, F>
+where
+    F: FnOnce(&[u8], SocketAddr) -> R,
+{
+    type Output = io::Result<R>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
+        let this = self.get_mut();
+        this.receiver.poll_recv_from_with(cx, &mut this.f)
+    }
+}
+
+/// One poll of a ring receiver: a unit of the task's budget, then the
+/// slot's next arrival handed to `f` (taken once) outside the ring's
+/// borrow, its buffer given back after.
+fn poll_ring<R>(
+    ring: &Rc<RefCell<ThreadRing>>,
+    key: usize,
+    max: usize,
+    cx: &mut Context<'_>,
+    f: &mut Option<impl FnOnce(&[u8], SocketAddr) -> R>,
+) -> Poll<io::Result<R>> {
+    let progress = ready!(coop::poll_proceed(cx));
+    let polled = ring.borrow_mut().poll_arrival(key, cx);
+    let (arrival, group) = match ready!(polled) {
+        Taken::Arrival(arrival, group) => (arrival, group),
+        Taken::Direct => {
+            let received: io::Result<R> = with_thread_buf(|buf| {
+                let (n, from) = ring.borrow().recv_direct(key, &mut buf[..max])?;
+                let f = f.take().expect("a ring receive polled after it completed");
+                Ok(f(&buf[..n], from))
+            });
+            return match received {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    ring.borrow_mut().wait_starving(key, cx);
+                    Poll::Pending
+                }
+                received => {
+                    progress.made_progress();
+                    Poll::Ready(received)
+                }
+            };
+        }
+    };
+    progress.made_progress();
+    let (bid, used) = match arrival {
+        Arrival::Datagram { bid, used } => (bid, used),
+        Arrival::Error(errno) => return Poll::Ready(Err(io::Error::from_raw_os_error(errno))),
+    };
+    let result = group.read(bid, used as usize, |datagram| {
+        let datagram = datagram.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "io_uring returned a receive without its header",
+            )
+        })?;
+        let from = datagram.source.ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "the kernel returned a non-IP source address",
+            )
+        })?;
+        let payload = &datagram.payload[..datagram.payload.len().min(max)];
+        let f = f.take().expect("a ring receive polled after it completed");
+        Ok(f(payload, from))
+    });
+    Poll::Ready(result)
+}
+
+impl Drop for UdpRingReceiver {
+    fn drop(&mut self) {
+        if let Inner::Ring { ring, key } = &self.inner {
+            ring.borrow_mut().close(*key);
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_missing_or_forbidden_io_uring_falls_back() {
+        for errno in [
+            libc::ENOSYS,
+            libc::EPERM,
+            libc::EACCES,
+            libc::EINVAL,
+            libc::EOPNOTSUPP,
+        ] {
+            assert!(
+                io_uring_unavailable(&io::Error::from_raw_os_error(errno)),
+                "{errno}"
+            );
+        }
+        assert!(io_uring_unavailable(&io::Error::new(
+            io::ErrorKind::Unsupported,
+            "old"
+        )));
+        for errno in [libc::EMFILE, libc::ENFILE, libc::ENOMEM] {
+            assert!(
+                !io_uring_unavailable(&io::Error::from_raw_os_error(errno)),
+                "{errno}"
+            );
+        }
+    }
+
+    /// The epoll fallback keeps the ring's rules: the payload cut to
+    /// `max_datagram`, then to the caller's buffer.
+    #[test]
+    fn the_epoll_fallback_cuts_datagrams_as_the_ring_does() {
+        crate::__doc_block_on(async {
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            let local_addr = socket.local_addr()?;
+            let receiver = UdpRingReceiver {
+                inner: Inner::Poll(UdpSocket::from_std(socket)?),
+                max_datagram: 100,
+                local_addr,
+            };
+            assert!(!receiver.is_on_ring());
+            let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            sender.send_to(&[7; 300], local_addr)?;
+            sender.send_to(&[8; 300], local_addr)?;
+            let (len, from) = receiver.recv_from_with(|d, from| (d.len(), from)).await?;
+            assert_eq!((len, from), (100, sender.local_addr()?));
+            let mut small = [0u8; 10];
+            let (n, _) = receiver.recv_from(&mut small).await?;
+            assert_eq!((n, small), (10, [8; 10]));
+            Ok(())
+        })
+        .unwrap();
+    }
+}

@@ -1,0 +1,446 @@
+//! `UdpRingReceiver`: datagrams on the thread's io_uring, driven by the
+//! driver's park. Every test also passes where io_uring is not available
+//! (the receiver then falls back to epoll); the ones about the ring's own
+//! rules say so and check only what the fallback shares.
+
+mod support;
+
+use std::future::Future;
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+use std::time::Duration;
+
+use support::block_on;
+use tempo_io::net::UdpRingReceiver;
+use tempo_io::Driver;
+use tempo_park::{coop, Park};
+use tempo_test_support::net::sent_all_and_queued;
+
+fn std_sender() -> std::net::UdpSocket {
+    std::net::UdpSocket::bind("127.0.0.1:0").unwrap()
+}
+
+fn receiver(max_datagram: usize) -> UdpRingReceiver {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    UdpRingReceiver::from_std(socket, max_datagram).unwrap()
+}
+
+/// A receiver whose socket already holds `count` datagrams `[i; len]`
+/// (all queued by the kernel before it is made), a second handle on its
+/// socket (for `SO_MEMINFO`), and the sender.
+fn receiver_with_queued(
+    max_datagram: usize,
+    count: usize,
+    len: usize,
+) -> (UdpRingReceiver, std::net::UdpSocket, std::net::UdpSocket) {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let to = socket.local_addr().unwrap();
+    let sender = std_sender();
+    let mut i = 0u8;
+    sent_all_and_queued(&socket, count, || {
+        sender.send_to(&vec![i; len], to).unwrap();
+        i = i.wrapping_add(1);
+    });
+    let clone = socket.try_clone().unwrap();
+    let rx = UdpRingReceiver::from_std(socket, max_datagram).unwrap();
+    (rx, clone, sender)
+}
+
+/// Parks `driver` without blocking until `woken` counts a wake (at most
+/// 1,000 turns).
+fn turn_until_woken(driver: &mut Driver, woken: &Counting) {
+    for _ in 0..1000 {
+        if woken.0.load(SeqCst) > 0 {
+            return;
+        }
+        driver.park_timeout(Duration::from_millis(1)).unwrap();
+    }
+    panic!("the task was not woken in 1,000 turns");
+}
+
+struct Counting(AtomicUsize);
+
+impl Wake for Counting {
+    fn wake(self: Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+fn counting() -> (Arc<Counting>, Waker) {
+    let count = Arc::new(Counting(AtomicUsize::new(0)));
+    (count.clone(), Waker::from(count))
+}
+
+/// Waits (at most 10 s) until `fd` is readable: `true` if it became so.
+fn readable_within_10s(fd: std::os::fd::RawFd) -> bool {
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    // SAFETY: one valid pollfd, alive across the call.
+    let rc = unsafe { libc::poll(&mut pfd, 1, 10_000) };
+    rc == 1
+}
+
+#[test]
+fn datagrams_arrive_in_order_with_their_source() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (rx, _, sender) = receiver_with_queued(1500, 10, 100);
+        let to = rx.local_addr().unwrap();
+        for i in 0..10u8 {
+            let (payload, from) = rx
+                .recv_from_with(|datagram, from| (datagram.to_vec(), from))
+                .await
+                .unwrap();
+            assert_eq!(payload, vec![i; 100]);
+            assert_eq!(from, sender.local_addr().unwrap());
+        }
+        sender.send_to(b"last", to).unwrap();
+        let mut buf = [0u8; 64];
+        let (n, from) = rx.recv_from(&mut buf).await.unwrap();
+        assert_eq!(
+            (&buf[..n], from),
+            (&b"last"[..], sender.local_addr().unwrap())
+        );
+        if !rx.is_on_ring() {
+            eprintln!("io_uring is not available here: the receiver used epoll");
+        }
+    });
+}
+
+#[test]
+fn an_empty_datagram_is_received_as_one() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (rx, _, sender) = receiver_with_queued(64, 1, 0);
+        let mut buf = [0u8; 8];
+        let (n, from) = rx.recv_from(&mut buf).await.unwrap();
+        assert_eq!((n, from), (0, sender.local_addr().unwrap()));
+    });
+}
+
+#[test]
+fn longer_datagrams_are_cut_to_max_datagram_and_to_the_buffer() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (rx, _, _sender) = receiver_with_queued(100, 2, 300);
+        let len = rx.recv_from_with(|d, _| d.len()).await.unwrap();
+        assert_eq!(len, 100, "cut to max_datagram");
+        let mut small = [0u8; 10];
+        let (n, _) = rx.recv_from(&mut small).await.unwrap();
+        assert_eq!((n, small), (10, [1u8; 10]), "cut to the caller's buffer");
+    });
+}
+
+#[test]
+fn small_and_large_receivers_share_the_thread_ring() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (small, _, _a) = receiver_with_queued(212, 1, 200);
+        let (large, _, _b) = receiver_with_queued(9000, 1, 9000);
+        assert_eq!(large.recv_from_with(|d, _| d.len()).await.unwrap(), 9000);
+        assert_eq!(small.recv_from_with(|d, _| d.len()).await.unwrap(), 200);
+        assert_eq!(small.is_on_ring(), large.is_on_ring());
+    });
+}
+
+#[test]
+fn a_max_datagram_above_udp_s_limit_is_refused() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let err = UdpRingReceiver::from_std(socket, 70_000).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+        assert!(err.to_string().contains("65,507"), "{err}");
+    });
+}
+
+#[test]
+fn without_a_driver_the_error_says_what_to_do() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let err = UdpRingReceiver::from_std(socket, 1500).unwrap_err();
+    assert!(err.to_string().contains("block_on"), "{err}");
+}
+
+/// A receiver armed while the driver would block: an arrival makes the
+/// driver's fd readable (the ring's eventfd is in its poller), so a
+/// blocked park returns and the next turn hands the datagram over.
+#[test]
+fn an_arrival_wakes_a_blocked_driver() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let rx = receiver(1500);
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d.to_vec()));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+        // The receive is queued: the park does not block, its turn arms it.
+        driver.park_timeout(Duration::from_secs(10)).unwrap();
+        assert!(recv.as_mut().poll(&mut cx).is_pending(), "nothing sent yet");
+        let sender = std_sender();
+        sender.send_to(b"wake", rx.local_addr().unwrap()).unwrap();
+        use std::os::fd::AsRawFd;
+        assert!(
+            readable_within_10s(driver.as_raw_fd()),
+            "an arrival on an armed ring receive must wake the driver's poller"
+        );
+        let before = driver.stats().io_events;
+        driver.park_timeout(Duration::ZERO).unwrap();
+        assert!(
+            driver.stats().io_events > before,
+            "the completion counts as an I/O event"
+        );
+        assert_eq!(woken.0.load(SeqCst), 1, "the turn woke the task");
+        match recv.as_mut().poll(&mut cx) {
+            Poll::Ready(Ok(payload)) => assert_eq!(payload, b"wake"),
+            other => panic!("expected the datagram, got {other:?}"),
+        }
+    }
+}
+
+/// Dropping an armed receiver cancels its receive; the socket is closed
+/// once the kernel confirmed it, within a few turns: its port is free
+/// again.
+#[test]
+fn dropping_a_receiver_frees_its_port_after_the_cancel() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let keep = receiver(1500); // the thread's ring outlives the dropped one
+    let rx = receiver(1500);
+    let addr = rx.local_addr().unwrap();
+    let (_, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    driver.park_timeout(Duration::ZERO).unwrap(); // armed
+    drop(rx);
+    let mut turns = 0;
+    while std::net::UdpSocket::bind(addr).is_err() {
+        turns += 1;
+        assert!(turns < 100, "the port is still taken after {turns} turns");
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    drop(keep);
+}
+
+/// A receiver that is not read stops receiving once it holds a few dozen
+/// datagrams (past the turn that found them); later ones stay in its
+/// socket's kernel buffer, and every one arrives, in order, once the task
+/// reads.
+#[test]
+fn an_unread_receiver_pauses_and_loses_none() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let (rx, socket, sender) = receiver_with_queued(64, 200, 16);
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    turn_until_woken(&mut driver, &woken);
+    for _ in 0..20 {
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    let to = rx.local_addr().unwrap();
+    let mut i = 200usize;
+    sent_all_and_queued(&socket, 200, || {
+        sender.send_to(&[i as u8; 16], to).unwrap();
+        i += 1;
+    });
+    for _ in 0..20 {
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    if rx.is_on_ring() {
+        assert!(
+            tempo_test_support::net::rmem_alloc(&socket) > 0,
+            "the paused receive left the later datagrams in the socket"
+        );
+    }
+    block_on(&mut driver, async {
+        for i in 0..400usize {
+            let first = rx.recv_from_with(|d, _| d[0]).await.unwrap();
+            assert_eq!(first, i as u8, "datagram {i}");
+        }
+    });
+    assert_eq!(tempo_test_support::net::rmem_alloc(&socket), 0, "all taken");
+}
+
+/// Every ready receive takes a unit of the task's budget: with the budget
+/// spent, the receive wakes the task and returns `Pending`, and the
+/// datagram stays for the next poll.
+#[test]
+fn a_ready_receive_spends_the_task_s_budget() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let (rx, _, _sender) = receiver_with_queued(64, 2, 8);
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
+    assert!(recv.as_mut().poll(&mut cx).is_pending());
+    turn_until_woken(&mut driver, &woken);
+    coop::budget(|| {
+        while let Poll::Ready(progress) = coop::poll_proceed(&mut cx) {
+            progress.made_progress();
+        }
+        let before = woken.0.load(SeqCst);
+        assert!(recv.as_mut().poll(&mut cx).is_pending(), "no budget left");
+        assert_eq!(
+            woken.0.load(SeqCst),
+            before + 1,
+            "a spent budget wakes the task"
+        );
+    });
+    assert!(matches!(recv.as_mut().poll(&mut cx), Poll::Ready(Ok(0))));
+    let mut second = pin!(rx.recv_from_with(|d, _| d[0]));
+    assert!(matches!(second.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
+}
+
+struct Panics;
+
+impl Wake for Panics {
+    fn wake(self: Arc<Self>) {
+        panic!("a panicking waker");
+    }
+}
+
+/// A waker that panics in a turn does not keep the turn's other tasks
+/// from being woken; the park re-raises the panic afterwards.
+#[test]
+fn a_panicking_waker_does_not_strand_the_turn_s_others() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let (a, b) = (receiver(64), receiver(64));
+    if !a.is_on_ring() {
+        return; // the epoll driver's own rule, tested in panicking_waker.rs
+    }
+    let panicking = Waker::from(Arc::new(Panics));
+    let (woken, counting) = counting();
+    let mut recv_a = pin!(a.recv_from_with(|d, _| d.len()));
+    let mut recv_b = pin!(b.recv_from_with(|d, _| d.len()));
+    assert!(recv_a
+        .as_mut()
+        .poll(&mut Context::from_waker(&panicking))
+        .is_pending());
+    assert!(recv_b
+        .as_mut()
+        .poll(&mut Context::from_waker(&counting))
+        .is_pending());
+    driver.park_timeout(Duration::ZERO).unwrap(); // both armed
+    let sender = std_sender();
+    sender.send_to(b"a", a.local_addr().unwrap()).unwrap();
+    sender.send_to(b"b", b.local_addr().unwrap()).unwrap();
+    let mut turns = 0;
+    while woken.0.load(SeqCst) == 0 {
+        turns += 1;
+        assert!(turns < 1000, "b's task was never woken");
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            driver.park_timeout(Duration::from_millis(10))
+        }));
+    }
+    let mut cx = Context::from_waker(&counting);
+    assert!(matches!(recv_b.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
+    assert!(matches!(recv_a.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
+}
+
+/// The thread's last receiver takes the ring with it: its drop drains the
+/// cancelled receive at once, so the port is free when the drop returns.
+#[test]
+fn dropping_the_last_receiver_closes_the_ring_and_the_socket_at_once() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let rx = receiver(1500);
+    let addr = rx.local_addr().unwrap();
+    let (_, waker) = counting();
+    {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
+        assert!(recv
+            .as_mut()
+            .poll(&mut Context::from_waker(&waker))
+            .is_pending());
+    }
+    driver.park_timeout(Duration::ZERO).unwrap(); // armed
+    drop(rx);
+    std::net::UdpSocket::bind(addr).expect("the port is free");
+    // A new receiver on this thread makes a new ring, and works.
+    block_on(&mut driver, async {
+        let (rx, _, _sender) = receiver_with_queued(64, 1, 3);
+        assert_eq!(rx.recv_from_with(|d, _| d.len()).await.unwrap(), 3);
+    });
+}
+
+/// More datagrams held than a size class has buffers (130 receivers x 40
+/// queued, 4,096 buffers of 256 bytes): receives starve (`ENOBUFS`), are
+/// armed again as buffers come back, and every datagram of every
+/// receiver arrives, in order.
+#[test]
+fn starved_receives_go_on_when_buffers_come_back() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let receivers: Vec<_> = (0..130).map(|_| receiver_with_queued(64, 40, 8)).collect();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    for (rx, _, _) in &receivers {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    turn_until_woken(&mut driver, &woken);
+    for _ in 0..5 {
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    support::block_on_bounded(&mut driver, 3000, async {
+        for (n, (rx, _, _)) in receivers.iter().enumerate() {
+            for i in 0..40u8 {
+                let first = rx.recv_from_with(|d, _| d[0]).await.unwrap();
+                assert_eq!(first, i, "receiver {n}");
+            }
+        }
+    });
+    for (_, socket, _) in &receivers {
+        assert_eq!(tempo_test_support::net::rmem_alloc(socket), 0);
+    }
+}
+
+/// A receiver whose size class has no buffer left (other receivers hold
+/// them all, unread) still gets its next datagram: its empty socket is
+/// looked at every turn, and the datagram is received directly.
+#[test]
+fn a_reader_of_an_exhausted_class_gets_its_next_datagram() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let holders: Vec<_> = (0..130).map(|_| receiver_with_queued(64, 40, 8)).collect();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    for (rx, _, _) in &holders {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    turn_until_woken(&mut driver, &woken);
+    for _ in 0..5 {
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    let late = receiver(64);
+    let to = late.local_addr().unwrap();
+    let sender = std_sender();
+    let got = support::block_on_bounded(&mut driver, 1000, async {
+        let mut recv = pin!(late.recv_from_with(|d, _| d.to_vec()));
+        // Waits (or, on epoll, would wait) before the datagram is sent.
+        std::future::poll_fn(|cx| match recv.as_mut().poll(cx) {
+            Poll::Pending => Poll::Ready(()),
+            Poll::Ready(r) => panic!("nothing was sent yet: {r:?}"),
+        })
+        .await;
+        sender.send_to(b"late", to).unwrap();
+        recv.await.unwrap()
+    })
+    .output;
+    assert_eq!(got, b"late");
+    drop(holders);
+}
