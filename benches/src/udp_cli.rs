@@ -30,7 +30,8 @@ stdout (the header first with --header) and a summary on stderr.
                        uring-throttled-dense:T, tempo,
                        tempo-throttled:T, tempo-throttled-batch:T,
                        tempo-throttled-splitG:T (G runtimes on G threads,
-                       sockets dealt round-robin) (T in ms); required
+                       sockets dealt round-robin),
+                       tempo-throttled-uring[-dense]:T (T in ms); required
   --streams N          sockets / streams (default 1000); raises the open-files
                        limit to N + 64, or says how to
   --base-port P        port of stream 0 (default 20000)

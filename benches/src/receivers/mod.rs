@@ -23,7 +23,9 @@
 //!
 //! `uring-throttled:T` is no epoll loop: a throttled loop on io_uring
 //! (`uring_loop.rs`), the kernel's side of a regime with no syscall per
-//! datagram.
+//! datagram; `tempo-throttled-uring:T` (`tempo_uring.rs`) is Tempo's
+//! throttling scheduler with a task per socket on the same kernel side
+//! (`tempo::net::UdpRingReceiver`).
 //!
 //! Adding a runtime is one module with a `run(sockets, window) -> io::Result<()>`
 //! function, one [`ReceiverRuntime`] variant, one line in
@@ -41,6 +43,7 @@ use mio_loop::Drain;
 
 pub mod mio_loop;
 pub mod tempo;
+pub mod tempo_uring;
 pub mod threads;
 pub mod tokio_current_thread;
 pub mod uring_loop;
@@ -58,6 +61,8 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "tempo-throttled-batch-threadbuf:T",
     "tempo-throttled-splitG:T",
     "tempo-throttled-threadbuf:T",
+    "tempo-throttled-uring:T",
+    "tempo-throttled-uring-dense:T",
     "tokio",
     "tokio-threadbuf",
     "threads",
@@ -113,6 +118,12 @@ pub enum ReceiverRuntime {
     /// `mio-throttled-lt-streambuf:T`: the level-triggered loop with a
     /// receive buffer per stream.
     MioThrottledLtStreamBuf(Duration),
+    /// `tempo-throttled-uring:T`: Tempo's throttling scheduler, one task
+    /// per socket, each with a `UdpRingReceiver` (io_uring, 2 KiB buffers).
+    TempoThrottledUring(Duration),
+    /// `tempo-throttled-uring-dense:T`: the same for datagrams of up to
+    /// 212 bytes (256-byte buffers).
+    TempoThrottledUringDense(Duration),
     /// `uring-throttled:T`: a throttled loop on io_uring, one multishot
     /// `recvmsg` per socket and one `io_uring_enter` per tick.
     UringThrottled(Duration),
@@ -156,6 +167,12 @@ impl ReceiverRuntime {
             ("tempo-throttled-threadbuf", Some(p)) => Ok(ReceiverRuntime::TempoThrottledThreadBuf(
                 parse_period(name, p)?,
             )),
+            ("tempo-throttled-uring", Some(p)) => {
+                Ok(ReceiverRuntime::TempoThrottledUring(parse_period(name, p)?))
+            }
+            ("tempo-throttled-uring-dense", Some(p)) => Ok(
+                ReceiverRuntime::TempoThrottledUringDense(parse_period(name, p)?),
+            ),
             ("tempo-throttled-batch-threadbuf", Some(p)) => Ok(
                 ReceiverRuntime::TempoThrottledBatchThreadBuf(parse_period(name, p)?),
             ),
@@ -200,6 +217,12 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottledThreadBuf(p) => {
                 format!("tempo-throttled-threadbuf:{}", fmt_ms(*p))
             }
+            ReceiverRuntime::TempoThrottledUring(p) => {
+                format!("tempo-throttled-uring:{}", fmt_ms(*p))
+            }
+            ReceiverRuntime::TempoThrottledUringDense(p) => {
+                format!("tempo-throttled-uring-dense:{}", fmt_ms(*p))
+            }
             ReceiverRuntime::Tokio => "tokio".into(),
             ReceiverRuntime::TokioThreadBuf => "tokio-threadbuf".into(),
             ReceiverRuntime::Threads => "threads".into(),
@@ -227,6 +250,8 @@ impl ReceiverRuntime {
             | ReceiverRuntime::TempoThrottledBatch(p)
             | ReceiverRuntime::TempoThrottledThreadBuf(p)
             | ReceiverRuntime::TempoThrottledBatchThreadBuf(p)
+            | ReceiverRuntime::TempoThrottledUring(p)
+            | ReceiverRuntime::TempoThrottledUringDense(p)
             | ReceiverRuntime::MioThrottled(p)
             | ReceiverRuntime::MioThrottledMmsg(p)
             | ReceiverRuntime::MioThrottledLt(p)
@@ -255,6 +280,12 @@ impl ReceiverRuntime {
             }
             ReceiverRuntime::TempoThrottledBatchThreadBuf(p) => {
                 self::tempo::run_batch_thread_buf(sockets, window, p)
+            }
+            ReceiverRuntime::TempoThrottledUring(p) => {
+                tempo_uring::run(sockets, window, p, tempo_uring::MTU_DATAGRAM)
+            }
+            ReceiverRuntime::TempoThrottledUringDense(p) => {
+                tempo_uring::run(sockets, window, p, tempo_uring::DENSE_DATAGRAM)
             }
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::TokioThreadBuf => {
@@ -301,6 +332,8 @@ mod tests {
             "mio-throttled-lt-streambuf:20",
             "uring-throttled:20",
             "uring-throttled-dense:20",
+            "tempo-throttled-uring:20",
+            "tempo-throttled-uring-dense:20",
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
             "tempo-throttled-split2:20",
