@@ -315,6 +315,34 @@ impl ReceiverRuntime {
     }
 }
 
+/// `streams` bound sockets, each already holding `per_stream` benchmark
+/// datagrams (sequence numbers from 0): what the receivers' smoke tests
+/// start from.
+#[cfg(test)]
+pub(crate) fn sockets_with_queued(streams: usize, per_stream: u64) -> Vec<UdpSocket> {
+    use crate::packet::{PacketHeader, DEFAULT_SIZE};
+
+    let sockets: Vec<UdpSocket> = (0..streams)
+        .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
+        .collect();
+    let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for (stream, sock) in sockets.iter().enumerate() {
+        for seq in 0..per_stream {
+            let mut datagram = [0u8; DEFAULT_SIZE];
+            PacketHeader {
+                seq,
+                sent_ns: crate::clock::monotonic_ns(),
+                stream: stream as u32,
+            }
+            .write_to(&mut datagram);
+            sender
+                .send_to(&datagram, sock.local_addr().unwrap())
+                .unwrap();
+        }
+    }
+    sockets
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

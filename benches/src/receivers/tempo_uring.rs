@@ -60,7 +60,6 @@ async fn receive_loop(receiver: UdpRingReceiver, mut tracker: StreamTracker) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{PacketHeader, DEFAULT_SIZE};
     use crate::recv_stats::with_thread_stats;
 
     /// Datagrams queued before the runtime starts reach their tasks, each
@@ -68,24 +67,7 @@ mod tests {
     #[test]
     fn ring_receiver_tasks_receive_every_queued_datagram() {
         for max_datagram in [MTU_DATAGRAM, DENSE_DATAGRAM] {
-            let sockets: Vec<UdpSocket> = (0..3)
-                .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-                .collect();
-            let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
-            for (stream, sock) in sockets.iter().enumerate() {
-                for seq in 0..4 {
-                    let mut datagram = [0u8; DEFAULT_SIZE];
-                    PacketHeader {
-                        seq,
-                        sent_ns: crate::clock::monotonic_ns(),
-                        stream: stream as u32,
-                    }
-                    .write_to(&mut datagram);
-                    sender
-                        .send_to(&datagram, sock.local_addr().unwrap())
-                        .unwrap();
-                }
-            }
+            let sockets = super::super::sockets_with_queued(3, 4);
             let before = with_thread_stats(|stats| stats.received);
             let window = MeasureWindow::after_warmup(Duration::ZERO, Duration::from_secs(1));
             run(sockets, window, Duration::from_millis(20), max_datagram).unwrap();

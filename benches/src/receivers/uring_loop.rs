@@ -106,7 +106,6 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::{PacketHeader, DEFAULT_SIZE};
     use crate::recv_stats::with_thread_stats;
 
     /// Datagrams queued before the loop starts are received, each once,
@@ -115,26 +114,7 @@ mod tests {
     #[test]
     fn the_uring_loop_receives_every_queued_datagram() {
         for buf_len in [super::super::RECV_BUF_LEN, DENSE_BUF_LEN] {
-            let sockets: Vec<UdpSocket> = (0..3)
-                .map(|_| UdpSocket::bind("127.0.0.1:0").unwrap())
-                .collect();
-            let sender = UdpSocket::bind("127.0.0.1:0").unwrap();
-            for (stream, sock) in sockets.iter().enumerate() {
-                for seq in 0..4 {
-                    let mut datagram = [0u8; DEFAULT_SIZE];
-                    let sent_ns = monotonic_ns();
-                    let stream = stream as u32;
-                    PacketHeader {
-                        seq,
-                        sent_ns,
-                        stream,
-                    }
-                    .write_to(&mut datagram);
-                    sender
-                        .send_to(&datagram, sock.local_addr().unwrap())
-                        .unwrap();
-                }
-            }
+            let sockets = super::super::sockets_with_queued(3, 4);
             let before = with_thread_stats(|stats| stats.received);
             // The loop's first tick receives everything, at once: the
             // window only has to outlast the ring's set-up (milliseconds;
