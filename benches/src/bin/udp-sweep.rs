@@ -46,7 +46,8 @@ of CPU, latency and loss.
                        mio-throttled[:T] (default: these six), and
                        tempo-throttled-batch[:T], mio-throttled-mmsg[:T],
                        mio-throttled-lt[:T], mio-throttled-lt-streambuf[:T],
-                       uring-throttled[-dense][:T], tempo-throttled-splitG:T;
+                       uring-throttled[-dense][:T], tempo-throttled-splitG:T,
+                       tempo-throttled-uring[-dense]:T;
                        a throttled name without :T expands to every
                        --throttles value
   --streams N,...      stream counts (default 1000,2000,4000,8000; the
