@@ -38,7 +38,13 @@ use crate::Handle;
 /// draws on buffers that fit that (256 bytes for 212-byte datagrams,
 /// 2 KiB for an Ethernet MTU, up to 64 KiB), so small datagrams stay
 /// dense in memory. A longer datagram is cut to `max_datagram` bytes, as
-/// `recv_from` into a buffer of that size cuts it.
+/// `recv_from` into a buffer of that size cuts it. A class has 4,096
+/// buffers (fewer above 2 KiB: 8 MiB per class). When a thread's
+/// receivers hold them all (more datagrams per turn than that, or tasks
+/// that do not read), that class's receives wait until buffers come
+/// back, and a task reading meanwhile takes its datagrams with one
+/// `recvfrom` each: nothing is lost or reordered, but such a thread is
+/// past what the ring is sized for.
 ///
 /// # One thread
 ///
