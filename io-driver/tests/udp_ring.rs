@@ -444,3 +444,65 @@ fn a_reader_of_an_exhausted_class_gets_its_next_datagram() {
     assert_eq!(got, b"late");
     drop(holders);
 }
+
+/// A receive error (ICMP port unreachable on a connected socket) reaches
+/// the task as the receive's error, and the receiver goes on receiving.
+#[test]
+fn a_receive_error_is_returned_and_the_receiver_goes_on() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let nobody = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let closed = nobody.local_addr().unwrap();
+        drop(nobody);
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.connect(closed).unwrap();
+        let probe = socket.try_clone().unwrap();
+        let rx = UdpRingReceiver::from_std(socket, 64).unwrap();
+        probe.send(b"anyone?").unwrap(); // answered by ICMP port unreachable
+        let err = rx.recv_from_with(|d, _| d.len()).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused, "{err}");
+        // A datagram from the connected peer still arrives afterwards.
+        let peer = std::net::UdpSocket::bind(closed).unwrap();
+        peer.send_to(b"late", rx.local_addr().unwrap()).unwrap();
+        let got = rx.recv_from_with(|d, _| d.to_vec()).await.unwrap();
+        assert_eq!(got, b"late");
+    });
+}
+
+/// Receivers made under two drivers on one thread share its ring: either
+/// driver's park turns it, and arrivals wake the driver of the newest
+/// receiver.
+#[test]
+fn two_drivers_on_one_thread_share_its_ring() {
+    let first = Driver::new().unwrap();
+    let mut second = Driver::new().unwrap();
+    let (a, _, _a_sender) = {
+        let _enter = first.handle().enter();
+        receiver_with_queued(64, 1, 1)
+    };
+    let b = {
+        let _enter = second.handle().enter();
+        receiver(64)
+    };
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    let mut recv_a = pin!(a.recv_from_with(|d, _| d.len()));
+    let mut recv_b = pin!(b.recv_from_with(|d, _| d.to_vec()));
+    assert!(recv_a.as_mut().poll(&mut cx).is_pending());
+    assert!(recv_b.as_mut().poll(&mut cx).is_pending());
+    // The second driver's park serves the first driver's receiver too.
+    turn_until_woken(&mut second, &woken);
+    assert!(matches!(recv_a.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
+    if !b.is_on_ring() {
+        return;
+    }
+    std_sender().send_to(b"b", b.local_addr().unwrap()).unwrap();
+    use std::os::fd::AsRawFd;
+    assert!(
+        readable_within_10s(second.as_raw_fd()),
+        "the ring's arrivals wake the newest receiver's driver"
+    );
+    second.park_timeout(Duration::ZERO).unwrap();
+    assert!(matches!(recv_b.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"b"));
+    drop(first);
+}
