@@ -29,8 +29,10 @@
 //! how long it may block (not at all while a turn is due). While it
 //! blocks, the ring's eventfd (registered with the driver) wakes it.
 
+mod slot;
 mod thread_ring;
 
+pub(crate) use slot::Arrival;
 pub(crate) use thread_ring::{
-    size_class, turn_this_thread, wait_limit_on_this_thread, Arrival, Taken, ThreadRing,
+    size_class, turn_this_thread, wait_limit_on_this_thread, Taken, ThreadRing,
 };

@@ -1,28 +1,9 @@
 //! [`ThreadRing`]: the io_uring of one thread, the receives armed on it,
 //! and what each receive has brought and its receiver not yet taken.
 //!
-//! # The slot of a receiver
-//!
-//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot: its
-//! socket (owned here, so that the fd stays open as long as a receive
-//! may use it), the size class of its buffers, its arrivals and its
-//! task's waker. A slot is in one of five states:
-//!
-//! * `Queued`: its multishot receive is to be submitted by the next turn
-//!   (new, or ended after an error);
-//! * `Armed`: the receive is in the kernel;
-//! * `Paused`: no receive, because the slot holds [`MAX_HELD`]
-//!   arrivals its task has not taken; the first poll that empties the
-//!   slot queues it again, so a receiver that is not read holds a bounded
-//!   number of buffers and the rest waits in its socket's buffer, as it
-//!   would on epoll;
-//! * `Cancelling`: a cancellation is submitted (the slot was paused while
-//!   armed, its receiver was dropped, or its group ran out of buffers),
-//!   the final completion is due;
-//! * `Starved`: its receive ended for want of buffers; queued again when
-//!   buffers come back to its group.
-//!
-//! A slot is removed at its receive's final completion when its receiver
+//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot
+//! (`slot.rs`: its socket, buffers' class, arrivals, waker and state); a
+//! slot is removed at its receive's final completion when its receiver
 //! is gone (or at once when none is in flight), never earlier: no
 //! completion ever names a removed slot, and a slot key is reused only
 //! once nothing of the old slot is in flight.
@@ -56,7 +37,6 @@
 //! retried in a loop: it is retried when a buffer comes back.
 
 use std::cell::{Cell, RefCell};
-use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -71,7 +51,9 @@ use slab::Slab;
 use crate::handle::Handle;
 use crate::readiness::wake_batch;
 use crate::readiness::Registration;
-use crate::sys::uring::{self, Bid, BufGroup, Completion, Ring, RECV_HEADER_LEN};
+use crate::sys::uring::{self, BufGroup, Completion, Ring, RECV_HEADER_LEN};
+
+use super::slot::{Arrival, Slot, SlotState, MAX_HELD};
 
 /// Submission entries: arms for that many receivers per `enter`.
 const SQ_ENTRIES: u32 = 1024;
@@ -84,8 +66,6 @@ const MAX_UDP_PAYLOAD: usize = 65_507;
 /// Memory per size class, and the most buffers of one class.
 const CLASS_BYTES: usize = 8 << 20;
 const MAX_CLASS_BUFFERS: usize = 4096;
-/// Arrivals a slot holds before its receive is paused.
-pub(crate) const MAX_HELD: usize = 32;
 /// `user_data` of cancellations (slot keys are far smaller).
 const CANCEL_TAG: u64 = u64::MAX;
 /// How often a starving task's socket is looked at (see `wait_starving`).
@@ -105,72 +85,6 @@ fn wake_catching(waker: &Waker, panic: &mut Option<wake_batch::Panic>) {
     let woken = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| waker.wake_by_ref()));
     if let Err(payload) = woken {
         panic.get_or_insert(payload);
-    }
-}
-
-/// What a receive brought a slot.
-#[derive(Debug)]
-pub(crate) enum Arrival {
-    /// A datagram in buffer `bid` of the slot's class, `used` bytes of it.
-    Datagram { bid: Bid, used: u32 },
-    /// The receive failed (its error), and is queued again.
-    Error(i32),
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SlotState {
-    Queued,
-    Armed,
-    Paused,
-    Cancelling,
-    Starved,
-}
-
-/// A receiver's slot (see the module docs), compact: a throttled tick
-/// touches one line of it per datagram.
-#[derive(Debug)]
-struct Slot {
-    waker: Option<Waker>,
-    /// The oldest arrival not taken (the usual one: a stream's datagram
-    /// per tick), inline ...
-    first: Option<Arrival>,
-    /// ... and the later ones, in order, out of line (made with the slot,
-    /// so that no datagram allocates; a backlog above its first capacity
-    /// grows it once).
-    // Boxed: 8 bytes in the slot instead of 32, so that a slot (40 bytes)
-    // rarely straddles two cache lines; the queue is touched only by a
-    // backlog.
-    #[allow(clippy::box_collection)]
-    more: Box<VecDeque<Arrival>>,
-    socket: std::net::UdpSocket,
-    class: u8,
-    state: SlotState,
-    /// The receiver is gone: the slot goes at its final completion.
-    closed: bool,
-    /// Its receive is cancelled to be armed again at once (its group ran
-    /// out of buffers; see `restart_starved`).
-    kicked: bool,
-    /// Its task waits, its slot empty, while its group is exhausted (see
-    /// `wait_starving`).
-    starving: bool,
-}
-
-impl Slot {
-    fn push(&mut self, arrival: Arrival) {
-        if self.first.is_none() {
-            self.first = Some(arrival);
-        } else {
-            self.more.push_back(arrival);
-        }
-    }
-
-    fn pop(&mut self) -> Option<Arrival> {
-        let next = self.more.pop_front();
-        std::mem::replace(&mut self.first, next)
-    }
-
-    fn held(&self) -> usize {
-        usize::from(self.first.is_some()) + self.more.len()
     }
 }
 
@@ -290,17 +204,7 @@ impl ThreadRing {
     /// to be armed; returns its key.
     pub(crate) fn add(&mut self, socket: std::net::UdpSocket, class: usize) -> io::Result<usize> {
         self.group(class)?;
-        let key = self.slots.insert(Slot {
-            waker: None,
-            first: None,
-            more: Box::new(VecDeque::with_capacity(4)),
-            socket,
-            class: class as u8,
-            state: SlotState::Queued,
-            closed: false,
-            kicked: false,
-            starving: false,
-        });
+        let key = self.slots.insert(Slot::new(socket, class as u8));
         self.to_arm.push(key);
         Ok(key)
     }

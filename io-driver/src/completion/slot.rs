@@ -1,0 +1,115 @@
+//! A receiver's slot in its thread's ring ([`Slot`]), what a receive
+//! brings it ([`Arrival`]) and its states ([`SlotState`]).
+//!
+//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot: its
+//! socket (owned here, so that the fd stays open as long as a receive
+//! may use it), the size class of its buffers, its arrivals and its
+//! task's waker. A slot is in one of five states:
+//!
+//! * `Queued`: its multishot receive is to be submitted by the next turn
+//!   (new, or ended after an error);
+//! * `Armed`: the receive is in the kernel;
+//! * `Paused`: no receive, because the slot holds [`MAX_HELD`]
+//!   arrivals its task has not taken; the first poll that empties the
+//!   slot queues it again, so a receiver that is not read holds a bounded
+//!   number of buffers and the rest waits in its socket's buffer, as it
+//!   would on epoll;
+//! * `Cancelling`: a cancellation is submitted (the slot was paused while
+//!   armed, its receiver was dropped, or its group ran out of buffers),
+//!   the final completion is due;
+//! * `Starved`: its receive ended for want of buffers; queued again when
+//!   buffers come back to its group.
+
+use std::collections::VecDeque;
+use std::task::Waker;
+
+use crate::sys::uring::Bid;
+
+/// Arrivals a slot holds before its receive is paused.
+pub(crate) const MAX_HELD: usize = 32;
+
+/// What a receive brought a slot.
+#[derive(Debug)]
+pub(crate) enum Arrival {
+    /// A datagram in buffer `bid` of the slot's class, `used` bytes of it.
+    Datagram { bid: Bid, used: u32 },
+    /// The receive failed (its error), and is queued again.
+    Error(i32),
+}
+
+/// Where a slot's receive is (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotState {
+    Queued,
+    Armed,
+    Paused,
+    Cancelling,
+    Starved,
+}
+
+/// A receiver's slot (see the module docs), compact: a throttled tick
+/// touches one line of it per datagram.
+#[derive(Debug)]
+pub(crate) struct Slot {
+    pub(crate) waker: Option<Waker>,
+    /// The oldest arrival not taken (the usual one: a stream's datagram
+    /// per tick), inline ...
+    pub(crate) first: Option<Arrival>,
+    /// ... and the later ones, in order, out of line (made with the slot,
+    /// so that no datagram allocates; a backlog above its first capacity
+    /// grows it once).
+    // Boxed: 8 bytes in the slot instead of 32, so that a slot (40 bytes)
+    // rarely straddles two cache lines; the queue is touched only by a
+    // backlog.
+    #[allow(clippy::box_collection)]
+    pub(crate) more: Box<VecDeque<Arrival>>,
+    pub(crate) socket: std::net::UdpSocket,
+    pub(crate) class: u8,
+    pub(crate) state: SlotState,
+    /// The receiver is gone: the slot goes at its final completion.
+    pub(crate) closed: bool,
+    /// Its receive is cancelled to be armed again at once (its group ran
+    /// out of buffers; see `restart_starved`).
+    pub(crate) kicked: bool,
+    /// Its task waits, its slot empty, while its group is exhausted (see
+    /// `wait_starving`).
+    pub(crate) starving: bool,
+}
+
+impl Slot {
+    /// The slot of a new receiver of `socket` with buffers of size class
+    /// `class`, queued to be armed.
+    pub(crate) fn new(socket: std::net::UdpSocket, class: u8) -> Slot {
+        Slot {
+            waker: None,
+            first: None,
+            more: Box::new(VecDeque::with_capacity(4)),
+            socket,
+            class,
+            state: SlotState::Queued,
+            closed: false,
+            kicked: false,
+            starving: false,
+        }
+    }
+
+    /// Adds an arrival after those held.
+    pub(crate) fn push(&mut self, arrival: Arrival) {
+        if self.first.is_none() {
+            self.first = Some(arrival);
+        } else {
+            self.more.push_back(arrival);
+        }
+    }
+
+    /// Takes the oldest arrival held.
+    pub(crate) fn pop(&mut self) -> Option<Arrival> {
+        let next = self.more.pop_front();
+        std::mem::replace(&mut self.first, next)
+    }
+
+    /// How many arrivals the slot holds.
+    pub(crate) fn held(&self) -> usize {
+        usize::from(self.first.is_some()) + self.more.len()
+    }
+}
