@@ -376,6 +376,26 @@ fn dropping_the_last_receiver_closes_the_ring_and_the_socket_at_once() {
     });
 }
 
+/// 130 receivers of the 256-byte class on `driver`'s thread (entered),
+/// 40 datagrams `[i; 8]` queued on each, armed, and turned until their
+/// receives hold every buffer of the class (4,096) and none is read.
+fn exhaust_the_256_byte_class(
+    driver: &mut Driver,
+) -> Vec<(UdpRingReceiver, std::net::UdpSocket, std::net::UdpSocket)> {
+    let receivers: Vec<_> = (0..130).map(|_| receiver_with_queued(64, 40, 8)).collect();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    for (rx, _, _) in &receivers {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    turn_until_woken(driver, &woken);
+    for _ in 0..5 {
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    receivers
+}
+
 /// More datagrams held than a size class has buffers (130 receivers x 40
 /// queued, 4,096 buffers of 256 bytes): receives starve (`ENOBUFS`), are
 /// armed again as buffers come back, and every datagram of every
@@ -384,17 +404,7 @@ fn dropping_the_last_receiver_closes_the_ring_and_the_socket_at_once() {
 fn starved_receives_go_on_when_buffers_come_back() {
     let mut driver = Driver::new().unwrap();
     let _enter = driver.handle().enter();
-    let receivers: Vec<_> = (0..130).map(|_| receiver_with_queued(64, 40, 8)).collect();
-    let (woken, waker) = counting();
-    let mut cx = Context::from_waker(&waker);
-    for (rx, _, _) in &receivers {
-        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
-        assert!(recv.as_mut().poll(&mut cx).is_pending());
-    }
-    turn_until_woken(&mut driver, &woken);
-    for _ in 0..5 {
-        driver.park_timeout(Duration::ZERO).unwrap();
-    }
+    let receivers = exhaust_the_256_byte_class(&mut driver);
     support::block_on_bounded(&mut driver, 3000, async {
         for (n, (rx, _, _)) in receivers.iter().enumerate() {
             for i in 0..40u8 {
@@ -415,17 +425,7 @@ fn starved_receives_go_on_when_buffers_come_back() {
 fn a_reader_of_an_exhausted_class_gets_its_next_datagram() {
     let mut driver = Driver::new().unwrap();
     let _enter = driver.handle().enter();
-    let holders: Vec<_> = (0..130).map(|_| receiver_with_queued(64, 40, 8)).collect();
-    let (woken, waker) = counting();
-    let mut cx = Context::from_waker(&waker);
-    for (rx, _, _) in &holders {
-        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
-        assert!(recv.as_mut().poll(&mut cx).is_pending());
-    }
-    turn_until_woken(&mut driver, &woken);
-    for _ in 0..5 {
-        driver.park_timeout(Duration::ZERO).unwrap();
-    }
+    let holders = exhaust_the_256_byte_class(&mut driver);
     let late = receiver(64);
     let to = late.local_addr().unwrap();
     let sender = std_sender();
