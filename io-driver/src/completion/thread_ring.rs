@@ -30,7 +30,7 @@
 //! waiting, a cancellation or completions wait, or buffers came back to
 //! an exhausted group. Arrivals while the driver blocks wake it through
 //! the ring's eventfd, registered with the driver that was current when
-//! the ring was made (the kernel also signals it when a turn posts
+//! the thread's newest receiver was made (the kernel also signals it when a turn posts
 //! completions, so the driver's next poll after a turn that received
 //! returns at once, once). Nothing else makes a turn due, so an idle
 //! thread with armed receivers blocks, and a starved receive is not
