@@ -35,5 +35,5 @@ pub mod udp_receiver;
 pub mod udp_sender;
 pub mod udp_socket;
 pub mod udp_sweep;
-pub mod uring;
+mod uring;
 pub mod window;

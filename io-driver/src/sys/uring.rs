@@ -6,7 +6,9 @@
 //! The kernel's structures are declared here from `linux/io_uring.h`
 //! (`libc` has the syscall numbers, not the structures), and every
 //! `unsafe` of the completion backend is in this file, behind a safe
-//! interface whose rules are:
+//! interface (the benchmark's hand-written io_uring loop compiles this
+//! same file, `benches/src/uring.rs`: keep it free of `crate::` paths)
+//! whose rules are:
 //!
 //! * the ring is made with `IORING_SETUP_SINGLE_ISSUER |
 //!   IORING_SETUP_DEFER_TASKRUN`: it belongs to the thread that made it
@@ -16,8 +18,9 @@
 //!   its return) until a completion names it; the completion hands the
 //!   caller a [`Bid`], which is not `Copy` and is consumed by
 //!   [`BufGroup::read`] or [`BufGroup::discard`], both of which give the
-//!   buffer back. So user space reads a buffer only while it owns it, and
-//!   gives each back exactly once;
+//!   buffer back (count it with [`BufGroup::lent`] first: the group's
+//!   exhaustion bookkeeping). So user space reads a buffer only while it
+//!   owns it, and gives each back exactly once;
 //! * a [`BufGroup`] must outlive every receive that may still write into
 //!   its buffers: its owner drops it only after the last receive drawing
 //!   on it reported its final completion, or after the ring is closed
@@ -568,6 +571,7 @@ impl BufGroup {
             entries,
             tail: Cell::new(0),
             count,
+            // Every buffer is out until the loop below gives it to the kernel.
             out: Cell::new(count),
             exhausted: Cell::new(false),
             refilled: Cell::new(false),
@@ -577,7 +581,6 @@ impl BufGroup {
         for bid in 0..count {
             group.give_back(Bid(bid));
         }
-        group.refilled.set(false);
         Ok(group)
     }
 
