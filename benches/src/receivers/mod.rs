@@ -25,7 +25,11 @@
 //! (`uring_loop.rs`), the kernel's side of a regime with no syscall per
 //! datagram; `tempo-throttled-uring:T` (`tempo_uring.rs`) is Tempo's
 //! throttling scheduler with a task per socket on the same kernel side
-//! (`tempo::net::UdpRingReceiver`).
+//! (`tempo::net::UdpRingReceiver`). `tempo-throttled-uring-taskbuf:T`
+//! and `tempo-throttled-uring-dense-taskbuf:T` copy each datagram into a
+//! buffer of the task's own (`UdpRingReceiver::recv_from`), the plain
+//! receiver's discipline: what a `UdpSocket` receiving on io_uring would
+//! cost.
 //!
 //! Adding a runtime is one module with a `run(sockets, window) -> io::Result<()>`
 //! function, one [`ReceiverRuntime`] variant, one line in
@@ -40,6 +44,8 @@ use crate::runtime_name::{fmt_ms, parse_period};
 use crate::window::MeasureWindow;
 use mio_loop::Buffers::{PerStream, Shared};
 use mio_loop::Drain;
+use tempo_uring::Read::{InPlace, TaskBuffer};
+use tempo_uring::{DENSE_DATAGRAM, MTU_DATAGRAM};
 
 pub mod mio_loop;
 pub mod tempo;
@@ -63,6 +69,8 @@ pub const RUNTIME_NAMES: &[&str] = &[
     "tempo-throttled-threadbuf:T",
     "tempo-throttled-uring:T",
     "tempo-throttled-uring-dense:T",
+    "tempo-throttled-uring-taskbuf:T",
+    "tempo-throttled-uring-dense-taskbuf:T",
     "tokio",
     "tokio-threadbuf",
     "threads",
@@ -124,6 +132,12 @@ pub enum ReceiverRuntime {
     /// `tempo-throttled-uring-dense:T`: the same for datagrams of up to
     /// 212 bytes (256-byte buffers).
     TempoThrottledUringDense(Duration),
+    /// `tempo-throttled-uring-taskbuf:T`: `tempo-throttled-uring:T`
+    /// copying each datagram into the task's own 2 KiB buffer.
+    TempoThrottledUringTaskBuf(Duration),
+    /// `tempo-throttled-uring-dense-taskbuf:T`: the same with 256-byte
+    /// ring buffers.
+    TempoThrottledUringDenseTaskBuf(Duration),
     /// `uring-throttled:T`: a throttled loop on io_uring, one multishot
     /// `recvmsg` per socket and one `io_uring_enter` per tick.
     UringThrottled(Duration),
@@ -172,6 +186,12 @@ impl ReceiverRuntime {
             }
             ("tempo-throttled-uring-dense", Some(p)) => Ok(
                 ReceiverRuntime::TempoThrottledUringDense(parse_period(name, p)?),
+            ),
+            ("tempo-throttled-uring-taskbuf", Some(p)) => Ok(
+                ReceiverRuntime::TempoThrottledUringTaskBuf(parse_period(name, p)?),
+            ),
+            ("tempo-throttled-uring-dense-taskbuf", Some(p)) => Ok(
+                ReceiverRuntime::TempoThrottledUringDenseTaskBuf(parse_period(name, p)?),
             ),
             ("tempo-throttled-batch-threadbuf", Some(p)) => Ok(
                 ReceiverRuntime::TempoThrottledBatchThreadBuf(parse_period(name, p)?),
@@ -223,6 +243,12 @@ impl ReceiverRuntime {
             ReceiverRuntime::TempoThrottledUringDense(p) => {
                 format!("tempo-throttled-uring-dense:{}", fmt_ms(*p))
             }
+            ReceiverRuntime::TempoThrottledUringTaskBuf(p) => {
+                format!("tempo-throttled-uring-taskbuf:{}", fmt_ms(*p))
+            }
+            ReceiverRuntime::TempoThrottledUringDenseTaskBuf(p) => {
+                format!("tempo-throttled-uring-dense-taskbuf:{}", fmt_ms(*p))
+            }
             ReceiverRuntime::Tokio => "tokio".into(),
             ReceiverRuntime::TokioThreadBuf => "tokio-threadbuf".into(),
             ReceiverRuntime::Threads => "threads".into(),
@@ -252,6 +278,8 @@ impl ReceiverRuntime {
             | ReceiverRuntime::TempoThrottledBatchThreadBuf(p)
             | ReceiverRuntime::TempoThrottledUring(p)
             | ReceiverRuntime::TempoThrottledUringDense(p)
+            | ReceiverRuntime::TempoThrottledUringTaskBuf(p)
+            | ReceiverRuntime::TempoThrottledUringDenseTaskBuf(p)
             | ReceiverRuntime::MioThrottled(p)
             | ReceiverRuntime::MioThrottledMmsg(p)
             | ReceiverRuntime::MioThrottledLt(p)
@@ -282,10 +310,16 @@ impl ReceiverRuntime {
                 self::tempo::run_batch_thread_buf(sockets, window, p)
             }
             ReceiverRuntime::TempoThrottledUring(p) => {
-                tempo_uring::run(sockets, window, p, tempo_uring::MTU_DATAGRAM)
+                tempo_uring::run(sockets, window, p, MTU_DATAGRAM, InPlace)
             }
             ReceiverRuntime::TempoThrottledUringDense(p) => {
-                tempo_uring::run(sockets, window, p, tempo_uring::DENSE_DATAGRAM)
+                tempo_uring::run(sockets, window, p, DENSE_DATAGRAM, InPlace)
+            }
+            ReceiverRuntime::TempoThrottledUringTaskBuf(p) => {
+                tempo_uring::run(sockets, window, p, MTU_DATAGRAM, TaskBuffer)
+            }
+            ReceiverRuntime::TempoThrottledUringDenseTaskBuf(p) => {
+                tempo_uring::run(sockets, window, p, DENSE_DATAGRAM, TaskBuffer)
             }
             ReceiverRuntime::Tokio => tokio_current_thread::run(sockets, window),
             ReceiverRuntime::TokioThreadBuf => {
@@ -362,6 +396,8 @@ mod tests {
             "uring-throttled-dense:20",
             "tempo-throttled-uring:20",
             "tempo-throttled-uring-dense:20",
+            "tempo-throttled-uring-taskbuf:20",
+            "tempo-throttled-uring-dense-taskbuf:20",
             "tempo-throttled:20",
             "tempo-throttled-batch:20",
             "tempo-throttled-split2:20",
