@@ -418,6 +418,46 @@ fn starved_receives_go_on_when_buffers_come_back() {
     }
 }
 
+/// A size class's buffers grow with its receivers: 100 receivers of the
+/// largest class (groups of 64 buffers of 128 KiB, a group per 32
+/// receivers) with 2 datagrams queued each take all 200 in one turn, none
+/// left waiting in a socket for a buffer, and read them in order.
+#[test]
+fn a_class_has_buffers_for_two_datagrams_of_each_receiver() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let receivers: Vec<_> = (0..100)
+        .map(|_| receiver_with_queued(65_507, 2, 8))
+        .collect();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    for (rx, _, _) in &receivers {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    turn_until_woken(&mut driver, &woken);
+    for _ in 0..5 {
+        driver.park_timeout(Duration::ZERO).unwrap();
+    }
+    if receivers[0].0.is_on_ring() {
+        for (n, (_, socket, _)) in receivers.iter().enumerate() {
+            let queued = tempo_test_support::net::rmem_alloc(socket);
+            assert_eq!(queued, 0, "receiver {n}'s datagrams wait for buffers");
+        }
+    }
+    support::block_on_bounded(&mut driver, 1000, async {
+        for (n, (rx, _, _)) in receivers.iter().enumerate() {
+            for i in 0..2u8 {
+                assert_eq!(
+                    rx.recv_from_with(|d, _| d[0]).await.unwrap(),
+                    i,
+                    "receiver {n}"
+                );
+            }
+        }
+    });
+}
+
 /// A receiver whose size class has no buffer left (other receivers hold
 /// them all, unread) still gets its next datagram: its empty socket is
 /// looked at every turn, and the datagram is received directly.

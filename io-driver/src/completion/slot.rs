@@ -3,7 +3,7 @@
 //!
 //! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot: its
 //! socket (owned here, so that the fd stays open as long as a receive
-//! may use it), the size class of its buffers, its arrivals and its
+//! may use it), the buffer group it draws on, its arrivals and its
 //! task's waker. A slot is in one of five states:
 //!
 //! * `Queued`: its multishot receive is to be submitted by the next turn
@@ -31,7 +31,7 @@ pub(crate) const MAX_HELD: usize = 32;
 /// What a receive brought a slot.
 #[derive(Debug)]
 pub(crate) enum Arrival {
-    /// A datagram in buffer `bid` of the slot's class, `used` bytes of it.
+    /// A datagram in buffer `bid` of the slot's group, `used` bytes of it.
     Datagram { bid: Bid, used: u32 },
     /// The receive failed (its error), and is queued again.
     Error(i32),
@@ -64,7 +64,8 @@ pub(crate) struct Slot {
     #[allow(clippy::box_collection)]
     pub(crate) more: Box<VecDeque<Arrival>>,
     pub(crate) socket: std::net::UdpSocket,
-    pub(crate) class: u8,
+    /// The `bgid` of the buffer group it draws on.
+    pub(crate) group: u16,
     pub(crate) state: SlotState,
     /// The receiver is gone: the slot goes at its final completion.
     pub(crate) closed: bool,
@@ -77,15 +78,15 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    /// The slot of a new receiver of `socket` with buffers of size class
-    /// `class`, queued to be armed.
-    pub(crate) fn new(socket: std::net::UdpSocket, class: u8) -> Slot {
+    /// The slot of a new receiver of `socket` drawing on buffer group
+    /// `group`, queued to be armed.
+    pub(crate) fn new(socket: std::net::UdpSocket, group: u16) -> Slot {
         Slot {
             waker: None,
             first: None,
             more: Box::new(VecDeque::with_capacity(4)),
             socket,
-            class,
+            group,
             state: SlotState::Queued,
             closed: false,
             kicked: false,

@@ -2,16 +2,30 @@
 //! and what each receive has brought and its receiver not yet taken.
 //!
 //! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot
-//! (`slot.rs`: its socket, buffers' class, arrivals, waker and state); a
+//! (`slot.rs`: its socket, buffer group, arrivals, waker and state); a
 //! slot is removed at its receive's final completion when its receiver
 //! is gone (or at once when none is in flight), never earlier: no
 //! completion ever names a removed slot, and a slot key is reused only
 //! once nothing of the old slot is in flight.
 //!
-//! # When a size class runs out of buffers
+//! # Buffer groups
 //!
-//! The thread's receivers share each class's buffers, so receivers whose
-//! tasks do not read can hold them all. Then a receive finds none: it
+//! A size class's buffers come in groups (a provided-buffer ring each,
+//! registered once, never resized) of at most 4,096 buffers and 8 MiB. A
+//! new receiver joins the class's group with the fewest receivers, and a
+//! class registers one more group when each of its groups serves half as
+//! many receivers as it has buffers (2,048 in the small classes): room
+//! for each receiver's datagram of a tick and as many again, so that a
+//! group runs out only when tasks do not read or streams burst. The
+//! small classes' memory thus grows with the thread's receivers, 1 MiB
+//! of 256-byte buffers per 2,048, and stays dense; a class stops at 8
+//! groups (16,384 receivers in the small classes), and receivers past
+//! that share the groups it has.
+//!
+//! # When a group runs out of buffers
+//!
+//! A group's receivers share its buffers, so receivers whose tasks do
+//! not read can hold them all. Then a receive finds none: it
 //! either ends (`ENOBUFS`: the slot starves) or, seen on 6.18, stays armed
 //! without a completion and is not retried until its socket reports new
 //! data. Three rules keep every reader going: a task whose slot is empty
@@ -63,9 +77,11 @@ const CQ_ENTRIES: u32 = 16_384;
 const MIN_BUF_LEN: usize = 256;
 /// The longest UDP payload (over IPv4), so the largest buffer is 128 KiB.
 const MAX_UDP_PAYLOAD: usize = 65_507;
-/// Memory per size class, and the most buffers of one class.
-const CLASS_BYTES: usize = 8 << 20;
-const MAX_CLASS_BUFFERS: usize = 4096;
+/// The most memory, and the most buffers, of one buffer group.
+const GROUP_BYTES: usize = 8 << 20;
+const MAX_GROUP_BUFFERS: usize = 4096;
+/// The most buffer groups of one size class (see the module docs).
+const MAX_CLASS_GROUPS: usize = 8;
 /// `user_data` of cancellations (slot keys are far smaller).
 const CANCEL_TAG: u64 = u64::MAX;
 /// How often a starving task's socket is looked at (see `wait_starving`).
@@ -93,7 +109,8 @@ pub(crate) struct ThreadRing {
     // Field order is drop order: the ring is closed (after `Drop` drained
     // every receive) before the buffer groups are unmapped.
     ring: Ring,
-    groups: Vec<Option<Rc<BufGroup>>>,
+    /// Every buffer group, at its `bgid`.
+    groups: Vec<Group>,
     slots: Slab<Slot>,
     /// Slots to arm at the next turn (keys of `Queued` slots; a stale key
     /// is skipped).
@@ -113,6 +130,14 @@ pub(crate) struct ThreadRing {
     /// driver it wakes.
     eventfd: OwnedFd,
     registration: Registration,
+}
+
+/// A buffer group, the size class it serves and how many receivers draw
+/// on it.
+struct Group {
+    buffers: Rc<BufGroup>,
+    class: usize,
+    receivers: usize,
 }
 
 impl std::fmt::Debug for ThreadRing {
@@ -203,30 +228,50 @@ impl ThreadRing {
     /// Adds a slot for `socket` with buffers of size class `class`, queued
     /// to be armed; returns its key.
     pub(crate) fn add(&mut self, socket: std::net::UdpSocket, class: usize) -> io::Result<usize> {
-        self.group(class)?;
-        let key = self.slots.insert(Slot::new(socket, class as u8));
+        let group = self.group_for(class)?;
+        self.groups[group].receivers += 1;
+        let key = self.slots.insert(Slot::new(socket, group as u16));
         self.to_arm.push(key);
         Ok(key)
     }
 
-    /// The buffer group of `class`, registered at its first use.
-    fn group(&mut self, class: usize) -> io::Result<Rc<BufGroup>> {
-        if self.groups.len() <= class {
-            self.groups.resize(class + 1, None);
-        }
-        if let Some(group) = &self.groups[class] {
-            return Ok(group.clone());
-        }
+    /// The group a new receiver of `class` draws on: the class's group
+    /// with the fewest receivers, or a new one when each serves its share
+    /// (see the module docs).
+    fn group_for(&mut self, class: usize) -> io::Result<usize> {
         let buf_len = MIN_BUF_LEN << class;
-        let count = (CLASS_BYTES / buf_len).clamp(1, MAX_CLASS_BUFFERS);
-        let group = Rc::new(BufGroup::new(
-            &self.ring,
-            class as u16,
-            count as u16,
-            buf_len,
-        )?);
-        self.groups[class] = Some(group.clone());
-        Ok(group)
+        let count = (GROUP_BYTES / buf_len).clamp(1, MAX_GROUP_BUFFERS);
+        let share = (count / 2).max(1);
+        let mut of_class = 0;
+        let mut least: Option<(usize, usize)> = None;
+        for (bgid, group) in self.groups.iter().enumerate() {
+            if group.class == class {
+                of_class += 1;
+                if least.map_or(true, |(_, receivers)| group.receivers < receivers) {
+                    least = Some((bgid, group.receivers));
+                }
+            }
+        }
+        match least {
+            Some((bgid, receivers)) if receivers < share || of_class == MAX_CLASS_GROUPS => {
+                return Ok(bgid)
+            }
+            _ => {}
+        }
+        let bgid = self.groups.len();
+        let registered = BufGroup::new(&self.ring, bgid as u16, count as u16, buf_len);
+        let buffers = match (registered, least) {
+            (Ok(buffers), _) => buffers,
+            // A class that cannot grow (no memory) shares what it has.
+            (Err(_), Some((least_served, _))) => return Ok(least_served),
+            (Err(e), None) => return Err(e),
+        };
+        self.groups.push(Group {
+            buffers: Rc::new(buffers),
+            class,
+            receivers: 0,
+        });
+        Ok(bgid)
     }
 
     /// Takes the next arrival of slot `key` with the buffer group it is
@@ -241,15 +286,10 @@ impl ThreadRing {
                 self.to_arm.push(key);
                 self.due = true;
             }
-            let group = self.groups[slot.class as usize]
-                .clone()
-                .expect("the slot's group");
+            let group = self.groups[usize::from(slot.group)].buffers.clone();
             return Poll::Ready(Taken::Arrival(arrival, group));
         }
-        let exhausted = self.groups[slot.class as usize]
-            .as_ref()
-            .is_some_and(|group| group.is_exhausted());
-        if exhausted {
+        if self.groups[usize::from(slot.group)].buffers.is_exhausted() {
             return Poll::Ready(Taken::Direct);
         }
         match slot.state {
@@ -307,9 +347,7 @@ impl ThreadRing {
         let groups = &self.groups;
         let mut starving = 0;
         for (_, slot) in self.slots.iter_mut().filter(|(_, slot)| slot.starving) {
-            let exhausted = groups[usize::from(slot.class)]
-                .as_ref()
-                .is_some_and(|group| group.is_exhausted());
+            let exhausted = groups[usize::from(slot.group)].buffers.is_exhausted();
             let mut peek = [0u8; 0];
             let ready = !exhausted || slot.socket.peek_from(&mut peek).is_ok();
             if ready {
@@ -330,9 +368,9 @@ impl ThreadRing {
         let slot = &mut self.slots[key];
         slot.closed = true;
         slot.waker = None;
-        let group = self.groups[slot.class as usize]
-            .clone()
-            .expect("the slot's group");
+        let group = &mut self.groups[usize::from(slot.group)];
+        group.receivers -= 1;
+        let group = &group.buffers;
         while let Some(arrival) = slot.pop() {
             if let Arrival::Datagram { bid, .. } = arrival {
                 group.discard(bid);
@@ -358,11 +396,7 @@ impl ThreadRing {
     fn wait_limit(&self) -> Option<Duration> {
         if self.due
             || self.ring.has_completions()
-            || self
-                .groups
-                .iter()
-                .flatten()
-                .any(|group| group.is_refilled())
+            || self.groups.iter().any(|group| group.buffers.is_refilled())
         {
             Some(Duration::ZERO)
         } else if self.starving > 0 {
@@ -392,9 +426,7 @@ impl ThreadRing {
             }
             self.make_room()?;
             let slot = &mut self.slots[key];
-            let group = self.groups[slot.class as usize]
-                .as_ref()
-                .expect("the slot's group");
+            let group = &self.groups[usize::from(slot.group)].buffers;
             self.ring
                 .push_recv(slot.socket.as_raw_fd(), group, key as u64);
             slot.state = SlotState::Armed;
@@ -424,12 +456,12 @@ impl ThreadRing {
     /// of the group restarts: a rare path (the group's every buffer was
     /// held by receivers whose tasks did not read).
     fn restart_starved(&mut self) {
-        for (class, group) in self.groups.iter().enumerate() {
-            if !group.as_ref().is_some_and(|group| group.take_refilled()) {
+        for (bgid, group) in self.groups.iter().enumerate() {
+            if !group.buffers.take_refilled() {
                 continue;
             }
             for (key, slot) in self.slots.iter_mut() {
-                if usize::from(slot.class) != class {
+                if usize::from(slot.group) != bgid {
                     continue;
                 }
                 match slot.state {
@@ -488,9 +520,7 @@ impl ThreadRing {
                 debug_assert!(false, "a completion for no slot");
                 return;
             };
-            let group = groups[slot.class as usize]
-                .as_ref()
-                .expect("the slot's group");
+            let group = &groups[usize::from(slot.group)].buffers;
             let arrival = match buffer {
                 Some(bid) if res > 0 && !slot.closed => {
                     group.lent();
@@ -585,8 +615,8 @@ impl Drop for ThreadRing {
             std::thread::yield_now();
         }
         if !self.slots.is_empty() {
-            for group in self.groups.drain(..).flatten() {
-                std::mem::forget(group);
+            for group in self.groups.drain(..) {
+                std::mem::forget(group.buffers);
             }
         }
     }
@@ -632,4 +662,57 @@ pub(crate) fn turn_this_thread() -> io::Result<u64> {
     };
     wake_batch::reraise(panic);
     handed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Driver;
+
+    fn socket() -> std::net::UdpSocket {
+        std::net::UdpSocket::bind("127.0.0.1:0").unwrap()
+    }
+
+    /// The receivers of each of `class`'s groups, in `bgid` order.
+    fn receivers_of(ring: &ThreadRing, class: usize) -> Vec<usize> {
+        let groups = ring.groups.iter().filter(|group| group.class == class);
+        groups.map(|group| group.receivers).collect()
+    }
+
+    /// A class registers a group per share of receivers (32 in the
+    /// largest class: 64 buffers of 128 KiB), a new receiver joins the
+    /// least served group, a closed one leaves room, and a class stops at
+    /// `MAX_CLASS_GROUPS`, its later receivers sharing them.
+    #[test]
+    fn a_class_adds_a_group_per_share_of_receivers_up_to_its_cap() {
+        let driver = Driver::new().unwrap();
+        let Ok(mut ring) = ThreadRing::new(&driver.handle()) else {
+            eprintln!("io_uring is not available here: nothing to check");
+            return;
+        };
+        let large = size_class(65_507).unwrap();
+        let mut keys: Vec<usize> = (0..33)
+            .map(|_| ring.add(socket(), large).unwrap())
+            .collect();
+        assert_eq!(receivers_of(&ring, large), [32, 1]);
+        let small = ring.add(socket(), size_class(160).unwrap()).unwrap();
+        assert_eq!(receivers_of(&ring, size_class(160).unwrap()), [1]);
+        assert_eq!(receivers_of(&ring, large), [32, 1], "classes apart");
+        ring.close(keys.remove(0));
+        keys.push(ring.add(socket(), large).unwrap());
+        assert_eq!(receivers_of(&ring, large), [31, 2], "the least served");
+        while keys.len() < MAX_CLASS_GROUPS * 32 + 1 {
+            keys.push(ring.add(socket(), large).unwrap());
+        }
+        let mut served = receivers_of(&ring, large);
+        served.sort_unstable();
+        assert_eq!(served.len(), MAX_CLASS_GROUPS);
+        assert_eq!(served.iter().sum::<usize>(), keys.len());
+        assert_eq!((served[0], served[MAX_CLASS_GROUPS - 1]), (32, 33));
+        for key in keys.into_iter().chain([small]) {
+            ring.close(key);
+        }
+        assert!(ring.slots.is_empty());
+        assert_eq!(receivers_of(&ring, large), [0; MAX_CLASS_GROUPS]);
+    }
 }

@@ -38,13 +38,15 @@ use crate::Handle;
 /// draws on buffers that fit that (256 bytes for 212-byte datagrams,
 /// 2 KiB for an Ethernet MTU, up to 64 KiB), so small datagrams stay
 /// dense in memory. A longer datagram is cut to `max_datagram` bytes, as
-/// `recv_from` into a buffer of that size cuts it. A class has 4,096
-/// buffers (fewer above 2 KiB: 8 MiB per class). When a thread's
-/// receivers hold them all (more datagrams per turn than that, or tasks
-/// that do not read), that class's receives wait until buffers come
-/// back, and a task reading meanwhile takes its datagrams with one
-/// `recvfrom` each: nothing is lost or reordered, but such a thread is
-/// past what the ring is sized for.
+/// `recv_from` into a buffer of that size cuts it. A class's buffers
+/// come in groups of 4,096 (fewer above 2 KiB: 8 MiB a group), and a
+/// class has one group per 2,048 receivers on the thread (per half a
+/// group's buffers), up to 8 groups: room for each receiver's datagram
+/// of a throttled tick and as many again. When a group's receivers hold
+/// all its buffers (bursts, or tasks that do not read), its receives
+/// wait until buffers come back, and a task reading meanwhile takes its
+/// datagrams with one `recvfrom` each: nothing is lost or reordered, but
+/// such a thread is past what the ring is sized for.
 ///
 /// # One thread
 ///
