@@ -221,6 +221,8 @@ pub use tempo_park as park;
 #[doc(hidden)]
 pub mod __loom {
     pub use crate::scheduler::inject::InjectQueue;
+    #[cfg(unix)]
+    pub use crate::signal::listeners::SignalListeners;
 
     /// The blocking pool, alone, for `loom-tests/tests/blocking_pool.rs`.
     #[derive(Debug, Clone)]

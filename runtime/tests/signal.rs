@@ -123,6 +123,32 @@ on_each_flavor! {
         });
     }
 
+    /// A waiting listener whose runtime polls its reactor only after a
+    /// listener of another runtime drained the wake-up byte (its reactor
+    /// then sees nothing) still gets the delivery.
+    #[test]
+    fn a_listener_polled_after_another_drained_the_byte_gets_the_delivery() {
+        let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let draining = Flavor::Basic.runtime_with_all();
+        let late = FLAVOR.runtime_with_all();
+        let mut drainer = draining.block_on(async { signal(SignalKind::user_defined2()).unwrap() });
+        let mut sig = late.block_on(async { signal(SignalKind::user_defined2()).unwrap() });
+        let waits = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let polled = waits.clone();
+        let waiter = late.spawn(async move {
+            polled.store(true, std::sync::atomic::Ordering::SeqCst);
+            recv_or_hang_guard(&mut sig).await;
+        });
+        late.block_on(async {
+            while !waits.load(std::sync::atomic::Ordering::SeqCst) {
+                tempo::task::yield_now().await;
+            }
+        });
+        raise(libc::SIGUSR2);
+        draining.block_on(recv_or_hang_guard(&mut drainer));
+        late.block_on(waiter).unwrap();
+    }
+
     #[test]
     fn deliveries_between_recvs_coalesce_and_later_ones_still_arrive() {
         on_flavor(FLAVOR, || async {

@@ -41,6 +41,7 @@
 //! ```
 #![cfg(unix)]
 
+pub(crate) mod listeners;
 mod registry;
 pub mod unix;
 

@@ -5,12 +5,15 @@
 //! the wake-up byte. So a listener woken by that byte (or by any later
 //! one), or that finds the byte already drained by another listener,
 //! always sees the new count: it never waits for a delivery that already
-//! happened.
+//! happened. A listener that drains the byte wakes the other waiting
+//! listeners, whose reactors may never see it (`listeners.rs`).
 
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
+
+use super::listeners::SignalListeners;
 
 /// Signal numbers up to this bound (exclusive) can be listened to; it
 /// covers every standard and real-time signal of Linux and the BSDs.
@@ -24,6 +27,8 @@ struct SignalGlobals {
     /// Duplicated for every listener, which registers its copy with its
     /// own runtime's reactor.
     wake_receiver: UnixStream,
+    /// Every listener's waker, woken by whichever drains a byte.
+    listeners: SignalListeners,
     slots: [SignalSlot; SIGNAL_SLOTS],
 }
 
@@ -46,6 +51,7 @@ fn globals() -> io::Result<&'static SignalGlobals> {
             Ok(SignalGlobals {
                 wake_sender,
                 wake_receiver,
+                listeners: SignalListeners::new(),
                 slots: std::array::from_fn(|_| SignalSlot {
                     deliveries: AtomicU64::new(0),
                     installed: OnceLock::new(),
@@ -59,11 +65,13 @@ fn globals() -> io::Result<&'static SignalGlobals> {
         .map_err(|(kind, message)| io::Error::new(*kind, message.clone()))
 }
 
-/// One listener's view of one signal number: where to read the count and a
-/// fresh duplicate of the wake-up socket to register with a reactor.
+/// One listener's view of one signal number: where to read the count, a
+/// fresh duplicate of the wake-up socket to register with a reactor, and
+/// the process's listeners (the caller joins them).
 pub(super) struct SignalSubscription {
     pub(super) deliveries: &'static AtomicU64,
     pub(super) wake_receiver: UnixStream,
+    pub(super) listeners: &'static SignalListeners,
 }
 
 /// Installs the handler for `signum` if it is not yet installed, and
@@ -99,6 +107,7 @@ pub(super) fn subscribe(signum: libc::c_int) -> io::Result<SignalSubscription> {
     Ok(SignalSubscription {
         deliveries: &slot.deliveries,
         wake_receiver: globals.wake_receiver.try_clone()?,
+        listeners: &globals.listeners,
     })
 }
 

@@ -23,6 +23,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 
+use super::listeners::SignalListeners;
 use super::registry;
 use crate::net::UnixStream;
 
@@ -226,6 +227,10 @@ pub struct Signal {
     /// This listener's duplicate of the process-wide wake-up socket,
     /// registered with its runtime's reactor.
     wake_receiver: UnixStream,
+    /// The process's listeners, woken by whichever drains a wake-up byte.
+    listeners: &'static SignalListeners,
+    /// This listener's key in `listeners`.
+    listener: usize,
 }
 
 /// Starts listening to `kind`, installing Tempo's handler for it if this
@@ -262,10 +267,13 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     tempo_io::Handle::try_current()?;
     let subscription = registry::subscribe(kind.as_raw_value())?;
     let seen = subscription.deliveries.load(Ordering::SeqCst);
+    let wake_receiver = UnixStream::from_std(subscription.wake_receiver)?;
     Ok(Signal {
         deliveries: subscription.deliveries,
         seen,
-        wake_receiver: UnixStream::from_std(subscription.wake_receiver)?,
+        wake_receiver,
+        listeners: subscription.listeners,
+        listener: subscription.listeners.join(),
     })
 }
 
@@ -317,13 +325,27 @@ impl Signal {
             // counts before it writes, so whoever drained the byte, the
             // count is already visible here.
             let read = self.wake_receiver.poll_read(cx, &mut drain);
-            let deliveries = self.deliveries.load(Ordering::SeqCst);
-            if deliveries != self.seen {
-                self.seen = deliveries;
+            if matches!(read, Poll::Ready(Ok(n)) if n > 0) {
+                // The other listeners' reactors may poll only after this
+                // drain, and then see nothing: wake them.
+                self.listeners.wake_all_but(self.listener);
+            }
+            if self.take_delivery() {
                 return Poll::Ready(Some(()));
             }
             match read {
-                Poll::Pending => return Poll::Pending,
+                // Woken by the reactor, or by a listener that drains a
+                // byte after the check `wait_unless` makes.
+                Poll::Pending => {
+                    let (deliveries, seen) = (self.deliveries, self.seen);
+                    let delivered = self.listeners.wait_unless(self.listener, cx.waker(), || {
+                        deliveries.load(Ordering::SeqCst) != seen
+                    });
+                    if delivered && self.take_delivery() {
+                        return Poll::Ready(Some(()));
+                    }
+                    return Poll::Pending;
+                }
                 Poll::Ready(Ok(n)) if n > 0 => continue,
                 Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
                 // End of stream (impossible while the process holds the
@@ -331,5 +353,22 @@ impl Signal {
                 Poll::Ready(_) => return Poll::Ready(None),
             }
         }
+    }
+}
+
+impl Signal {
+    /// Marks a delivery the listener has not seen yet as seen; whether
+    /// there was one.
+    fn take_delivery(&mut self) -> bool {
+        let deliveries = self.deliveries.load(Ordering::SeqCst);
+        let new = deliveries != self.seen;
+        self.seen = deliveries;
+        new
+    }
+}
+
+impl Drop for Signal {
+    fn drop(&mut self) {
+        self.listeners.leave(self.listener);
     }
 }
