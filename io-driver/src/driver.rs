@@ -177,14 +177,15 @@ impl Park for Driver {
     }
 
     fn park(&mut self) -> io::Result<()> {
-        self.reactor.turn(completion::wait_limit_on_this_thread())?;
+        self.reactor
+            .turn(completion::wait_limit_on_this_thread(&self.handle))?;
         self.turn_ring()
     }
 
     fn park_timeout(&mut self, duration: Duration) -> io::Result<()> {
         // mio rounds up to milliseconds and saturates huge values, so
         // Duration::MAX waits (practically) forever without overflow.
-        let duration = match completion::wait_limit_on_this_thread() {
+        let duration = match completion::wait_limit_on_this_thread(&self.handle) {
             Some(limit) => duration.min(limit),
             None => duration,
         };

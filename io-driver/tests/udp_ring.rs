@@ -540,9 +540,50 @@ fn two_drivers_on_one_thread_share_its_ring() {
     use std::os::fd::AsRawFd;
     assert!(
         readable_within_10s(second.as_raw_fd()),
-        "the ring's arrivals wake the newest receiver's driver"
+        "the ring's arrivals wake the driver that parked"
     );
     second.park_timeout(Duration::ZERO).unwrap();
     assert!(matches!(recv_b.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"b"));
     drop(first);
+}
+
+/// The ring's eventfd follows the thread's driver that parks: after a
+/// newer driver made a receiver on the thread (taking the eventfd) and
+/// was dropped, an arrival for the older driver's receiver wakes the
+/// older driver's poller.
+#[test]
+fn an_arrival_wakes_the_driver_that_parks_after_a_newer_one_went() {
+    let mut older = Driver::new().unwrap();
+    let rx = {
+        let _enter = older.handle().enter();
+        receiver(64)
+    };
+    {
+        let newer = Driver::new().unwrap();
+        let _enter = newer.handle().enter();
+        let _on_newer = receiver(64);
+    }
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    let mut recv = pin!(rx.recv_from_with(|d, _| d.to_vec()));
+    assert!(recv.as_mut().poll(&mut cx).is_pending());
+    // Arms the receive, cancels the dropped one's, and takes up the
+    // completions' own signals of the eventfd.
+    for _ in 0..3 {
+        older.park_timeout(Duration::ZERO).unwrap();
+    }
+    if !rx.is_on_ring() {
+        return;
+    }
+    std_sender()
+        .send_to(b"late", rx.local_addr().unwrap())
+        .unwrap();
+    use std::os::fd::AsRawFd;
+    assert!(
+        readable_within_10s(older.as_raw_fd()),
+        "an arrival must wake the driver that parks, not the newest one"
+    );
+    older.park_timeout(Duration::ZERO).unwrap();
+    assert_eq!(woken.0.load(SeqCst), 1, "the turn woke the task");
+    assert!(matches!(recv.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"late"));
 }

@@ -43,10 +43,12 @@
 //! without blocking while a turn is *due*: a queued slot has a task
 //! waiting, a cancellation or completions wait, or buffers came back to
 //! an exhausted group. Arrivals while the driver blocks wake it through
-//! the ring's eventfd, registered with the driver that was current when
-//! the thread's newest receiver was made (the kernel also signals it when a turn posts
-//! completions, so the driver's next poll after a turn that received
-//! returns at once, once). Nothing else makes a turn due, so an idle
+//! the ring's eventfd, which follows the thread's driver that parks: a
+//! driver about to poll moves it to its own poller if another driver of
+//! the thread (made later, or dropped since) had it, so whichever driver
+//! blocks is the one an arrival wakes (the kernel also signals the
+//! eventfd when a turn posts completions, so the driver's next poll after
+//! a turn that received returns at once, once). Nothing else makes a turn due, so an idle
 //! thread with armed receivers blocks, and a starved receive is not
 //! retried in a loop: it is retried when a buffer comes back.
 
@@ -175,13 +177,11 @@ pub(crate) fn size_class(max_datagram: usize) -> io::Result<usize> {
 
 impl ThreadRing {
     /// This thread's ring, made (and its eventfd registered with
-    /// `handle`'s driver) if it has none. A ring made under another
-    /// driver moves its eventfd to `handle`'s: arrivals wake the driver of
-    /// the newest receiver.
+    /// `handle`'s driver, until another driver of the thread parks) if it
+    /// has none.
     pub(crate) fn of_this_thread(handle: &Handle) -> io::Result<Rc<RefCell<ThreadRing>>> {
         let existing = THREAD_RING.with(|cell| cell.borrow().upgrade());
         if let Some(ring) = existing {
-            ring.borrow_mut().wake_driver_of(handle)?;
             return Ok(ring);
         }
         let ring = Rc::new(RefCell::new(ThreadRing::new(handle)?));
@@ -191,14 +191,16 @@ impl ThreadRing {
     }
 
     /// Registers the eventfd with `handle`'s driver instead of the one it
-    /// is registered with, if they differ.
+    /// is registered with, if they differ (on failure it stays with the
+    /// other).
     fn wake_driver_of(&mut self, handle: &Handle) -> io::Result<()> {
         if Arc::ptr_eq(self.registration.reactor(), handle.reactor()) {
             return Ok(());
         }
         let fd = self.eventfd.as_raw_fd();
+        let moved = Registration::new(&mut SourceFd(&fd), handle.reactor().clone())?;
         let _ = self.registration.deregister(&mut SourceFd(&fd));
-        self.registration = Registration::new(&mut SourceFd(&fd), handle.reactor().clone())?;
+        self.registration = moved;
         Ok(())
     }
 
@@ -622,17 +624,24 @@ impl Drop for ThreadRing {
     }
 }
 
-/// How long this thread's driver may block before its ring needs a turn
-/// (`None`: no limit, or no ring).
+/// How long the driver of `handle`, about to poll on this thread, may
+/// block before the thread's ring needs a turn (`None`: no limit, or no
+/// ring). The ring's eventfd moves to that driver's poller first (see the
+/// module docs); where it cannot, the driver blocks for 1 ms at most.
 #[inline]
-pub(crate) fn wait_limit_on_this_thread() -> Option<Duration> {
+pub(crate) fn wait_limit_on_this_thread(handle: &Handle) -> Option<Duration> {
     if !HAS_RING.try_with(Cell::get).unwrap_or(false) {
         return None;
     }
     THREAD_RING
         .try_with(|cell| {
             let ring = cell.borrow().upgrade()?;
-            let limit = ring.try_borrow().ok()?.wait_limit();
+            let mut ring = ring.try_borrow_mut().ok()?;
+            let limit = ring.wait_limit();
+            if ring.wake_driver_of(handle).is_err() {
+                // Arrivals cannot wake this driver: it looks every 1 ms.
+                return Some(limit.map_or(STARVING_LOOK, |limit| limit.min(STARVING_LOOK)));
+            }
             limit
         })
         .ok()
