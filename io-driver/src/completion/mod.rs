@@ -26,8 +26,9 @@
 //! After each poll, [`Driver`](crate::Driver) turns its thread's ring
 //! (one `io_uring_enter`: submit, run the queued receives, reap) and
 //! counts the completions it handed as I/O events; before a poll it asks
-//! how long it may block (not at all while a turn is due). While it
-//! blocks, the ring's eventfd (registered with the driver) wakes it.
+//! how long it may block (not at all while a turn is due), which also
+//! moves the ring's eventfd to its poller: while it blocks, an arrival
+//! wakes it.
 
 mod slot;
 mod thread_ring;
