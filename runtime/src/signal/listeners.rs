@@ -34,7 +34,6 @@ use slab::Slab;
 use crate::sync::Mutex;
 
 /// The waiting listeners' wakers (see the module docs).
-#[derive(Debug)]
 pub struct SignalListeners {
     /// A slot per live listener; `None` while it is not waiting.
     wakers: Mutex<Slab<Option<Waker>>>,
@@ -91,9 +90,9 @@ impl SignalListeners {
     }
 }
 
-impl Default for SignalListeners {
-    fn default() -> SignalListeners {
-        SignalListeners::new()
+impl std::fmt::Debug for SignalListeners {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SignalListeners").finish_non_exhaustive()
     }
 }
 

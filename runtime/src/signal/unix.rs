@@ -341,7 +341,8 @@ impl Signal {
                     let delivered = self.listeners.wait_unless(self.listener, cx.waker(), || {
                         deliveries.load(Ordering::SeqCst) != seen
                     });
-                    if delivered && self.take_delivery() {
+                    if delivered {
+                        self.take_delivery();
                         return Poll::Ready(Some(()));
                     }
                     return Poll::Pending;
@@ -354,9 +355,7 @@ impl Signal {
             }
         }
     }
-}
 
-impl Signal {
     /// Marks a delivery the listener has not seen yet as seen; whether
     /// there was one.
     fn take_delivery(&mut self) -> bool {
