@@ -85,6 +85,18 @@ fn readable_within_10s(fd: std::os::fd::RawFd) -> bool {
     rc == 1
 }
 
+/// Sends `payload` to `rx`, asserts that its arrival makes `driver`'s
+/// poller readable (`rule` says why it must), and turns `driver` once
+/// without blocking.
+fn arrival_wakes(driver: &mut Driver, rx: &UdpRingReceiver, payload: &[u8], rule: &str) {
+    use std::os::fd::AsRawFd;
+    std_sender()
+        .send_to(payload, rx.local_addr().unwrap())
+        .unwrap();
+    assert!(readable_within_10s(driver.as_raw_fd()), "{rule}");
+    driver.park_timeout(Duration::ZERO).unwrap();
+}
+
 #[test]
 fn datagrams_arrive_in_order_with_their_source() {
     let mut driver = Driver::new().unwrap();
@@ -182,15 +194,13 @@ fn an_arrival_wakes_a_blocked_driver() {
         // The receive is queued: the park does not block, its turn arms it.
         driver.park_timeout(Duration::from_secs(10)).unwrap();
         assert!(recv.as_mut().poll(&mut cx).is_pending(), "nothing sent yet");
-        let sender = std_sender();
-        sender.send_to(b"wake", rx.local_addr().unwrap()).unwrap();
-        use std::os::fd::AsRawFd;
-        assert!(
-            readable_within_10s(driver.as_raw_fd()),
-            "an arrival on an armed ring receive must wake the driver's poller"
-        );
         let before = driver.stats().io_events;
-        driver.park_timeout(Duration::ZERO).unwrap();
+        arrival_wakes(
+            &mut driver,
+            &rx,
+            b"wake",
+            "an arrival on an armed ring receive must wake the driver's poller",
+        );
         assert!(
             driver.stats().io_events > before,
             "the completion counts as an I/O event"
@@ -536,13 +546,12 @@ fn two_drivers_on_one_thread_share_its_ring() {
     if !b.is_on_ring() {
         return;
     }
-    std_sender().send_to(b"b", b.local_addr().unwrap()).unwrap();
-    use std::os::fd::AsRawFd;
-    assert!(
-        readable_within_10s(second.as_raw_fd()),
-        "the ring's arrivals wake the driver that parked"
+    arrival_wakes(
+        &mut second,
+        &b,
+        b"b",
+        "the ring's arrivals wake the driver that parked",
     );
-    second.park_timeout(Duration::ZERO).unwrap();
     assert!(matches!(recv_b.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"b"));
     drop(first);
 }
@@ -575,15 +584,12 @@ fn an_arrival_wakes_the_driver_that_parks_after_a_newer_one_went() {
     if !rx.is_on_ring() {
         return;
     }
-    std_sender()
-        .send_to(b"late", rx.local_addr().unwrap())
-        .unwrap();
-    use std::os::fd::AsRawFd;
-    assert!(
-        readable_within_10s(older.as_raw_fd()),
-        "an arrival must wake the driver that parks, not the newest one"
+    arrival_wakes(
+        &mut older,
+        &rx,
+        b"late",
+        "an arrival must wake the driver that parks, not the newest one",
     );
-    older.park_timeout(Duration::ZERO).unwrap();
     assert_eq!(woken.0.load(SeqCst), 1, "the turn woke the task");
     assert!(matches!(recv.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"late"));
 }
