@@ -8,49 +8,22 @@
 //! is taken before the writer), so a batch that stopped at the panic would
 //! leave the other waker unwoken.
 
+mod support;
+
 use std::future::Future;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::atomic::Ordering::SeqCst;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use support::{counting, panicking, PANIC_MESSAGE};
 use tempo_io::net::{UdpSocket, UnixStream};
 use tempo_io::Driver;
 use tempo_park::Park;
 use tempo_test_support::net::sent_and_queued;
 
-const PANIC_MESSAGE: &str = "foreign waker panicked on purpose";
-
-/// A user's waker that panics when woken.
-struct PanickingWaker;
-
-impl Wake for PanickingWaker {
-    fn wake(self: Arc<Self>) {
-        panic!("{PANIC_MESSAGE}");
-    }
-}
-
-/// A waker that counts its wakes.
-struct CountingWaker(AtomicUsize);
-
-impl Wake for CountingWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-}
-
-fn counting() -> (Arc<CountingWaker>, Waker) {
-    let count = Arc::new(CountingWaker(AtomicUsize::new(0)));
-    (count.clone(), Waker::from(count))
-}
-
-fn panicking() -> Waker {
-    Waker::from(Arc::new(PanickingWaker))
-}
-
-/// Asserts that `result` is the re-raised panic of [`PanickingWaker`].
+/// Asserts that `result` is the re-raised panic of a [`panicking`] waker.
 fn assert_reraised<T>(result: std::thread::Result<T>) {
     let payload = match result {
         Ok(_) => panic!("the waker's panic was not re-raised"),

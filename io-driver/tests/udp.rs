@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use futures::task::noop_waker;
-use support::{block_on, block_on_bounded, raise_fd_limit};
+use support::{block_on, block_on_bounded, raise_fd_limit, WakeCount};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::Park;
@@ -687,19 +687,6 @@ fn peek_then_recv_and_options() {
         assert!(socket.try_recv_from(&mut buf).unwrap_err().kind() == io::ErrorKind::WouldBlock);
         let _ = poll_fn(|cx| socket.poll_send_ready(cx)).await;
     });
-}
-
-/// Counts the wakes of a poll's waker.
-#[derive(Default)]
-struct WakeCount(std::sync::atomic::AtomicUsize);
-
-impl Wake for WakeCount {
-    fn wake(self: Arc<Self>) {
-        self.wake_by_ref();
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    }
 }
 
 /// Polls `wait` (a fresh readiness wait each time) inside one task poll's

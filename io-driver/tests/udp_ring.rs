@@ -7,12 +7,11 @@ mod support;
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::atomic::Ordering::SeqCst;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use support::block_on;
+use support::{block_on, counting, panicking, WakeCount};
 use tempo_io::net::UdpRingReceiver;
 use tempo_io::Driver;
 use tempo_park::{coop, Park};
@@ -50,7 +49,7 @@ fn receiver_with_queued(
 
 /// Parks `driver` without blocking until `woken` counts a wake (at most
 /// 1,000 turns).
-fn turn_until_woken(driver: &mut Driver, woken: &Counting) {
+fn turn_until_woken(driver: &mut Driver, woken: &WakeCount) {
     for _ in 0..1000 {
         if woken.0.load(SeqCst) > 0 {
             return;
@@ -58,19 +57,6 @@ fn turn_until_woken(driver: &mut Driver, woken: &Counting) {
         driver.park_timeout(Duration::from_millis(1)).unwrap();
     }
     panic!("the task was not woken in 1,000 turns");
-}
-
-struct Counting(AtomicUsize);
-
-impl Wake for Counting {
-    fn wake(self: Arc<Self>) {
-        self.0.fetch_add(1, SeqCst);
-    }
-}
-
-fn counting() -> (Arc<Counting>, Waker) {
-    let count = Arc::new(Counting(AtomicUsize::new(0)));
-    (count.clone(), Waker::from(count))
 }
 
 /// Waits (at most 10 s) until `fd` is readable: `true` if it became so.
@@ -248,15 +234,8 @@ fn dropping_a_receiver_frees_its_port_after_the_cancel() {
 fn an_unread_receiver_pauses_and_loses_none() {
     let mut driver = Driver::new().unwrap();
     let _enter = driver.handle().enter();
-    let (rx, socket, sender) = receiver_with_queued(64, 200, 16);
-    let (woken, waker) = counting();
-    let mut cx = Context::from_waker(&waker);
-    {
-        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
-        assert!(recv.as_mut().poll(&mut cx).is_pending());
-    }
-    turn_until_woken(&mut driver, &woken);
-    for _ in 0..20 {
+    let (rx, socket, sender) = armed_with_queued(&mut driver, 1, 64, 200).remove(0);
+    for _ in 0..15 {
         driver.park_timeout(Duration::ZERO).unwrap();
     }
     let to = rx.local_addr().unwrap();
@@ -313,14 +292,6 @@ fn a_ready_receive_spends_the_task_s_budget() {
     assert!(matches!(second.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
 }
 
-struct Panics;
-
-impl Wake for Panics {
-    fn wake(self: Arc<Self>) {
-        panic!("a panicking waker");
-    }
-}
-
 /// A waker that panics in a turn does not keep the turn's other tasks
 /// from being woken; the park re-raises the panic afterwards.
 #[test]
@@ -331,7 +302,7 @@ fn a_panicking_waker_does_not_strand_the_turn_s_others() {
     if !a.is_on_ring() {
         return; // the epoll driver's own rule, tested in panicking_waker.rs
     }
-    let panicking = Waker::from(Arc::new(Panics));
+    let panicking = panicking();
     let (woken, counting) = counting();
     let mut recv_a = pin!(a.recv_from_with(|d, _| d.len()));
     let mut recv_b = pin!(b.recv_from_with(|d, _| d.len()));
@@ -386,13 +357,19 @@ fn dropping_the_last_receiver_closes_the_ring_and_the_socket_at_once() {
     });
 }
 
-/// 130 receivers of the 256-byte class on `driver`'s thread (entered),
-/// 40 datagrams `[i; 8]` queued on each, armed, and turned until their
-/// receives hold every buffer of the class (4,096) and none is read.
-fn exhaust_the_256_byte_class(
+/// `receivers` receivers for datagrams of up to `max_datagram` bytes on
+/// `driver`'s thread (entered), `queued` datagrams `[i; 8]` on each
+/// (as [`receiver_with_queued`]), armed, and turned until their receives
+/// took what their buffers hold; none is read.
+fn armed_with_queued(
     driver: &mut Driver,
+    receivers: usize,
+    max_datagram: usize,
+    queued: usize,
 ) -> Vec<(UdpRingReceiver, std::net::UdpSocket, std::net::UdpSocket)> {
-    let receivers: Vec<_> = (0..130).map(|_| receiver_with_queued(64, 40, 8)).collect();
+    let receivers: Vec<_> = (0..receivers)
+        .map(|_| receiver_with_queued(max_datagram, queued, 8))
+        .collect();
     let (woken, waker) = counting();
     let mut cx = Context::from_waker(&waker);
     for (rx, _, _) in &receivers {
@@ -404,6 +381,14 @@ fn exhaust_the_256_byte_class(
         driver.park_timeout(Duration::ZERO).unwrap();
     }
     receivers
+}
+
+/// 130 receivers of the 256-byte class with 40 datagrams each, armed:
+/// their receives hold every buffer of the class's group (4,096).
+fn exhaust_the_256_byte_class(
+    driver: &mut Driver,
+) -> Vec<(UdpRingReceiver, std::net::UdpSocket, std::net::UdpSocket)> {
+    armed_with_queued(driver, 130, 64, 40)
 }
 
 /// More datagrams held than a size class has buffers (130 receivers x 40
@@ -436,19 +421,7 @@ fn starved_receives_go_on_when_buffers_come_back() {
 fn a_class_has_buffers_for_two_datagrams_of_each_receiver() {
     let mut driver = Driver::new().unwrap();
     let _enter = driver.handle().enter();
-    let receivers: Vec<_> = (0..100)
-        .map(|_| receiver_with_queued(65_507, 2, 8))
-        .collect();
-    let (woken, waker) = counting();
-    let mut cx = Context::from_waker(&waker);
-    for (rx, _, _) in &receivers {
-        let mut recv = pin!(rx.recv_from_with(|d, _| d[0]));
-        assert!(recv.as_mut().poll(&mut cx).is_pending());
-    }
-    turn_until_woken(&mut driver, &woken);
-    for _ in 0..5 {
-        driver.park_timeout(Duration::ZERO).unwrap();
-    }
+    let receivers = armed_with_queued(&mut driver, 100, 65_507, 2);
     if receivers[0].0.is_on_ring() {
         for (n, (_, socket, _)) in receivers.iter().enumerate() {
             let queued = tempo_test_support::net::rmem_alloc(socket);

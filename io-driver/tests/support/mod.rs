@@ -5,7 +5,7 @@
 
 use std::future::Future;
 use std::pin::pin;
-use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, ThreadId};
@@ -34,6 +34,43 @@ impl Wake for FlagWaker {
             self.handle.unpark();
         }
     }
+}
+
+/// A waker that counts its wakes.
+#[derive(Default)]
+pub struct WakeCount(pub AtomicUsize);
+
+impl Wake for WakeCount {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.fetch_add(1, SeqCst);
+    }
+}
+
+/// A counting waker and its count.
+pub fn counting() -> (Arc<WakeCount>, Waker) {
+    let count = Arc::new(WakeCount::default());
+    (count.clone(), Waker::from(count))
+}
+
+/// What [`panicking`]'s waker panics with.
+pub const PANIC_MESSAGE: &str = "foreign waker panicked on purpose";
+
+/// A user's waker that panics when woken.
+struct PanickingWaker;
+
+impl Wake for PanickingWaker {
+    fn wake(self: Arc<Self>) {
+        panic!("{PANIC_MESSAGE}");
+    }
+}
+
+/// A waker that panics with [`PANIC_MESSAGE`] when woken.
+pub fn panicking() -> Waker {
+    Waker::from(Arc::new(PanickingWaker))
 }
 
 /// The result of [`block_on`]: the output and how many times the driver
