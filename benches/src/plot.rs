@@ -13,7 +13,7 @@ pub struct Series {
     pub label: String,
     /// Points.
     pub points: Vec<(f64, f64)>,
-    /// Draw dashed-like (thin, no markers): for reference lines.
+    /// A reference (a goal, the sent rate): drawn dashed, without markers.
     pub reference: bool,
 }
 
@@ -32,6 +32,8 @@ pub fn line_chart(
         x_max = x_max.max(x);
         y_max = y_max.max(y);
     }
+    // Headroom above the data for the legend (upper left), one row per series.
+    let headroom = 1.1 + 0.06 * series.len() as f64;
     let root = SVGBackend::new(path, (960, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -39,7 +41,7 @@ pub fn line_chart(
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(72)
-        .build_cartesian_2d(0.0..x_max * 1.05, 0.0..y_max * 1.1)
+        .build_cartesian_2d(0.0..x_max * 1.05, 0.0..y_max * headroom)
         .map_err(|e| err(&e))?;
     chart
         .configure_mesh()
@@ -49,16 +51,22 @@ pub fn line_chart(
         .map_err(|e| err(&e))?;
     for (i, s) in series.iter().enumerate() {
         let color = Palette99::pick(i).to_rgba();
-        let width = if s.reference { 1 } else { 2 };
-        chart
-            .draw_series(LineSeries::new(
+        let drawn = if s.reference {
+            let dashes =
+                DashedLineSeries::new(s.points.iter().copied(), 8, 6, color.stroke_width(2));
+            chart.draw_series(dashes)
+        } else {
+            chart.draw_series(LineSeries::new(
                 s.points.iter().copied(),
-                color.stroke_width(width),
+                color.stroke_width(2),
             ))
+        };
+        let legend_width = if s.reference { 1 } else { 2 };
+        drawn
             .map_err(|e| err(&e))?
             .label(s.label.clone())
             .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
+                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(legend_width))
             });
         if !s.reference {
             chart

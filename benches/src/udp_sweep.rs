@@ -347,8 +347,56 @@ pub fn summarize(results: &[RunResult], names: &[String], streams: &[usize]) -> 
     rows
 }
 
+/// A legend entry that reads without the README: the runtime's name and
+/// what it is.
+fn legend(runtime: &str) -> String {
+    let (name, build) = runtime
+        .split_once('@')
+        .map_or((runtime, None), |(n, b)| (n, Some(b)));
+    let (family, period) = name
+        .split_once(':')
+        .map_or((name, None), |(f, p)| (f, Some(p)));
+    let what = match family {
+        "tokio" => "tokio current-thread runtime".to_string(),
+        "tokio-threadbuf" => "tokio, one buffer per thread".to_string(),
+        "threads" => "a blocking thread per socket".to_string(),
+        "mio-loop" => "hand-written epoll loop, no runtime".to_string(),
+        "tempo" => "Tempo, basic scheduler".to_string(),
+        f if f.starts_with("mio-throttled") => {
+            "hand-written throttled epoll loop: the floor, Tempo's goal".to_string()
+        }
+        f if f.starts_with("tempo-throttled") => "Tempo, throttling scheduler".to_string(),
+        _ => String::new(),
+    };
+    let mut label = name.to_string();
+    if !what.is_empty() {
+        label.push_str(" (");
+        label.push_str(&what);
+        if let Some(p) = period {
+            label.push_str(&format!(", T = {p} ms"));
+        }
+        label.push(')');
+    }
+    if let Some(b) = build {
+        label.push_str(&format!(" [build {b}]"));
+    }
+    label
+}
+
+/// A horizontal reference line across the sweep's stream counts.
+fn level(cfg: &SweepConfig, label: String, y: f64) -> Series {
+    let most = cfg.streams.iter().copied().max().unwrap_or(1) as f64;
+    Series {
+        label,
+        points: vec![(0.0, y), (most, y)],
+        reference: true,
+    }
+}
+
 /// Draws the three figures (CPU, throughput, latency) from the summary
-/// rows; returns the paths written.
+/// rows, each with its reference drawn dashed (the hand-written loop is
+/// the CPU floor, the sent rate the throughput goal, `0.6 T` the latency
+/// goal of a throttled runtime); returns the paths written.
 pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, String> {
     let mut names: Vec<String> = Vec::new();
     for r in rows {
@@ -368,7 +416,7 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
         names
             .iter()
             .map(|n| Series {
-                label: n.clone(),
+                label: legend(n),
                 points: points(n, col, 1.0),
                 reference: false,
             })
@@ -377,15 +425,15 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
     let cpu_path = cfg.out_dir.join(format!("{}_cpu.svg", cfg.prefix));
     line_chart(
         &cpu_path,
-        "UDP receiver: CPU load vs streams (median of runs)",
-        "streams",
+        "UDP receiver: CPU load vs streams (median of runs; lower is better)",
+        "streams (one datagram per stream per interval)",
         "receiver CPU, % of one core",
         &series_of("cpu_pct"),
     )?;
     let mut thr = series_of("rate_pps");
     let expected_per_stream = 1.0 / cfg.interval.as_secs_f64();
     thr.push(Series {
-        label: "sent (no loss)".into(),
+        label: "sent: every datagram received (goal)".into(),
         points: cfg
             .streams
             .iter()
@@ -396,8 +444,8 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
     let thr_path = cfg.out_dir.join(format!("{}_throughput.svg", cfg.prefix));
     line_chart(
         &thr_path,
-        "UDP receiver: received datagrams/s vs streams (median of runs)",
-        "streams",
+        "UDP receiver: received datagrams/s vs streams (below the dashed line: loss)",
+        "streams (one datagram per stream per interval)",
         "received datagrams / s",
         &thr,
     )?;
@@ -405,17 +453,38 @@ pub fn draw_plots(cfg: &SweepConfig, rows: &[CsvRow]) -> Result<Vec<PathBuf>, St
     for n in &names {
         for (col, what) in [("lat_p50_us", "p50"), ("lat_p99_us", "p99")] {
             lat.push(Series {
-                label: format!("{n} {what}"),
+                label: format!("{what}: {}", legend(n)),
                 points: points(n, col, 1e3),
                 reference: false,
             });
         }
     }
+    let mut periods: Vec<&str> = names
+        .iter()
+        .filter(|n| n.starts_with("tempo-throttled"))
+        .filter_map(|n| {
+            n.split_once('@')
+                .map_or(n.as_str(), |(r, _)| r)
+                .split_once(':')
+        })
+        .map(|(_, p)| p)
+        .collect();
+    periods.sort();
+    periods.dedup();
+    for p in periods {
+        if let Ok(t) = p.parse::<f64>() {
+            let goal = format!(
+                "goal: Tempo's p50 <= 0.6 T = {:.0} ms (T = {p} ms)",
+                0.6 * t
+            );
+            lat.push(level(cfg, goal, 0.6 * t));
+        }
+    }
     let lat_path = cfg.out_dir.join(format!("{}_latency.svg", cfg.prefix));
     line_chart(
         &lat_path,
-        "UDP receiver: latency p50 and p99 vs streams (median of runs)",
-        "streams",
+        "UDP receiver: one-way latency p50 and p99 vs streams (median of runs)",
+        "streams (one datagram per stream per interval)",
         "one-way latency, ms",
         &lat,
     )?;
@@ -850,24 +919,50 @@ mod tests {
     }
 
     #[test]
-    fn plots_include_latency() {
+    fn plots_draw_the_floor_and_the_goals_with_legends_that_say_what_a_line_is() {
         let dir = std::env::temp_dir().join(format!("tempo-sweep-plots-{}", std::process::id()));
-        let mut c = cfg(&["tokio"]);
+        let mut c = cfg(&["tempo-throttled:20", "mio-throttled:20"]);
         c.out_dir = dir.clone();
         std::fs::create_dir_all(&dir).unwrap();
-        let mut row = CsvRow::new();
-        row.push("runtime", "tokio")
-            .push("streams", 10)
-            .push("cpu_pct", 1.0)
-            .push("rate_pps", 500)
-            .push("lat_p50_us", 70)
-            .push("lat_p99_us", 200);
-        let written = draw_plots(&c, &[row]).unwrap();
-        let latency = dir.join("t_latency.svg");
-        assert!(written.contains(&latency));
-        let svg = std::fs::read_to_string(&latency).unwrap();
-        assert!(svg.contains("tokio p99"));
+        let mut rows = Vec::new();
+        for runtime in ["tempo-throttled:20", "mio-throttled:20"] {
+            for streams in c.streams.clone() {
+                let mut row = CsvRow::new();
+                row.push("runtime", runtime)
+                    .push("streams", streams)
+                    .push("cpu_pct", streams as f64 / 10.0)
+                    .push("rate_pps", streams * 50)
+                    .push("lat_p50_us", 9_000)
+                    .push("lat_p99_us", 19_000);
+                rows.push(row);
+            }
+        }
+        let written = draw_plots(&c, &rows).unwrap();
+        let read = |name: &str| {
+            let path = dir.join(name);
+            assert!(written.contains(&path), "{name} not written");
+            std::fs::read_to_string(path).unwrap()
+        };
+        let cpu = read("t_cpu.svg");
+        assert!(cpu.contains("mio-throttled:20 (hand-written throttled epoll loop: the floor"));
+        assert!(cpu.contains("tempo-throttled:20 (Tempo, throttling scheduler, T = 20 ms)"));
+        let latency = read("t_latency.svg");
+        assert!(latency.contains("p99: tempo-throttled:20"));
+        // SVG escapes the apostrophe and the `<`.
+        assert!(latency.contains("goal: Tempo&apos;s p50 &lt;= 0.6 T = 12 ms"));
+        let throughput = read("t_throughput.svg");
+        assert!(throughput.contains("sent: every datagram received (goal)"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn legends_name_the_build_of_a_before_after_sweep() {
+        assert_eq!(
+            legend("tempo-throttled:20@base"),
+            "tempo-throttled:20 (Tempo, throttling scheduler, T = 20 ms) [build base]"
+        );
+        assert_eq!(legend("tokio"), "tokio (tokio current-thread runtime)");
+        assert_eq!(legend("something-new"), "something-new");
     }
 
     #[test]

@@ -2,10 +2,10 @@
 //! throttling periods, with medians, a CSV, three SVG figures and a
 //! printed table. `udp-sweep --help` prints the usage ([`USAGE`]).
 //!
-//! `--quick` is a smoke run of a few seconds (tempo-throttled:20, tokio,
-//! mio-throttled:20; 50 streams, one run, short window) written under
-//! `results/quick/`; it checks that the pipeline works and asserts nothing
-//! about timing. A full run without `--out` writes to a fresh
+//! `--quick` is a run of about half a minute (tempo-throttled:20, tokio,
+//! mio-throttled:20; 100, 500 and 1,000 streams, one run, short window)
+//! written under `results/quick/`: figures worth a look, and CI's check
+//! that the pipeline works (it asserts nothing about timing). A full run without `--out` writes to a fresh
 //! `results/runs/udp-<timestamp>/`, never over the committed results.
 //! `udp-sweep syscalls ...` counts one point's syscalls under strace;
 //! `udp-sweep send ...` and `udp-sweep receive ...` run the sender /
@@ -32,7 +32,7 @@ static ALLOC: CountingAllocator = CountingAllocator;
 /// `udp-sweep --help`.
 const USAGE: &str = "\
 usage: udp-sweep [options]                 the sweep
-       udp-sweep --quick [options]         a smoke run of a few seconds
+       udp-sweep --quick [options]         a first look in about half a minute
        udp-sweep syscalls --runtime NAME [--streams 200] [options]
        udp-sweep receive|send ... [--help] one receiver / sender (what the sweep runs)
 
@@ -72,8 +72,9 @@ of CPU, latency and loss.
                        udp-sweep executable (another checkout's
                        target/release/udp-sweep), labelled NAME@L, in the
                        same interleaved runs: before/after a change
-  --quick              tempo-throttled:20, tokio, mio-throttled:20 x 50
-                       streams, 1 run, short window, into benches/results/quick/
+  --quick              tempo-throttled:20, tokio, mio-throttled:20 x 100,
+                       500, 1000 streams, 1 run, short window, into
+                       benches/results/quick/
   -h, --help           this text
 
 syscalls: runs one point, attaches `strace -c -f` to the receiver for its
@@ -156,7 +157,7 @@ fn sweep(mut args: Args) -> Result<(), String> {
     }
     let quick = args.flag("quick");
     let streams = if quick {
-        vec![50]
+        vec![100, 500, 1000]
     } else {
         vec![1000, 2000, 4000, 8000]
     };
