@@ -13,7 +13,7 @@
 //! datagram per socket per tick the per-task buffer is cold at every
 //! datagram: one buffer per thread costs a throttled receiver 7-15 % less
 //! CPU per datagram (benches
-//! README, 2026-11-26). The `*-threadbuf` receivers take the loops'
+//! README). The `*-threadbuf` receivers take the loops'
 //! discipline with each runtime's own means: `tempo-throttled-threadbuf:T`
 //! with `UdpSocket::recv_from_with` (the thread's receive buffer),
 //! `tokio-threadbuf` with `poll_recv_from` into a thread-local buffer.
