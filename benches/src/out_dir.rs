@@ -1,7 +1,6 @@
 //! Where a benchmark run writes its files.
 //!
-//! The committed results in `benches/results/` are the figures the README
-//! quotes; a run started without `--out` must not overwrite them by
+//! The committed results in `benches/results/` are a reference run; a run started without `--out` must not overwrite them by
 //! accident. So a full run writes to a fresh directory of its own,
 //! `benches/results/runs/<name>-<UTC date and time>/` (ignored by git), and
 //! only an explicit `--out benches/results` replaces the committed files.
