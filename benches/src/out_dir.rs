@@ -1,7 +1,6 @@
 //! Where a benchmark run writes its files.
 //!
-//! The committed results in `benches/results/` are the figures the README
-//! quotes; a run started without `--out` must not overwrite them by
+//! The committed results in `benches/results/` are a reference run; a run started without `--out` must not overwrite them by
 //! accident. So a full run writes to a fresh directory of its own,
 //! `benches/results/runs/<name>-<UTC date and time>/` (ignored by git), and
 //! only an explicit `--out benches/results` replaces the committed files.
@@ -53,7 +52,7 @@ pub fn utc_timestamp(now: SystemTime) -> String {
     )
 }
 
-/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// The proleptic Gregorian date of a day count since the Unix epoch (Howard
 /// Hinnant's `civil_from_days`).
 fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let z = days + 719_468;
@@ -76,7 +75,7 @@ mod tests {
     #[test]
     fn timestamps_are_utc_calendar_dates() {
         assert_eq!(utc_timestamp(UNIX_EPOCH), "1970-01-01T00-00-00Z");
-        // 2026-11-23 16:30:05 UTC.
+        // An afternoon: the seconds since the epoch, and their calendar date.
         let t = UNIX_EPOCH + Duration::from_secs(1_795_451_405);
         assert_eq!(utc_timestamp(t), "2026-11-23T16-30-05Z");
         // A leap day.

@@ -1,5 +1,5 @@
 //! `flood`: does a task reading a flooded socket starve the timers next to
-//! it? (Issue 19, item 2.)
+//! it?
 //!
 //! ```text
 //! flood [--secs 3] [--work 6] [--transports tcp,udp]

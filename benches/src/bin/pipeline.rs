@@ -1,6 +1,6 @@
 //! `pipeline`: N streams as tempo-media elements on G contexts, in the
 //! spirit of GStreamer's ts-standalone, against the same streams on tokio's
-//! current-thread runtime (one runtime per group). Issue 22 §3.
+//! current-thread runtime (one runtime per group).
 //!
 //! Each stream is a source element (a `tempo_media::Task`) that pushes a
 //! pooled buffer to a sink task on the same context through a bounded

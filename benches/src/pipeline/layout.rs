@@ -12,7 +12,7 @@
 //! core, walks an address range twice the size of its own streams, half of
 //! it the other core's. With 5,000 streams on 2 contexts that cost Tempo
 //! 25-45 % more CPU than the grouped order, running the very same code
-//! (figures in `benches/README.md`, 2026-11-25, night). Padding the small
+//! (figures in `benches/README.md`). Padding the small
 //! shared objects to 128 bytes (task cells, pools, the channel's and the
 //! media task's shared state) did not change it: it is the spread, not
 //! lines shared at objects' edges.

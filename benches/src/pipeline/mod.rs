@@ -1,4 +1,4 @@
-//! The elements and measurements of the `pipeline` benchmark (issue 22 §3):
+//! The elements and measurements of the `pipeline` benchmark:
 //! N streams, each a source element (a [`tempo_media::Task`]) pushing a
 //! buffer every period to a sink task on the same context through a
 //! bounded channel.

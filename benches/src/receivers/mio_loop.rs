@@ -21,7 +21,7 @@
 //! Tempo's receive path makes them) until a call returns fewer than two.
 //! At one datagram per socket per tick that is one receive syscall per
 //! datagram, the regime of Tempo's receive-ahead rule, so it is the floor
-//! for a receiver that meets issue 13's syscall goal: what the kernel
+//! for a receiver making one receive syscall per datagram: what the kernel
 //! charges for that regime, with no runtime at all.
 //!
 //! `mio-throttled-lt:T`: the throttled loop with every socket switched to
@@ -30,7 +30,7 @@
 //! after serving an iteration's events it polls again with a zero timeout,
 //! while that still reports sockets (at most [`MAX_LT_LOOKS`] times), so a
 //! socket with a backlog is drained in the tick: the floor of a
-//! level-triggered receive regime (issue 20), one receive syscall per
+//! level-triggered receive regime, one receive syscall per
 //! datagram without the second message slot of `recvmmsg`.
 //!
 //! `mio-throttled-lt-streambuf:T`: the level-triggered loop receiving each

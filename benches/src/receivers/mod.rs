@@ -11,9 +11,8 @@
 //! `recv_from(&mut buf).await` in a loop does; the hand-written loops
 //! (`mio-*`) have one buffer for every socket, always in cache. At one
 //! datagram per socket per tick the per-task buffer is cold at every
-//! datagram: one buffer per thread costs a throttled receiver 7-15 % less
-//! CPU per datagram (benches
-//! README, 2026-11-26). The `*-threadbuf` receivers take the loops'
+//! datagram: one buffer per thread costs a throttled receiver less CPU per
+//! datagram (the README's headline table). The `*-threadbuf` receivers take the loops'
 //! discipline with each runtime's own means: `tempo-throttled-threadbuf:T`
 //! with `UdpSocket::recv_from_with` (the thread's receive buffer),
 //! `tokio-threadbuf` with `poll_recv_from` into a thread-local buffer.

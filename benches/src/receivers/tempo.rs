@@ -79,7 +79,7 @@ pub fn run_split(
 /// counters at the window's end. A `sleep_until` would fire at the tick
 /// nearest the end, up to `T/2` early, and the teardown (a deregistration
 /// and a close per socket, and its allocations) fell inside the window
-/// (found on 2026-11-26: 100-5,300 allocations in some windows).
+/// (hundreds to thousands of allocations counted in the window).
 async fn until_the_window_ends(window: MeasureWindow) {
     tempo::time::sleep_at_least(window.remaining()).await;
 }

@@ -1,6 +1,6 @@
 //! `uring-throttled:T`: a hand-written throttled loop on io_uring, no
 //! runtime and no epoll: the floor of a receive regime with *no syscall
-//! per datagram* (issue 20's moonshot: "fewer or cheaper syscalls").
+//! per datagram*.
 //!
 //! Each socket gets one multishot `recvmsg` (`IORING_OP_RECVMSG` with
 //! `IORING_RECV_MULTISHOT`) drawing its buffers from one provided-buffer
