@@ -14,9 +14,11 @@
 //! * no deadlock from inside a context: an `Ack` awaited by the task's own
 //!   actions or loop resolves at once ([`Transition::NotWaiting`]), and
 //!   [`Ack::wait`] never blocks a context thread;
-//! * no tick of delay: a request from another thread unparks the context
-//!   ([`Handle::unpark`](tempo::runtime::Handle::unpark)), so it is handled
-//!   now, not at the next throttling tick;
+//! * no tick of delay, both ways: a request from another thread unparks
+//!   the target's context ([`Handle::unpark`](tempo::runtime::Handle::unpark)),
+//!   and the answer unparks the runtime the requester awaits it on, so
+//!   neither waits for a throttling tick (see [what cuts a sleep
+//!   short](#what-cuts-a-sleep-short));
 //! * cancellation where it is safe: pause, flush start and stop cancel a
 //!   pending [`try_next`](TaskImpl::try_next) at its await point;
 //!   [`handle_item`](TaskImpl::handle_item) always runs to completion.
@@ -144,6 +146,18 @@
 //! touches few cold cache lines. A ready `send` or `recv` spends the
 //! cooperative budget like any Tempo resource.
 //!
+//! # What cuts a sleep short
+//!
+//! A throttled context sleeps between ticks, and what other threads send
+//! it meanwhile waits for the next tick: that batching is what throttling
+//! is for. Control does not wait: lifecycle requests and their answers
+//! unpark the context they are for. Data does: a [`channel`](fn@channel)
+//! item, a socket's readiness, any ordinary wake from another thread is
+//! taken at the next tick. A sender that wants a message of its own taken
+//! at once (a rare, urgent one) calls [`Handle::unpark`](tempo::runtime::Handle::unpark)
+//! on the receiver's context after sending, or spawns the work there with
+//! [`Handle::spawn_and_unpark`](tempo::runtime::Handle::spawn_and_unpark).
+//!
 //! # Flushing a socket
 //!
 //! `flush_start` drops what the element holds. A datagram socket of a
@@ -164,6 +178,7 @@
 mod ack;
 pub mod channel;
 mod machine;
+mod sync;
 mod task;
 mod task_impl;
 pub mod transition;
