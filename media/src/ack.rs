@@ -146,7 +146,7 @@ pub type TransitionResult = Result<Transition, TransitionError>;
 
 thread_local! {
     /// The id of the task whose state machine this thread is polling, or 0.
-    static IN_MACHINE: Cell<u64> = Cell::new(0);
+    static IN_MACHINE: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Marks this thread as running task `id`'s state machine until dropped.

@@ -178,6 +178,7 @@
 mod ack;
 pub mod channel;
 mod machine;
+mod shared;
 mod sync;
 mod task;
 mod task_impl;

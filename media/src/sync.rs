@@ -4,4 +4,6 @@
 //! `cfg(loom)`, so that `loom-tests/tests/media_request.rs` explores this
 //! crate's code.
 
-pub(crate) use tempo::park::sync::{thread_local, Condvar, Mutex, MutexGuard};
+pub(crate) use tempo::park::sync::{
+    thread_local, AtomicBool, Condvar, Mutex, MutexGuard, Ordering,
+};
