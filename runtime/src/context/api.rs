@@ -11,7 +11,6 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use super::builder::ContextBuilder;
-use super::registry;
 use super::thread::{self, ContextInner};
 use crate::runtime::Handle;
 use crate::task::JoinHandle;
@@ -126,7 +125,7 @@ impl Context {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn acquire_with(name: &str, config: &ContextBuilder) -> io::Result<Context> {
-        registry::acquire(name, config).map(|inner| Context { inner })
+        thread::acquire(name, config).map(|inner| Context { inner })
     }
 
     /// The context whose thread the caller runs on (from a task spawned on

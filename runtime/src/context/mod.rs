@@ -68,14 +68,26 @@
 //!   shared state;
 //! * `builder.rs`: [`ContextBuilder`], what a context's runtime is built
 //!   with, and which of it must match a running context;
-//! * `registry.rs`: the name to context map and its lock rule;
+//! * `registry.rs`: the name to context map and its lock rule, generic
+//!   over the counted reference (so that loom runs it);
 //! * `thread.rs`: the context thread (start, run until told to stop, stop
-//!   and join on the last drop) and the shared state, `ContextInner`.
+//!   and join on the last drop), the shared state, `ContextInner`, and the
+//!   process-wide registry of them.
 
 mod api;
 mod builder;
-mod registry;
+pub(crate) mod registry;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod thread;
 
 pub use api::{Context, WeakContext};
 pub use builder::ContextBuilder;
+
+/// The registry, for the loom model `loom-tests/tests/context_registry.rs`
+/// only; not API.
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom {
+    pub use super::registry::{Counted, Registry, RegistryMutant};
+}

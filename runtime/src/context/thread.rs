@@ -7,14 +7,14 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Weak};
+use std::sync::{mpsc, Arc, LazyLock, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::thread::{self, JoinHandle as ThreadJoinHandle, ThreadId};
 
 use parking_lot::Mutex;
 
 use super::builder::ContextBuilder;
-use super::registry;
+use super::registry::Registry;
 use crate::runtime::Handle;
 
 tempo_park::scoped_thread_local! {
@@ -36,6 +36,32 @@ pub(super) struct ContextInner {
     thread: Option<ThreadJoinHandle<()>>,
 }
 
+/// Running contexts by name (see [`Registry`] for its lock rule).
+static REGISTRY: LazyLock<Registry<Arc<ContextInner>>> = LazyLock::new(Registry::new);
+
+/// The running context called `name` if the request `config` may share it
+/// (see [`ContextBuilder::conflict`]), else a new one started with
+/// `config` and registered under `name`.
+pub(super) fn acquire(name: &str, config: &ContextBuilder) -> io::Result<Arc<ContextInner>> {
+    REGISTRY.acquire(
+        name,
+        |running| config.conflict(name, &running.config),
+        || {
+            let Started { inner, publish } = start(name, config)?;
+            Ok((inner, move |weak| {
+                // The thread is gone if the send fails: nothing to run.
+                let _ = publish.send(weak);
+            }))
+        },
+    )
+}
+
+/// Whether `name` has an entry (live or dead), for tests.
+#[cfg(all(test, not(loom)))]
+pub(super) fn is_registered(name: &str) -> bool {
+    REGISTRY.is_registered(name)
+}
+
 /// The context whose thread the caller runs on, if any (weak: the
 /// thread-local never keeps its context running).
 pub(super) fn current() -> Option<Weak<ContextInner>> {
@@ -53,14 +79,14 @@ struct StopSignal {
 /// running it, for a weak reference to its own `ContextInner` (for
 /// [`Context::current`](super::Context::current)), which the registry
 /// sends through `publish` once its lock is released.
-pub(super) struct Started {
-    pub(super) inner: Arc<ContextInner>,
-    pub(super) publish: mpsc::Sender<Weak<ContextInner>>,
+struct Started {
+    inner: Arc<ContextInner>,
+    publish: mpsc::Sender<Weak<ContextInner>>,
 }
 
 /// Starts the context thread and waits until its runtime is built (a bad
 /// `max_throttling` or a driver error comes back from there).
-pub(super) fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
+fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
     let mut builder = config.runtime_builder(name);
     let stop = Arc::new(StopSignal::default());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Handle>>();
@@ -118,7 +144,7 @@ impl Drop for ContextInner {
     fn drop(&mut self) {
         // Forget the registry entry, unless a new context of the same name
         // already replaced it.
-        registry::forget(&self.name);
+        REGISTRY.forget(&self.name);
         self.stop.stopped.store(true, Ordering::SeqCst);
         if let Some(waker) = self.stop.waker.lock().take() {
             waker.wake();
@@ -208,7 +234,7 @@ mod tests {
         // Drop joined the thread: the task's future was dropped there.
         assert!(dropped.load(Ordering::SeqCst));
         assert!(weak.upgrade().is_none());
-        assert!(!registry::is_registered("ctx-test-drop"));
+        assert!(!is_registered("ctx-test-drop"));
         drop(join);
         // A new acquire starts a new context.
         let again = Context::acquire("ctx-test-drop", T).unwrap();
