@@ -10,7 +10,6 @@
 //! [`Ack`] of task `n` polled inside task `n`'s state machine resolves at
 //! once to [`Transition::NotWaiting`].
 
-use std::cell::Cell;
 use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
@@ -22,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use tempo::runtime::Handle;
 
-use crate::sync::{thread_local, Condvar, Mutex, MutexGuard};
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use crate::transition::{TaskState, Trigger};
 
 /// The error type of the element's actions: any error, boxed.
@@ -144,10 +143,20 @@ impl StdError for TransitionError {
 /// What a request results in.
 pub type TransitionResult = Result<Transition, TransitionError>;
 
-thread_local! {
-    /// The id of the task whose state machine this thread is polling, or 0.
-    static IN_MACHINE: Cell<u64> = const { Cell::new(0) };
+// Not `const { .. }`: loom's `thread_local!` (under `cfg(loom)`) takes
+// only an expression.
+#[allow(clippy::missing_const_for_thread_local)]
+mod in_machine {
+    use std::cell::Cell;
+
+    use crate::sync::thread_local;
+
+    thread_local! {
+        /// The id of the task whose state machine this thread is polling, or 0.
+        pub(super) static IN_MACHINE: Cell<u64> = Cell::new(0);
+    }
 }
+use in_machine::IN_MACHINE;
 
 /// Marks this thread as running task `id`'s state machine until dropped.
 pub(crate) struct MachineMark(u64);

@@ -175,6 +175,9 @@
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom;
 mod ack;
 pub mod channel;
 mod machine;

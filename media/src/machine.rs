@@ -19,6 +19,8 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 
+#[cfg(loom)]
+use crate::__loom::Mutant;
 use crate::ack::{BoxError, Transition, TransitionError};
 use crate::shared::{Request, Shared};
 use crate::task_impl::TaskImpl;
@@ -39,11 +41,20 @@ impl Registered {
     /// read after the waker is stored, so a request pushed before the store
     /// is seen here, and one pushed after it finds the waker to wake.
     fn request_pending(&mut self, shared: &Shared, waker: &Waker) -> bool {
-        if !self.0.as_ref().is_some_and(|w| w.will_wake(waker)) {
+        #[cfg(loom)]
+        let early = (shared.mutant == Some(Mutant::FlagBeforeWaker)).then(|| shared.pending());
+        let stored = self.0.as_ref().is_some_and(|w| w.will_wake(waker));
+        #[cfg(loom)]
+        let stored = stored || (shared.mutant == Some(Mutant::StoreOnce) && self.0.is_some());
+        if !stored {
             let mut core = shared.lock();
             core.waker = Some(waker.clone());
             drop(core);
             self.0 = Some(waker.clone());
+        }
+        #[cfg(loom)]
+        if let Some(early) = early {
+            return early;
         }
         shared.pending()
     }

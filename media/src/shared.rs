@@ -92,6 +92,9 @@ pub(crate) struct Shared {
     /// the loop (see the module docs).
     pending: AtomicBool,
     core: Mutex<Core>,
+    /// A bug the loom model must catch, injected into this code.
+    #[cfg(loom)]
+    pub(crate) mutant: Option<crate::__loom::Mutant>,
 }
 
 impl Shared {
@@ -105,6 +108,8 @@ impl Shared {
                 waker: None,
                 link: None,
             }),
+            #[cfg(loom)]
+            mutant: None,
         }
     }
 
@@ -193,6 +198,14 @@ impl Shared {
     /// Wakes the state machine after a push, and unparks its context if the
     /// caller is on another thread.
     fn wake(&self, core: MutexGuard<'_, Core>) {
+        #[cfg(loom)]
+        if self.mutant == Some(crate::__loom::Mutant::TakeWaker) {
+            let mut core = core;
+            let waker = core.waker.take();
+            drop(core);
+            waker.map(Waker::wake);
+            return;
+        }
         let waker = core.waker.clone();
         let remote = core
             .link

@@ -21,6 +21,11 @@ use crate::transition::{TaskState, Trigger};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
+/// A new task id; never 0 (the machine mark's "no machine").
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
+
 /// An element's task: prepared on a context with a [`TaskImpl`], then
 /// started, paused, flushed, stopped and unprepared from any thread.
 ///
@@ -77,7 +82,7 @@ impl Task {
     pub fn new() -> Task {
         Task {
             task: TaskRef {
-                shared: Arc::new(Shared::new(NEXT_ID.fetch_add(1, Ordering::Relaxed))),
+                shared: Arc::new(Shared::new(next_id())),
             },
         }
     }
@@ -112,6 +117,22 @@ impl Task {
     /// run (started, paused, flushing): stop first.
     pub fn unprepare(&self) -> Ack {
         self.task.unprepare()
+    }
+}
+
+#[cfg(loom)]
+impl Task {
+    /// A task over `shared` (which carries a mutant).
+    pub(crate) fn from_shared(shared: Shared) -> Task {
+        Task {
+            task: TaskRef {
+                shared: Arc::new(shared),
+            },
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.task.shared
     }
 }
 
@@ -214,9 +235,9 @@ fn spawn_machine<I: TaskImpl>(shared: Arc<Shared>, imp: I, context: Context) {
 /// The state machine's future, marking the thread while it is polled (see
 /// [`Ack`]'s "never deadlocks"). Held inline in the task (not boxed): one
 /// allocation and one pointer hop less per poll of the loop.
-struct Marked<F> {
-    id: u64,
-    inner: F,
+pub(crate) struct Marked<F> {
+    pub(crate) id: u64,
+    pub(crate) inner: F,
 }
 
 impl<F: std::future::Future> std::future::Future for Marked<F> {
