@@ -14,20 +14,10 @@ use std::sync::{Arc, Mutex as StdMutex};
 use tempo::runtime::Handle;
 
 use crate::machine::{self, Detach};
+pub use crate::shared::Mutant;
 use crate::shared::{Link, Prepare, Shared};
 use crate::task::Marked;
 use crate::{Ack, Task, TaskImpl};
-
-/// A bug injected into the protocol's code, that the model must catch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mutant {
-    /// The machine reads the `pending` flag before it stores its waker.
-    FlagBeforeWaker,
-    /// A requester takes the machine's waker instead of cloning it.
-    TakeWaker,
-    /// The machine stores a waker only once, whatever its identity.
-    StoreOnce,
-}
 
 /// A new, unprepared task, with `mutant` in its protocol.
 pub fn task(mutant: Option<Mutant>) -> Task {

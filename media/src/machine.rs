@@ -19,9 +19,9 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 
-#[cfg(loom)]
-use crate::__loom::Mutant;
 use crate::ack::{BoxError, Transition, TransitionError};
+#[cfg(loom)]
+use crate::shared::Mutant;
 use crate::shared::{Request, Shared};
 use crate::task_impl::TaskImpl;
 use crate::transition::{transition, Action, Outcome, TaskState, Trigger};

@@ -29,6 +29,19 @@ use crate::ack::{Ack, Acknowledger, Transition, TransitionError, TransitionResul
 use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
 use crate::transition::{transition, Outcome, TaskState, Trigger};
 
+/// A bug injected into the protocol's code, that the loom model must
+/// catch (`loom-tests/tests/media_request.rs`).
+#[cfg(loom)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mutant {
+    /// The machine reads the `pending` flag before it stores its waker.
+    FlagBeforeWaker,
+    /// A requester takes the machine's waker instead of cloning it.
+    TakeWaker,
+    /// The machine stores a waker only once, whatever its identity.
+    StoreOnce,
+}
+
 /// A queued trigger.
 pub(crate) struct Request {
     pub(crate) trigger: Trigger,
@@ -94,7 +107,7 @@ pub(crate) struct Shared {
     core: Mutex<Core>,
     /// A bug the loom model must catch, injected into this code.
     #[cfg(loom)]
-    pub(crate) mutant: Option<crate::__loom::Mutant>,
+    pub(crate) mutant: Option<Mutant>,
 }
 
 impl Shared {
@@ -199,7 +212,7 @@ impl Shared {
     /// caller is on another thread.
     fn wake(&self, core: MutexGuard<'_, Core>) {
         #[cfg(loom)]
-        if self.mutant == Some(crate::__loom::Mutant::TakeWaker) {
+        if self.mutant == Some(Mutant::TakeWaker) {
             let mut core = core;
             let waker = core.waker.take();
             drop(core);
