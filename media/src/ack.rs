@@ -343,16 +343,6 @@ impl Ack {
     ///
     /// The request's own error, or [`TransitionError::TimedOut`] after
     /// `timeout` (the request still runs).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_media::{Task, TaskState, TransitionError};
-    ///
-    /// let task = Task::new();
-    /// // Starting a task that was never prepared is refused.
-    /// let err = task.start().wait(Duration::from_secs(1)).unwrap_err();
-    /// assert!(matches!(err, TransitionError::Refused { state: TaskState::Unprepared, .. }));
-    /// ```
     pub fn wait(mut self, timeout: Duration) -> TransitionResult {
         if let Some(result) = self.try_take() {
             return result;

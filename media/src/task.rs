@@ -36,34 +36,6 @@ pub(crate) fn next_id() -> u64 {
 /// Dropping the `Task` stops and unprepares it (on its context, without
 /// waiting); [`TaskRef`]s do not keep it alive. To know when it is done,
 /// `unprepare().wait(..)` before dropping.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::context::Context;
-/// use tempo_media::{FlowError, Task, TaskImpl, TaskState};
-///
-/// struct Idle;
-/// impl TaskImpl for Idle {
-///     type Item = ();
-///     async fn try_next(&mut self) -> Result<(), FlowError> {
-///         std::future::pending().await
-///     }
-///     async fn handle_item(&mut self, _: ()) -> Result<(), FlowError> {
-///         Ok(())
-///     }
-/// }
-///
-/// let context = Context::acquire("doc-task", Duration::from_millis(20))?;
-/// let task = Task::new();
-/// let second = Duration::from_secs(5);
-/// task.prepare(Idle, context).wait(second)?;
-/// task.start().wait(second)?;
-/// assert_eq!(task.state(), TaskState::Started);
-/// task.stop().wait(second)?;
-/// task.unprepare().wait(second)?;
-/// assert_eq!(task.state(), TaskState::Unprepared);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 pub struct Task {
     task: TaskRef,
 }

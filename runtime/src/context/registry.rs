@@ -1,19 +1,14 @@
 //! The registry: running contexts by name, one process-wide map behind a
 //! mutex, holding weak references.
 //!
-//! The lock rule (see [the registry lock](super#the-registry-lock)): **no
-//! reference to a context is dropped while the registry lock is held**.
-//! Dropping the last strong reference runs `ContextInner::drop`, which
-//! calls [`Registry::forget`] and so takes this lock: under the lock, that
-//! drop would deadlock the thread. Every reference taken or removed under
-//! the lock (an upgraded entry that is refused, an entry replaced or
-//! removed, strong or weak alike) is dropped after the guard.
-//!
-//! The registry is generic over the reference it counts ([`Counted`]):
-//! `Arc<ContextInner>` in the library, a loom-counted stand-in in
-//! `loom-tests/tests/context_registry.rs`, which runs this code under loom
-//! (loom has no `Weak`). The stress test `runtime/tests/context_registry.rs`
-//! races it on real contexts.
+//! The lock rule: **no reference to a context is dropped while the
+//! registry lock is held**. Dropping the last strong reference runs
+//! `ContextInner::drop`, which calls [`Registry::forget`] and so takes this
+//! lock again. Every reference taken or removed under the lock, strong or
+//! weak, is dropped after the guard. Generic over the counted reference
+//! ([`Counted`]) so that `loom-tests/tests/context_registry.rs` runs this
+//! code with a loom-counted stand-in for `Arc` / `Weak` (loom has no
+//! `Weak`).
 
 use std::collections::BTreeMap;
 use std::io;
