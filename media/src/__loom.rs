@@ -16,7 +16,7 @@ use tempo::runtime::Handle;
 use crate::machine::{self, Detach};
 pub use crate::shared::Mutant;
 use crate::shared::{Link, Prepare, Shared};
-use crate::task::Marked;
+use crate::task::marked;
 use crate::{Ack, Task, TaskImpl};
 
 /// A new, unprepared task, with `mutant` in its protocol.
@@ -39,10 +39,8 @@ pub fn prepare_here<I: TaskImpl>(task: &Task, imp: I, handle: Handle) -> (Ack, M
     let slot: Arc<StdMutex<Option<Machine>>> = Arc::default();
     let put = slot.clone();
     let start = move |shared: Arc<Shared>| {
-        let machine = Marked {
-            id: shared.id,
-            inner: machine::run(Detach::new(shared), imp, ()),
-        };
+        let id = shared.id;
+        let machine = marked(id, machine::run(Detach::new(shared), imp, ()));
         *put.lock().unwrap() = Some(Box::pin(machine));
     };
     let link = Link {

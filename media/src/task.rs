@@ -7,6 +7,8 @@
 //! machine answers through the request's [`Ack`].
 
 use std::fmt;
+use std::future::{poll_fn, Future};
+use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread;
@@ -192,10 +194,8 @@ impl fmt::Debug for Task {
 fn spawn_machine<I: TaskImpl>(shared: Arc<Shared>, imp: I, context: Context) {
     let on_context = thread::current().id() == context.thread_id();
     let handle = context.handle().clone();
-    let machine = Marked {
-        id: shared.id,
-        inner: machine::run(Detach::new(shared), imp, context),
-    };
+    let id = shared.id;
+    let machine = marked(id, machine::run(Detach::new(shared), imp, context));
     // Detached: the state machine ends on its own after unprepare.
     if on_context {
         drop(handle.spawn(machine));
@@ -204,27 +204,14 @@ fn spawn_machine<I: TaskImpl>(shared: Arc<Shared>, imp: I, context: Context) {
     }
 }
 
-/// The state machine's future, marking the thread while it is polled (see
-/// [`Ack`]'s "never deadlocks"). Held inline in the task (not boxed): one
-/// allocation and one pointer hop less per poll of the loop.
-pub(crate) struct Marked<F> {
-    pub(crate) id: u64,
-    pub(crate) inner: F,
-}
-
-impl<F: std::future::Future> std::future::Future for Marked<F> {
-    type Output = F::Output;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<F::Output> {
-        let _mark = MachineMark::enter(self.id);
-        // SAFETY: `inner` is structurally pinned: it is never moved out of
-        // `Marked`, which has no `Drop` of its own and is `Unpin` only if
-        // `F` is (the auto impl); this is the only place it is reached
-        // through the pin.
-        let inner = unsafe { self.map_unchecked_mut(|m| &mut m.inner) };
-        inner.poll(cx)
-    }
+/// `inner` (the state machine's future), marking the thread while it is
+/// polled (see [`Ack`]'s "never deadlocks"). Held inline in the task's
+/// future, pinned there, not boxed: one allocation less.
+pub(crate) async fn marked<F: Future>(id: u64, inner: F) -> F::Output {
+    let mut inner = pin!(inner);
+    poll_fn(|cx| {
+        let _mark = MachineMark::enter(id);
+        inner.as_mut().poll(cx)
+    })
+    .await
 }
