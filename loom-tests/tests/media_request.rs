@@ -22,7 +22,7 @@
 #![cfg(loom)]
 
 use std::future::pending;
-use std::task::{Context, Waker};
+use std::task::{Context, Wake, Waker};
 
 use loom::thread;
 use tempo::runtime::Builder;
@@ -31,6 +31,13 @@ use tempo_media::__loom::{prepare_here, task, Machine, Mutant};
 use tempo_media::{
     FlowError, Task, TaskImpl, TaskState, Transition, TransitionError, TransitionResult, Trigger,
 };
+
+/// A waker nobody wakes (the machine's first, replaced one).
+struct Unwoken;
+
+impl Wake for Unwoken {
+    fn wake(self: std::sync::Arc<Self>) {}
+}
 
 /// `try_next` yields `items` items, then waits for good.
 struct Items(usize);
@@ -114,9 +121,9 @@ fn answered(result: TransitionResult) -> Trigger {
 /// requester wakes the old one and the machine waits forever.
 fn a_changed_waker_is_stored_again(mutant: Option<Mutant>) {
     let (task, mut machine) = started(mutant, 0);
-    let first = machine
-        .as_mut()
-        .poll(&mut Context::from_waker(Waker::noop()));
+    let other = Waker::from(std::sync::Arc::new(Unwoken));
+    let first = machine.as_mut().poll(&mut Context::from_waker(&other));
+    drop(other);
     assert!(first.is_pending());
     let requester = thread::spawn(move || {
         let answer = block_on(task.pause());

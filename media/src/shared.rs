@@ -216,7 +216,9 @@ impl Shared {
             let mut core = core;
             let waker = core.waker.take();
             drop(core);
-            waker.map(Waker::wake);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
             return;
         }
         let waker = core.waker.clone();
