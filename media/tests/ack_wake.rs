@@ -1,6 +1,9 @@
-//! An answer is control, like the request: a requester awaiting an `Ack`
-//! on a throttled runtime's thread is unparked by the answer, so it does
-//! not wait for that runtime's next tick.
+//! What cuts a throttled runtime's sleep short. An answer is control,
+//! like the request: a requester awaiting an `Ack` on a throttled
+//! runtime's thread is unparked by the answer, so it does not wait for
+//! that runtime's next tick. A channel item is data: sent from another
+//! thread, it waits for the next tick, unless the sender unparks the
+//! receiver's runtime.
 //!
 //! Deterministic: the requester's runtime runs on a paused clock, where the
 //! sleep between ticks advances virtual time by the whole period unless an
@@ -14,7 +17,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use tempo::context::Context;
-use tempo::runtime::Builder;
+use tempo::runtime::{Builder, Runtime};
 use tempo_media::{BoxError, FlowError, Task, TaskImpl, TaskState, Transition, Trigger};
 use tokio::sync::oneshot;
 
@@ -119,4 +122,60 @@ fn an_answer_cuts_the_requesters_sleep_between_ticks() {
         elapsed < PERIOD,
         "the answer waited for the requester's next tick: {elapsed:?} of virtual time"
     );
+}
+
+fn paused_throttled() -> Runtime {
+    Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .max_throttling(PERIOD)
+        .build()
+        .unwrap()
+}
+
+/// A receiver on a throttled runtime awaits an item that another thread
+/// sends (then unparks the runtime if `unpark`) while the receiver's tick
+/// still runs; returns the virtual time the item took.
+fn item_across_threads(unpark: bool) -> Duration {
+    let rt = paused_throttled();
+    let handle = rt.handle().clone();
+    let (tx, mut rx) = tempo_media::channel(1);
+    let (go_tx, go) = mpsc::channel::<()>();
+    let (sent_tx, sent) = mpsc::channel::<()>();
+    let sender = std::thread::spawn(move || {
+        go.recv_timeout(HANG).unwrap();
+        tx.try_send(7u32).unwrap();
+        if unpark {
+            handle.unpark();
+        }
+        sent_tx.send(()).unwrap();
+    });
+    let elapsed = rt.block_on(async move {
+        tempo::spawn(async move {
+            // Polled after this task's first poll returned, in the same
+            // tick: the item is sent (and the unpark made) before the
+            // tick ends.
+            drop(tempo::spawn(async move {
+                go_tx.send(()).unwrap();
+                sent.recv_timeout(HANG).unwrap();
+            }));
+            let start = tempo::time::Instant::now();
+            assert_eq!(rx.recv().await, Some(7));
+            start.elapsed()
+        })
+        .await
+        .unwrap()
+    });
+    sender.join().unwrap();
+    elapsed
+}
+
+#[test]
+fn a_channel_item_from_another_thread_waits_for_the_next_tick() {
+    assert!(item_across_threads(false) >= PERIOD);
+}
+
+#[test]
+fn a_sender_that_unparks_the_receivers_runtime_cuts_its_sleep() {
+    assert!(item_across_threads(true) < PERIOD);
 }
