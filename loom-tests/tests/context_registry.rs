@@ -1,39 +1,32 @@
-//! Model: `Context::acquire` racing the last drop of the context it finds
-//! (`runtime/src/context/registry.rs`, issue 19). The rule under test: no
-//! reference to a context is dropped while the registry lock is held, because
-//! dropping the last strong reference runs `ContextInner::drop`, which
-//! takes that lock to forget the name.
+//! Model: `Context::acquire` racing the last drop of the context it finds,
+//! on the registry's code (`runtime/src/context/registry.rs`). The rule
+//! under test: no reference to a context is dropped while the registry
+//! lock is held, because dropping the last strong reference runs
+//! `ContextInner::drop`, which takes that lock to forget the name.
 //!
-//! Unlike the other models, this one re-implements the protocol instead of
-//! running the real code: a context is an OS thread with a runtime, and
-//! loom has no `Weak`. What it keeps is what the deadlock depends on:
+//! The registry (`Registry::acquire`, `Registry::forget`, its lock from the
+//! sync shim) is the library's; what stands in for a context is
+//! [`Strong`] / `WeakRef`: `Arc<ContextInner>` / `Weak<ContextInner>`
+//! reduced to a strong count on a loom atomic (loom has no `Weak`, and a
+//! context is an OS thread with a runtime), so that loom can interleave
+//! another thread's drop between an upgrade and the drop of what it
+//! returned. Dropping the last `Strong` calls `Registry::forget`, as
+//! `ContextInner::drop` does.
 //!
-//! * [`Strong`] / [`WeakRef`] are `Arc` / `Weak` reduced to their strong
-//!   count, on a loom atomic so that loom can interleave another thread's
-//!   drop between an upgrade and the drop of what it returned; dropping
-//!   the last `Strong` runs [`last_drop`], the model of
-//!   `ContextInner::drop`'s registry step.
-//! * [`Registry`] is the registry for one name: a loom mutex around the
-//!   entry (a `WeakRef`), locked by [`acquire`] and by [`last_drop`].
-//! * [`acquire`] mirrors `Context::acquire`: upgrade the entry under the
-//!   lock; the same period returns it, another period is refused (the
-//!   reference is dropped *after* the guard), a dead or missing entry is
-//!   replaced by a new context (the replaced entry dropped after the guard).
-//!
-//! Mutation check, kept as a test: [`acquire_dropping_under_the_lock`] is
-//! the code before the fix (a refusal drops the upgraded reference while
-//! the guard is alive). Loom finds the interleaving where the other thread
-//! drops its reference between the upgrade and that drop, and reports the
-//! deadlock (the refusing thread waits for the lock it holds);
-//! `dropping_the_refused_reference_under_the_lock_deadlocks` checks that it
-//! does, so the model is known to see the bug it guards against.
+//! Mutant, kept as a test: `RegistryMutant::DropRefusedUnderLock` makes
+//! the real `acquire` drop a refused reference before the guard. Loom
+//! finds the interleaving where the other thread drops its reference
+//! between the upgrade and that drop, and reports the deadlock (the
+//! refusing thread waits for the lock it holds).
 #![cfg(loom)]
 
-use std::process::Command;
-
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use loom::sync::{Arc, Mutex, MutexGuard};
+use loom::sync::Arc;
 use loom::thread;
+use tempo::context::__loom::{Counted, Registry, RegistryMutant};
+use tempo_loom_tests::{is_mutant_run, must_catch};
+
+const NAME: &str = "x";
 
 /// A context: its period, its strong count, and how many times its
 /// `ContextInner::drop` ran (exactly once, in every interleaving).
@@ -41,148 +34,88 @@ struct Inner {
     period: u32,
     strong: AtomicUsize,
     dropped: AtomicUsize,
+    registry: Arc<Registry<Strong>>,
 }
-
-/// The registry for one name: the entry, weak.
-type Registry = Arc<Mutex<Option<WeakRef>>>;
 
 /// A strong reference (`Context`): keeps the context running.
-struct Strong {
-    inner: Arc<Inner>,
-    registry: Registry,
-}
+struct Strong(Arc<Inner>);
 
 /// A weak reference (the registry's entry).
-#[derive(Clone)]
 struct WeakRef(Arc<Inner>);
 
-impl Strong {
-    /// A new context (`start`): one strong reference.
-    fn start(period: u32, registry: &Registry) -> Strong {
-        Strong {
-            inner: Arc::new(Inner {
-                period,
-                strong: AtomicUsize::new(1),
-                dropped: AtomicUsize::new(0),
-            }),
-            registry: registry.clone(),
-        }
+impl Counted for Strong {
+    type Weak = WeakRef;
+
+    fn downgrade(this: &Strong) -> WeakRef {
+        WeakRef(this.0.clone())
     }
 
-    fn downgrade(&self) -> WeakRef {
-        WeakRef(self.inner.clone())
-    }
-}
-
-impl WeakRef {
-    /// `Weak::upgrade`: a strong reference unless the count reached zero.
-    fn upgrade(&self, registry: &Registry) -> Option<Strong> {
-        let mut count = self.0.strong.load(SeqCst);
+    fn upgrade(weak: &WeakRef) -> Option<Strong> {
+        let mut count = weak.0.strong.load(SeqCst);
         loop {
             if count == 0 {
                 return None;
             }
-            match self
+            match weak
                 .0
                 .strong
                 .compare_exchange(count, count + 1, SeqCst, SeqCst)
             {
-                Ok(_) => {
-                    return Some(Strong {
-                        inner: self.0.clone(),
-                        registry: registry.clone(),
-                    })
-                }
+                Ok(_) => return Some(Strong(weak.0.clone())),
                 Err(now) => count = now,
             }
         }
     }
 
-    fn is_dead(&self) -> bool {
-        self.0.strong.load(SeqCst) == 0
+    fn is_dead(weak: &WeakRef) -> bool {
+        weak.0.strong.load(SeqCst) == 0
     }
 }
 
 impl Drop for Strong {
+    /// The last drop runs `ContextInner::drop`'s registry step.
     fn drop(&mut self) {
-        if self.inner.strong.fetch_sub(1, SeqCst) == 1 {
-            last_drop(&self.inner, &self.registry);
+        if self.0.strong.fetch_sub(1, SeqCst) == 1 {
+            self.0.dropped.fetch_add(1, SeqCst);
+            self.0.registry.forget(NAME);
         }
     }
 }
 
-/// `ContextInner::drop`'s registry step: forget the entry unless a new
-/// context already replaced it; drop the removed entry after the guard.
-fn last_drop(inner: &Inner, registry: &Registry) {
-    inner.dropped.fetch_add(1, SeqCst);
-    let removed = {
-        let mut entry = registry.lock().unwrap();
-        if entry.as_ref().is_some_and(WeakRef::is_dead) {
-            entry.take()
-        } else {
-            None
-        }
-    };
-    drop(removed);
-}
-
-/// What `acquire` returned: the context, or `AlreadyExists`.
-type Acquired = Result<Strong, ()>;
-
-/// `Context::acquire`, as fixed: nothing is dropped under the lock.
-fn acquire(registry: &Registry, period: u32) -> Acquired {
-    let entry = registry.lock().unwrap();
-    if let Some(found) = entry.as_ref().and_then(|weak| weak.upgrade(registry)) {
-        if found.inner.period == period {
-            return Ok(found);
-        }
-        drop(entry);
-        drop(found);
-        return Err(());
-    }
-    start_under(entry, registry, period)
-}
-
-/// `Context::acquire` before the fix: a refusal drops the upgraded
-/// reference while the guard is alive (locals drop in reverse order).
-fn acquire_dropping_under_the_lock(registry: &Registry, period: u32) -> Acquired {
-    let entry = registry.lock().unwrap();
-    if let Some(found) = entry.as_ref().and_then(|weak| weak.upgrade(registry)) {
-        if found.inner.period == period {
-            return Ok(found);
-        }
-        drop(found);
-        drop(entry);
-        return Err(());
-    }
-    start_under(entry, registry, period)
-}
-
-/// Starts a context under the lock and registers it; the replaced entry is
-/// dropped after the guard.
-fn start_under(
-    mut entry: MutexGuard<'_, Option<WeakRef>>,
-    registry: &Registry,
-    period: u32,
-) -> Acquired {
-    let started = Strong::start(period, registry);
-    let replaced = entry.replace(started.downgrade());
-    drop(entry);
-    drop(replaced);
-    Ok(started)
+/// `Context::acquire(NAME, period)`: the real `Registry::acquire`, with
+/// the period as the configuration that must match.
+fn acquire(registry: &Arc<Registry<Strong>>, period: u32) -> Result<Strong, ()> {
+    registry
+        .acquire(
+            NAME,
+            |running| (running.0.period != period).then(|| "another period".to_owned()),
+            || {
+                let inner = Arc::new(Inner {
+                    period,
+                    strong: AtomicUsize::new(1),
+                    dropped: AtomicUsize::new(0),
+                    registry: registry.clone(),
+                });
+                Ok((Strong(inner), |_weak| {}))
+            },
+        )
+        .map_err(|_| ())
 }
 
 /// A 5 ms context held by one thread, which drops it, while another
 /// thread acquires the name with 10 ms (and drops what it gets). Every
 /// context's last drop runs once, and the registry ends with no entry.
-fn race(acquire: fn(&Registry, u32) -> Acquired) {
-    let registry: Registry = Arc::new(Mutex::new(None));
+fn race(mutant: Option<RegistryMutant>) {
+    let registry = Arc::new(match mutant {
+        Some(mutant) => Registry::with_mutant(mutant),
+        None => Registry::new(),
+    });
     let first = acquire(&registry, 5).expect("the name is free");
-    let first_inner = first.inner.clone();
+    let first_inner = first.0.clone();
 
     let holder = thread::spawn(move || drop(first));
     let other = acquire(&registry, 10);
-    let other_inner = other.as_ref().ok().map(|c| c.inner.clone());
+    let other_inner = other.as_ref().ok().map(|c| c.0.clone());
     drop(other);
     holder.join().unwrap();
 
@@ -194,47 +127,28 @@ fn race(acquire: fn(&Registry, u32) -> Acquired) {
     }
     // Whoever dropped a context last forgot its entry.
     assert!(
-        registry.lock().unwrap().is_none(),
+        !registry.is_registered(NAME),
         "an entry outlived every reference to its context"
     );
 }
 
 #[test]
 fn acquire_racing_the_last_drop_neither_deadlocks_nor_leaks_the_entry() {
-    loom::model(|| race(acquire));
+    loom::model(|| race(None));
 }
 
-/// Set in the child process that runs the mutant model.
+/// Set in the child process that runs the mutant.
 const MUTANT_ENV: &str = "TEMPO_LOOM_CONTEXT_REGISTRY_MUTANT";
 
-/// The mutation check, kept: the code before the fix must deadlock in the
-/// model. Loom's deadlock panic aborts the process (its guards panic again
-/// while unwinding), so the mutant runs in a child process of this test.
 #[test]
-fn dropping_the_refused_reference_under_the_lock_deadlocks() {
-    if std::env::var_os(MUTANT_ENV).is_some() {
-        loom::model(|| race(acquire_dropping_under_the_lock));
+fn mutant_drop_refused_under_lock_deadlocks() {
+    if is_mutant_run(MUTANT_ENV) {
+        loom::model(|| race(Some(RegistryMutant::DropRefusedUnderLock)));
         return;
     }
-    let output = Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "dropping_the_refused_reference_under_the_lock_deadlocks",
-            "--test-threads=1",
-            "--nocapture",
-        ])
-        .env(MUTANT_ENV, "1")
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        !output.status.success(),
-        "the mutant passed: the model does not see the deadlock\n{stdout}"
-    );
-    assert!(
-        stderr.contains("deadlock;"),
-        "the mutant failed, but not with loom's deadlock ({}):\n{stderr}",
-        output.status
+    must_catch(
+        "mutant_drop_refused_under_lock_deadlocks",
+        MUTANT_ENV,
+        "deadlock",
     );
 }

@@ -1,11 +1,11 @@
 //! Model: a timer created on another thread inside the firing window of
-//! the last fire pass (issue 10). Its deadline is in the future, so it does
+//! the last fire pass. Its deadline is in the future, so it does
 //! not complete on its first poll; it waits for the *next* pass, which must
 //! therefore come: a driver blocked with no other timer is unparked (if
 //! that wake-up were lost, loom would report a deadlock).
 //!
-//! Second model: the same registration racing the tick's end-of-tick pass
-//! (issue 19), which reads its "entries pending" flag without the lock. The
+//! Second model: the same registration racing the tick's end-of-tick pass,
+//! which reads its "entries pending" flag without the lock. The
 //! entry is fired by that pass or, if it registered after the pass looked,
 //! by the next park, which must not block on it. Mutation check: with the
 //! wheel's next expiration ignoring the end-of-tick list, the park blocks

@@ -1,6 +1,6 @@
 //! Models: cross-thread timer registration and cancellation racing the
-//! timer driver's fire pass, and a registration waking a parked driver
-//! (issue 7, item 4). The real `tempo_time` code runs on loom's primitives
+//! timer driver's fire pass, and a registration waking a parked driver.
+//! The real `tempo_time` code runs on loom's primitives
 //! (its `sync` shim), under the paused clock so that time is deterministic.
 #![cfg(loom)]
 

@@ -10,15 +10,18 @@
 //! [`Ack`] of task `n` polled inside task `n`'s state machine resolves at
 //! once to [`Transition::NotWaiting`].
 
-use std::cell::Cell;
 use std::error::Error as StdError;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::task::{Context as TaskContext, Poll, Waker};
+use std::thread::{self, ThreadId};
 use std::time::{Duration, Instant};
 
+use tempo::runtime::Handle;
+
+use crate::sync::{Condvar, Mutex, MutexGuard};
 use crate::transition::{TaskState, Trigger};
 
 /// The error type of the element's actions: any error, boxed.
@@ -140,10 +143,20 @@ impl StdError for TransitionError {
 /// What a request results in.
 pub type TransitionResult = Result<Transition, TransitionError>;
 
-thread_local! {
-    /// The id of the task whose state machine this thread is polling, or 0.
-    static IN_MACHINE: Cell<u64> = const { Cell::new(0) };
+// Not `const { .. }`: loom's `thread_local!` (under `cfg(loom)`) takes
+// only an expression.
+#[allow(clippy::missing_const_for_thread_local)]
+mod in_machine {
+    use std::cell::Cell;
+
+    use crate::sync::thread_local;
+
+    thread_local! {
+        /// The id of the task whose state machine this thread is polling, or 0.
+        pub(super) static IN_MACHINE: Cell<u64> = Cell::new(0);
+    }
 }
+use in_machine::IN_MACHINE;
 
 /// Marks this thread as running task `id`'s state machine until dropped.
 pub(crate) struct MachineMark(u64);
@@ -164,26 +177,38 @@ fn in_machine_of(id: u64) -> bool {
     IN_MACHINE.with(|m| m.get() == id)
 }
 
+/// The runtime a requester awaits its `Ack` on, and its thread.
+struct Requester {
+    handle: Handle,
+    thread: ThreadId,
+}
+
 #[derive(Default)]
 struct SlotInner {
     result: Option<TransitionResult>,
     waker: Option<Waker>,
+    /// Set with `waker` when the `Ack` is polled on a Tempo runtime.
+    requester: Option<Requester>,
     /// The sender went away (answered or not).
     closed: bool,
 }
 
 /// Where the state machine puts one request's result.
-#[derive(Default)]
 struct Slot {
     inner: Mutex<SlotInner>,
     done: Condvar,
 }
 
 impl Slot {
+    fn new() -> Slot {
+        Slot {
+            inner: Mutex::new(SlotInner::default()),
+            done: Condvar::new(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, SlotInner> {
-        // A panic while holding this lock leaves consistent data (plain
-        // assignments), so poisoning is ignored.
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+        self.inner.lock()
     }
 }
 
@@ -202,15 +227,25 @@ impl Acknowledger {
 }
 
 impl Drop for Acknowledger {
+    /// Closes the slot and wakes the requester. An answer is control, like
+    /// the request: a requester awaiting on another runtime's thread is
+    /// also unparked, so that a throttled runtime sleeping between ticks
+    /// takes it now rather than at its next tick (the wake alone only
+    /// queues the task).
     fn drop(&mut self) {
-        let waker = {
+        let (waker, requester) = {
             let mut inner = self.slot.lock();
             inner.closed = true;
-            inner.waker.take()
+            (inner.waker.take(), inner.requester.take())
         };
         self.slot.done.notify_all();
         if let Some(waker) = waker {
             waker.wake();
+        }
+        if let Some(requester) = requester {
+            if requester.thread != thread::current().id() {
+                requester.handle.unpark();
+            }
         }
     }
 }
@@ -261,7 +296,7 @@ impl Ack {
     }
 
     pub(crate) fn pair(trigger: Trigger, task: u64) -> (Acknowledger, Ack) {
-        let slot = Arc::new(Slot::default());
+        let slot = Arc::new(Slot::new());
         (
             Acknowledger { slot: slot.clone() },
             Ack {
@@ -308,16 +343,6 @@ impl Ack {
     ///
     /// The request's own error, or [`TransitionError::TimedOut`] after
     /// `timeout` (the request still runs).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_media::{Task, TaskState, TransitionError};
-    ///
-    /// let task = Task::new();
-    /// // Starting a task that was never prepared is refused.
-    /// let err = task.start().wait(Duration::from_secs(1)).unwrap_err();
-    /// assert!(matches!(err, TransitionError::Refused { state: TaskState::Unprepared, .. }));
-    /// ```
     pub fn wait(mut self, timeout: Duration) -> TransitionResult {
         if let Some(result) = self.try_take() {
             return result;
@@ -352,13 +377,8 @@ impl Ack {
                 });
             }
             inner = match deadline {
-                None => slot.done.wait(inner).unwrap_or_else(|e| e.into_inner()),
-                Some(_) => {
-                    slot.done
-                        .wait_timeout(inner, left)
-                        .unwrap_or_else(|e| e.into_inner())
-                        .0
-                }
+                None => slot.done.wait(inner),
+                Some(_) => slot.done.wait_timeout(inner, left, &slot.inner).0,
             };
         }
     }
@@ -385,7 +405,13 @@ impl Future for Ack {
         if inner.result.is_none() && !inner.closed {
             match &inner.waker {
                 Some(w) if w.will_wake(cx.waker()) => {}
-                _ => inner.waker = Some(cx.waker().clone()),
+                _ => {
+                    inner.waker = Some(cx.waker().clone());
+                    inner.requester = Handle::try_current().ok().map(|handle| Requester {
+                        handle,
+                        thread: thread::current().id(),
+                    });
+                }
             }
             return Poll::Pending;
         }

@@ -1,27 +1,20 @@
 //! [`channel`]: a bounded channel from one element to the next.
 //!
-//! An element pushes its buffers downstream, usually to an element on the
-//! same context: the two take turns on one thread, the channel is never
-//! contended, and at thousands of streams per context what each push costs
-//! is mostly the cache lines it touches, cold since the stream's last
-//! period. A general multi-producer channel (tokio's `mpsc`) spreads its
-//! state over several cache-padded parts (sender tail, receiver head, a
-//! semaphore, the receiver's waker, blocks of slots): counting the parts
-//! a push and a receive touch, 6 to 8 lines per buffer. This one keeps
-//! everything behind one uncontended lock in one allocation plus a ring of
-//! slots: about 3.
+//! Why not a general multi-producer channel: between two elements of one
+//! context the channel is never contended, and at thousands of streams a
+//! push costs mostly the cold cache lines it touches. tokio's `mpsc`
+//! spreads its state over several cache-padded parts (6 to 8 lines per
+//! buffer); this one keeps everything behind one uncontended lock in one
+//! allocation plus a ring of slots (about 3). It is single-producer,
+//! single-consumer (the [`Sender`] is not `Clone`); both ends are `Send`.
 //!
-//! It is single-producer, single-consumer (the [`Sender`] is not `Clone`):
-//! one element upstream, one downstream, as between two pads. Both ends are
-//! `Send` and work across threads too; they only cost least on one.
-//!
-//! A waiting end stores its waker once and keeps it (it is woken by
-//! reference, not taken), so a stream that alternates "push, wake the
-//! receiver, receive, wait" clones no waker per buffer. Every state change
-//! and every waker store happens under the one lock, so a wake-up cannot be
-//! lost between a check and a store. Like every Tempo resource, a ready
-//! `send` or `recv` spends one unit of the cooperative budget; one that
-//! waits touches none (it would give the unit back anyway).
+//! A waiting end stores its waker once and is woken by reference, so a
+//! stream that alternates push and receive clones no waker per buffer.
+//! Every state change and waker store happens under the one lock: no
+//! wake-up is lost between a check and a store. A ready `send` or `recv`
+//! spends one unit of the cooperative budget. An item is data: sent from
+//! another thread to a throttled context, it is taken at that context's
+//! next tick (see the crate docs, "What cuts a sleep short").
 
 use std::collections::VecDeque;
 use std::fmt;

@@ -14,9 +14,13 @@
 //! * no deadlock from inside a context: an `Ack` awaited by the task's own
 //!   actions or loop resolves at once ([`Transition::NotWaiting`]), and
 //!   [`Ack::wait`] never blocks a context thread;
-//! * no tick of delay: a request from another thread unparks the context
-//!   ([`Handle::unpark`](tempo::runtime::Handle::unpark)), so it is handled
-//!   now, not at the next throttling tick;
+//! * no tick of delay, both ways: a request from another thread unparks
+//!   the target's context ([`Handle::unpark`](tempo::runtime::Handle::unpark)),
+//!   and the answer unparks the runtime the requester awaits it on, so
+//!   neither waits for a throttling tick (see [what cuts a sleep
+//!   short](#what-cuts-a-sleep-short));
+//! * requests take effect in the order they were made, a prepare made
+//!   while an unprepare is on its way included;
 //! * cancellation where it is safe: pause, flush start and stop cancel a
 //!   pending [`try_next`](TaskImpl::try_next) at its await point;
 //!   [`handle_item`](TaskImpl::handle_item) always runs to completion.
@@ -144,26 +148,35 @@
 //! touches few cold cache lines. A ready `send` or `recv` spends the
 //! cooperative budget like any Tempo resource.
 //!
+//! # What cuts a sleep short
+//!
+//! A throttled context sleeps between ticks, and what other threads send
+//! it meanwhile waits for the next tick: that batching is what throttling
+//! is for. Control does not wait: lifecycle requests and their answers
+//! unpark the context they are for. Data does: a [`channel`](fn@channel)
+//! item, a socket's readiness, any ordinary wake from another thread is
+//! taken at the next tick. A sender that wants a message of its own taken
+//! at once (a rare, urgent one) calls [`Handle::unpark`](tempo::runtime::Handle::unpark)
+//! on the receiver's context after sending, or spawns the work there with
+//! [`Handle::spawn_and_unpark`](tempo::runtime::Handle::spawn_and_unpark).
+//!
 //! # Flushing a socket
 //!
 //! `flush_start` drops what the element holds. A datagram socket of a
-//! throttling context holds nothing itself: it is level-triggered and
-//! takes one datagram per readiness report, so what the element has not
-//! received is still in the kernel's queue, as with any socket (and as
-//! threadshare's `udpsrc` leaves it). Only a socket made on a
-//! `tempo_io::Driver` before its receive-ahead rule was turned on may
-//! hold one datagram read from the kernel ahead; an element that must
-//! drop in-flight data calls
-//! [`UdpSocket::discard_held`](tempo::net::UdpSocket::discard_held) (or
-//! `UnixDatagram::discard_held`) on its socket, which costs nothing when
-//! nothing is held, so that no datagram from before the flush reaches it
-//! after.
+//! throttling context holds nothing itself: what the element has not
+//! received is still in the kernel's queue (as threadshare's `udpsrc`
+//! leaves it).
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 
+#[cfg(loom)]
+#[doc(hidden)]
+pub mod __loom;
 mod ack;
 pub mod channel;
 mod machine;
+mod shared;
+mod sync;
 mod task;
 mod task_impl;
 pub mod transition;

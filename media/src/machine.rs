@@ -5,7 +5,7 @@
 //! table](crate::transition::transition) what each does, runs the
 //! element's action, and answers. In `Started` it runs the loop between
 //! requests: before every `try_next` poll it looks whether a request waits
-//! first (biased; one atomic load, see [`crate::task`]), so a request
+//! first (biased; one atomic load, see [`crate::shared`]), so a request
 //! cancels a pending `try_next` at its await point, while `handle_item`,
 //! awaited outside that check, runs to completion.
 //!
@@ -19,10 +19,10 @@ use std::pin::pin;
 use std::sync::Arc;
 use std::task::{Poll, Waker};
 
-use tempo::context::Context;
-
 use crate::ack::{BoxError, Transition, TransitionError};
-use crate::task::{Request, Shared};
+#[cfg(loom)]
+use crate::shared::Mutant;
+use crate::shared::{Request, Shared};
 use crate::task_impl::TaskImpl;
 use crate::transition::{transition, Action, Outcome, TaskState, Trigger};
 
@@ -31,7 +31,7 @@ use crate::transition::{transition, Action, Outcome, TaskState, Trigger};
 ///
 /// A requester clones (never takes) the stored waker, so once stored it
 /// stays valid; the machine stores again only when its task's waker changes
-/// (which a Tempo task's never does). See [`crate::task`] for the protocol.
+/// (which a Tempo task's never does). See [`crate::shared`] for the protocol.
 #[derive(Default)]
 struct Registered(Option<Waker>);
 
@@ -41,11 +41,20 @@ impl Registered {
     /// read after the waker is stored, so a request pushed before the store
     /// is seen here, and one pushed after it finds the waker to wake.
     fn request_pending(&mut self, shared: &Shared, waker: &Waker) -> bool {
-        if !self.0.as_ref().is_some_and(|w| w.will_wake(waker)) {
+        #[cfg(loom)]
+        let early = (shared.mutant == Some(Mutant::FlagBeforeWaker)).then(|| shared.pending());
+        let stored = self.0.as_ref().is_some_and(|w| w.will_wake(waker));
+        #[cfg(loom)]
+        let stored = stored || (shared.mutant == Some(Mutant::StoreOnce) && self.0.is_some());
+        if !stored {
             let mut core = shared.lock();
             core.waker = Some(waker.clone());
             drop(core);
             self.0 = Some(waker.clone());
+        }
+        #[cfg(loom)]
+        if let Some(early) = early {
+            return early;
         }
         shared.pending()
     }
@@ -63,29 +72,45 @@ impl Registered {
     }
 }
 
-impl Shared {
-    fn push_front(&self, request: Request) {
-        let mut core = self.lock();
-        core.queue.push_front(request);
-        self.sync_pending(&core);
+/// Detaches the state machine from its task when the machine ends, however
+/// it ends (after unprepare, dropped mid-action by a panic, or dropped
+/// before its first poll: it is made with the machine's future).
+pub(crate) struct Detach(Option<Arc<Shared>>);
+
+impl Detach {
+    pub(crate) fn new(shared: Arc<Shared>) -> Detach {
+        Detach(Some(shared))
+    }
+
+    fn shared(&self) -> Arc<Shared> {
+        self.0.clone().expect("detached once")
+    }
+
+    /// Detaches after `unprepare`, answering it first.
+    fn finish(mut self, unprepare: Request, from: TaskState) {
+        let shared = self.0.take().expect("detached once");
+        let answer = Ok(Transition::Complete {
+            trigger: Trigger::Unprepare,
+            from,
+            to: TaskState::Unprepared,
+        });
+        shared.detach(Some((unprepare, answer)));
     }
 }
 
-/// Detaches the state machine from its task when the machine ends, however
-/// it ends (after unprepare, or dropped mid-action by a panic).
-struct Detach(Arc<Shared>);
-
 impl Drop for Detach {
     fn drop(&mut self) {
-        self.0.detach();
+        if let Some(shared) = self.0.take() {
+            shared.detach(None);
+        }
     }
 }
 
 /// The state machine of `shared`'s task, running `imp` on `context`.
 ///
 /// It holds `context`: a prepared element keeps its context running.
-pub(crate) async fn run<I: TaskImpl>(shared: Arc<Shared>, mut imp: I, context: Context) {
-    let detach = Detach(shared.clone());
+pub(crate) async fn run<I: TaskImpl, C: Send>(detach: Detach, mut imp: I, context: C) {
+    let shared = detach.shared();
     let mut registered = Registered::default();
     let (unprepare, from) = loop {
         let request = poll_fn(|cx| match registered.poll_request(&shared, cx.waker()) {
@@ -103,12 +128,7 @@ pub(crate) async fn run<I: TaskImpl>(shared: Arc<Shared>, mut imp: I, context: C
     // Unprepared: the element is dropped before the answer, so that a
     // requester that waited for it finds the element's resources released.
     drop(imp);
-    drop(detach);
-    unprepare.answer(Ok(Transition::Complete {
-        trigger: Trigger::Unprepare,
-        from,
-        to: TaskState::Unprepared,
-    }));
+    detach.finish(unprepare, from);
     drop(context);
 }
 
@@ -162,9 +182,8 @@ async fn step<I: TaskImpl>(
                     // Queued before the answer: whoever acts on the answer
                     // queues behind the recovery.
                     shared.push_front(Request {
-                        trigger: next,
-                        ack: None,
                         recovery: true,
+                        ..Request::new(next, None)
                     });
                     request.answer(Err(TransitionError::Failed {
                         trigger,
@@ -225,11 +244,7 @@ async fn run_loop<I: TaskImpl>(shared: &Shared, registered: &mut Registered, imp
         tempo::task::consume_budget().await;
         if let Err(error) = result {
             let trigger = imp.handle_loop_error(error).await;
-            shared.push_front(Request {
-                trigger,
-                ack: None,
-                recovery: false,
-            });
+            shared.push_front(Request::new(trigger, None));
             return;
         }
     }

@@ -1,179 +1,32 @@
 //! [`Task`] and [`TaskRef`]: where transitions are requested.
 //!
-//! A request is queued in the task's shared core, then the state machine
-//! (a Tempo task on the element's context) is woken and, if the request
-//! comes from another thread, the context is unparked: the request is seen
-//! at once, not at the context's next tick. The state machine answers
-//! through the request's [`Ack`].
-//!
-//! The protocol between requesters and the state machine (see
-//! `loom-tests/tests/media_request.rs` for its model): a requester pushes
-//! under the core's lock, raises the `pending` flag and clones the
-//! machine's waker under the same lock, then wakes it. The machine stores
-//! its waker under that lock once (again only if its waker changes), and
-//! then, before every `try_next` poll, reads the flag: one atomic load per
-//! item, no lock, no waker comparison under a lock. Either the machine's
-//! waker was stored before the requester's critical section (the requester
-//! wakes it, and the machine's next poll reads the flag raised), or it is
-//! stored after it (the machine reads the flag after storing, and finds it
-//! raised); a request is never left waiting for another wake-up.
+//! A request is queued in the task's [shared core](crate::shared), then the
+//! state machine (a Tempo task on the element's context) is woken and, if
+//! the request comes from another thread, the context is unparked: the
+//! request is seen at once, not at the context's next tick. The state
+//! machine answers through the request's [`Ack`].
 
-use std::collections::VecDeque;
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::task::Waker;
-use std::thread::{self, ThreadId};
+use std::future::{poll_fn, Future};
+use std::pin::pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread;
 
 use tempo::context::Context;
-use tempo::runtime::Handle;
 
-use crate::ack::{Ack, Acknowledger, MachineMark, Transition, TransitionError};
-use crate::machine;
+use crate::ack::{Ack, MachineMark};
+use crate::machine::{self, Detach};
+use crate::shared::{Link, Prepare, Shared};
 use crate::task_impl::TaskImpl;
-use crate::transition::{transition, Outcome, TaskState, Trigger};
-
-/// A queued trigger.
-pub(crate) struct Request {
-    pub(crate) trigger: Trigger,
-    /// `None` for triggers nobody waits for (error recovery, a drop).
-    pub(crate) ack: Option<Acknowledger>,
-    /// Applied by an error handler: if its action fails too, the task goes
-    /// to `Error` instead of asking the handler again (no endless loop).
-    pub(crate) recovery: bool,
-}
-
-impl Request {
-    pub(crate) fn answer(self, result: Result<Transition, TransitionError>) {
-        if let Some(ack) = self.ack {
-            ack.send(result);
-        }
-    }
-}
-
-/// The running state machine: where to reach it.
-struct Link {
-    handle: Handle,
-    thread: ThreadId,
-}
-
-pub(crate) struct Core {
-    pub(crate) state: TaskState,
-    pub(crate) queue: VecDeque<Request>,
-    /// The state machine's waker: stored once by the machine, cloned (not
-    /// taken) by requesters, so that it stays valid for the next request.
-    pub(crate) waker: Option<Waker>,
-    /// `Some` while a state machine runs (from prepare to unprepare).
-    link: Option<Link>,
-}
-
-pub(crate) struct Shared {
-    pub(crate) id: u64,
-    /// Whether the queue holds a request: `!core.queue.is_empty()`, written
-    /// under the lock after every change of the queue, read without it by
-    /// the loop (see the module docs).
-    pending: AtomicBool,
-    core: Mutex<Core>,
-}
-
-impl Shared {
-    pub(crate) fn lock(&self) -> MutexGuard<'_, Core> {
-        // Every critical section leaves the core consistent (no element code
-        // runs under the lock), so a poisoned lock is still sound.
-        self.core.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn set_state(&self, state: TaskState) {
-        self.lock().state = state;
-    }
-
-    /// Whether a request waits, without taking the lock.
-    pub(crate) fn pending(&self) -> bool {
-        self.pending.load(Ordering::Acquire)
-    }
-
-    /// Publishes whether `core`'s queue holds a request; called under the
-    /// lock after every change of the queue.
-    pub(crate) fn sync_pending(&self, core: &Core) {
-        self.pending
-            .store(!core.queue.is_empty(), Ordering::Release);
-    }
-
-    /// Queues `request` for the state machine and wakes it (see the module
-    /// docs); answers it at once from the table if no state machine runs.
-    fn request(&self, trigger: Trigger) -> Ack {
-        let mut core = self.lock();
-        if core.link.is_none() {
-            let state = core.state;
-            drop(core);
-            return Ack::ready(trigger, self.id, answer_without_machine(state, trigger));
-        }
-        let (ack, answer) = Ack::pair(trigger, self.id);
-        core.queue.push_back(Request {
-            trigger,
-            ack: Some(ack),
-            recovery: false,
-        });
-        self.sync_pending(&core);
-        self.wake(core);
-        answer
-    }
-
-    /// Wakes the state machine after a push, and unparks its context if the
-    /// caller is on another thread.
-    fn wake(&self, core: MutexGuard<'_, Core>) {
-        let waker = core.waker.clone();
-        let remote = core
-            .link
-            .as_ref()
-            .filter(|link| link.thread != thread::current().id())
-            .map(|link| link.handle.clone());
-        drop(core);
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-        if let Some(handle) = remote {
-            // The wake only queues the machine for the next tick; this cuts
-            // the sleep short (throttling is for data, not for control).
-            handle.unpark();
-        }
-    }
-
-    /// The state machine ended (after unprepare, or because it was
-    /// dropped): the task is unprepared, and requests still queued are
-    /// answered as if there were no state machine.
-    pub(crate) fn detach(&self) {
-        let leftovers = {
-            let mut core = self.lock();
-            core.link = None;
-            core.state = TaskState::Unprepared;
-            core.waker = None;
-            let leftovers = std::mem::take(&mut core.queue);
-            self.sync_pending(&core);
-            leftovers
-        };
-        for request in leftovers {
-            let trigger = request.trigger;
-            request.answer(answer_without_machine(TaskState::Unprepared, trigger));
-        }
-    }
-}
-
-/// The result of `trigger` when no state machine runs (the task is
-/// unprepared): skipped or refused, from the one table.
-fn answer_without_machine(
-    state: TaskState,
-    trigger: Trigger,
-) -> Result<Transition, TransitionError> {
-    match transition(state, trigger) {
-        Outcome::Skip => Ok(Transition::Skipped { trigger, state }),
-        // Running an action needs a state machine (and an element): only
-        // `Task::prepare` starts one.
-        Outcome::Refuse | Outcome::Run { .. } => Err(TransitionError::Refused { trigger, state }),
-    }
-}
+use crate::transition::{TaskState, Trigger};
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A new task id; never 0 (the machine mark's "no machine").
+pub(crate) fn next_id() -> u64 {
+    NEXT_ID.fetch_add(1, Ordering::Relaxed)
+}
 
 /// An element's task: prepared on a context with a [`TaskImpl`], then
 /// started, paused, flushed, stopped and unprepared from any thread.
@@ -185,34 +38,6 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Dropping the `Task` stops and unprepares it (on its context, without
 /// waiting); [`TaskRef`]s do not keep it alive. To know when it is done,
 /// `unprepare().wait(..)` before dropping.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::context::Context;
-/// use tempo_media::{FlowError, Task, TaskImpl, TaskState};
-///
-/// struct Idle;
-/// impl TaskImpl for Idle {
-///     type Item = ();
-///     async fn try_next(&mut self) -> Result<(), FlowError> {
-///         std::future::pending().await
-///     }
-///     async fn handle_item(&mut self, _: ()) -> Result<(), FlowError> {
-///         Ok(())
-///     }
-/// }
-///
-/// let context = Context::acquire("doc-task", Duration::from_millis(20))?;
-/// let task = Task::new();
-/// let second = Duration::from_secs(5);
-/// task.prepare(Idle, context).wait(second)?;
-/// task.start().wait(second)?;
-/// assert_eq!(task.state(), TaskState::Started);
-/// task.stop().wait(second)?;
-/// task.unprepare().wait(second)?;
-/// assert_eq!(task.state(), TaskState::Unprepared);
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
 pub struct Task {
     task: TaskRef,
 }
@@ -231,16 +56,7 @@ impl Task {
     pub fn new() -> Task {
         Task {
             task: TaskRef {
-                shared: Arc::new(Shared {
-                    id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
-                    pending: AtomicBool::new(false),
-                    core: Mutex::new(Core {
-                        state: TaskState::Unprepared,
-                        queue: VecDeque::new(),
-                        waker: None,
-                        link: None,
-                    }),
-                }),
+                shared: Arc::new(Shared::new(next_id())),
             },
         }
     }
@@ -253,43 +69,21 @@ impl Task {
     /// Prepares the task: starts its state machine on `context` with the
     /// element `imp`, whose [`prepare`](TaskImpl::prepare) runs there.
     ///
-    /// If a state machine already runs (the task is not unprepared, or an
-    /// unprepare is still on its way), `imp` is dropped and the request is
-    /// answered by the table from the current state (skipped if prepared,
-    /// refused otherwise).
+    /// Requests run in the order they were made: a prepare made while an
+    /// unprepare is on its way runs once that unprepare is done. If the
+    /// task is prepared (or running) when the prepare's turn comes, `imp`
+    /// is dropped and the request is answered by the table from that state
+    /// (skipped if prepared, refused otherwise).
     pub fn prepare<I: TaskImpl>(&self, imp: I, context: Context) -> Ack {
-        let shared = &self.task.shared;
-        let mut core = shared.lock();
-        if core.link.is_some() {
-            drop(core);
-            drop(imp);
-            return shared.request(Trigger::Prepare);
-        }
-        let (ack, answer) = Ack::pair(Trigger::Prepare, shared.id);
-        core.queue.push_back(Request {
-            trigger: Trigger::Prepare,
-            ack: Some(ack),
-            recovery: false,
-        });
-        shared.sync_pending(&core);
-        core.link = Some(Link {
+        let link = Link {
             handle: context.handle().clone(),
             thread: context.thread_id(),
-        });
-        drop(core);
-        let on_context = thread::current().id() == context.thread_id();
-        let handle = context.handle().clone();
-        let machine = Marked {
-            id: shared.id,
-            inner: machine::run(shared.clone(), imp, context),
         };
-        // Detached: the state machine ends on its own after unprepare.
-        if on_context {
-            drop(handle.spawn(machine));
-        } else {
-            drop(handle.spawn_and_unpark(machine));
-        }
-        answer
+        let start = move |shared: Arc<Shared>| spawn_machine(shared, imp, context);
+        self.task.shared.prepare(Prepare {
+            link,
+            start: Box::new(start),
+        })
     }
 
     /// Unprepares the task: runs [`unprepare`](TaskImpl::unprepare), ends
@@ -297,6 +91,22 @@ impl Task {
     /// run (started, paused, flushing): stop first.
     pub fn unprepare(&self) -> Ack {
         self.task.unprepare()
+    }
+}
+
+#[cfg(loom)]
+impl Task {
+    /// A task over `shared` (which carries a mutant).
+    pub(crate) fn from_shared(shared: Shared) -> Task {
+        Task {
+            task: TaskRef {
+                shared: Arc::new(shared),
+            },
+        }
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.task.shared
     }
 }
 
@@ -316,20 +126,9 @@ impl std::ops::Deref for Task {
 
 impl Drop for Task {
     fn drop(&mut self) {
-        let shared = &self.task.shared;
-        let mut core = shared.lock();
-        if core.link.is_none() {
-            return;
-        }
-        for trigger in [Trigger::Stop, Trigger::Unprepare] {
-            core.queue.push_back(Request {
-                trigger,
-                ack: None,
-                recovery: false,
-            });
-        }
-        shared.sync_pending(&core);
-        shared.wake(core);
+        self.task
+            .shared
+            .request_unanswered(&[Trigger::Stop, Trigger::Unprepare]);
     }
 }
 
@@ -390,27 +189,29 @@ impl fmt::Debug for Task {
     }
 }
 
-/// The state machine's future, marking the thread while it is polled (see
-/// [`Ack`]'s "never deadlocks"). Held inline in the task (not boxed): one
-/// allocation and one pointer hop less per poll of the loop.
-struct Marked<F> {
-    id: u64,
-    inner: F,
+/// Spawns `shared`'s state machine on `context`, running `imp`; a spawn
+/// from another thread unparks the context, so the prepare runs now.
+fn spawn_machine<I: TaskImpl>(shared: Arc<Shared>, imp: I, context: Context) {
+    let on_context = thread::current().id() == context.thread_id();
+    let handle = context.handle().clone();
+    let id = shared.id;
+    let machine = marked(id, machine::run(Detach::new(shared), imp, context));
+    // Detached: the state machine ends on its own after unprepare.
+    if on_context {
+        drop(handle.spawn(machine));
+    } else {
+        drop(handle.spawn_and_unpark(machine));
+    }
 }
 
-impl<F: std::future::Future> std::future::Future for Marked<F> {
-    type Output = F::Output;
-
-    fn poll(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<F::Output> {
-        let _mark = MachineMark::enter(self.id);
-        // SAFETY: `inner` is structurally pinned: it is never moved out of
-        // `Marked`, which has no `Drop` of its own and is `Unpin` only if
-        // `F` is (the auto impl); this is the only place it is reached
-        // through the pin.
-        let inner = unsafe { self.map_unchecked_mut(|m| &mut m.inner) };
-        inner.poll(cx)
-    }
+/// `inner` (the state machine's future), marking the thread while it is
+/// polled (see [`Ack`]'s "never deadlocks"). Held inline in the task's
+/// future, pinned there, not boxed: one allocation less.
+pub(crate) async fn marked<F: Future>(id: u64, inner: F) -> F::Output {
+    let mut inner = pin!(inner);
+    poll_fn(|cx| {
+        let _mark = MachineMark::enter(id);
+        inner.as_mut().poll(cx)
+    })
+    .await
 }

@@ -1,4 +1,5 @@
-//! The lifecycle scenarios of issue 22 §2, each on a context of its own.
+//! The lifecycle scenarios: the nominal path, pauses, flushes, errors,
+//! drops and requests from inside a context, each on a context of its own.
 //! Tests wait for the element's events and for acks, in order; none
 //! depends on time or on which thread runs first.
 

@@ -1,5 +1,5 @@
 //! The context registry under contention: `Context::acquire` racing the
-//! last drop of the context it finds (issue 19, item 1).
+//! last drop of the context it finds.
 //!
 //! This file holds one test on purpose: a deadlock in the registry leaves
 //! its lock held forever, which would hang every other context test of the
@@ -13,9 +13,9 @@ use std::time::Duration;
 
 use tempo::context::Context;
 
-/// Contexts each thread gets (and drops) before it stops. The code before
-/// the fix deadlocked in each of ten runs, within the first 15,000 calls
-/// (refusals included) and at most a few dozen contexts.
+/// Contexts each thread gets (and drops) before it stops. A registry that
+/// drops a refused reference under its lock deadlocks here within the
+/// first 15,000 calls (refusals included) and a few dozen contexts.
 const CONTEXTS_PER_THREAD: usize = 1_000;
 
 /// How long the watchdog waits for the next call to return before it calls
@@ -83,6 +83,12 @@ fn acquire_racing_the_last_drop_of_a_context_with_another_period_does_not_deadlo
             }
         }
     }
-    // How often the racy path (a refusal) ran, for whoever reads the log.
+    // The racy path is a refusal: only a refused call can hold the last
+    // reference under the lock. Without refusals the run proved nothing.
     eprintln!("{returned} acquisitions, {refused} refused with AlreadyExists");
+    assert_eq!(returned - refused, 2 * CONTEXTS_PER_THREAD);
+    assert!(
+        refused > 0,
+        "no acquire was refused: the racy path never ran ({returned} calls)"
+    );
 }

@@ -11,26 +11,12 @@ use std::thread::ThreadId;
 use std::time::Duration;
 
 use super::builder::ContextBuilder;
-use super::registry;
 use super::thread::{self, ContextInner};
 use crate::runtime::Handle;
 use crate::task::JoinHandle;
 
 /// A named thread running a throttling scheduler. Cheap to clone; the
 /// context stops when the last clone is dropped.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::context::Context;
-///
-/// // Two elements naming the same context share its thread.
-/// let a = Context::acquire("doc-audio", Duration::from_millis(20))?;
-/// let b = Context::acquire("doc-audio", Duration::from_millis(20))?;
-/// let ja = a.spawn(async { std::thread::current().id() });
-/// let jb = b.spawn(async { std::thread::current().id() });
-/// assert_eq!(a.block_on(ja).unwrap(), b.block_on(jb).unwrap());
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Clone)]
 pub struct Context {
     inner: Arc<ContextInner>,
@@ -95,14 +81,8 @@ impl Context {
     ///
     /// # Errors
     ///
-    /// * [`AlreadyExists`](io::ErrorKind::AlreadyExists) if a context called
-    ///   `name` is running with another `max_throttling` or another timer
-    ///   policy; the message gives both values. Acquire it with its
-    ///   settings, or use another name.
-    /// * The builder's error for an out-of-range `max_throttling` (see
-    ///   [`Builder::max_throttling`](crate::runtime::Builder::max_throttling)).
-    /// * The OS error if the thread or its drivers cannot be created (e.g.
-    ///   file descriptors exhausted).
+    /// As [`acquire`](Self::acquire); `AlreadyExists` also for another
+    /// timer policy.
     ///
     /// ```
     /// use std::time::Duration;
@@ -126,7 +106,7 @@ impl Context {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn acquire_with(name: &str, config: &ContextBuilder) -> io::Result<Context> {
-        registry::acquire(name, config).map(|inner| Context { inner })
+        thread::acquire(name, config).map(|inner| Context { inner })
     }
 
     /// The context whose thread the caller runs on (from a task spawned on
@@ -136,17 +116,6 @@ impl Context {
     /// lives. To remember the context in something the context itself owns
     /// (a task, an element's state), store [`current_weak`](Self::current_weak)
     /// instead; see [which reference to store](super#which-reference-to-store).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::Context;
-    ///
-    /// assert!(Context::current().is_none()); // not on a context's thread
-    /// let ctx = Context::acquire("doc-current", Duration::from_millis(10))?;
-    /// let name = ctx.block_on(async { Context::current().map(|c| c.name().to_owned()) });
-    /// assert_eq!(name.as_deref(), Some("doc-current"));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn current() -> Option<Context> {
         thread::current()
             .and_then(|weak| weak.upgrade())
@@ -155,35 +124,12 @@ impl Context {
 
     /// The context whose thread the caller runs on, as a [`WeakContext`]
     /// that does not keep it running; `None` off a context thread.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::Context;
-    ///
-    /// let ctx = Context::acquire("doc-current-weak", Duration::from_millis(10))?;
-    /// // What a task stores in state the context owns: no strong cycle.
-    /// let weak = ctx.block_on(async { Context::current_weak() }).unwrap();
-    /// assert!(weak.upgrade().is_some());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn current_weak() -> Option<WeakContext> {
         thread::current().map(|inner| WeakContext { inner })
     }
 
     /// A [`WeakContext`] to this context: it does not keep the context
     /// running.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::Context;
-    ///
-    /// let ctx = Context::acquire("doc-downgrade", Duration::from_millis(10))?;
-    /// let weak = ctx.downgrade();
-    /// assert!(weak.upgrade().is_some());
-    /// drop(ctx); // the last strong reference: the context stops
-    /// assert!(weak.upgrade().is_none());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn downgrade(&self) -> WeakContext {
         WeakContext {
             inner: Arc::downgrade(&self.inner),
@@ -191,58 +137,22 @@ impl Context {
     }
 
     /// The context's name.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-name", Duration::from_millis(10))?;
-    /// assert_eq!(ctx.name(), "doc-name");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn name(&self) -> &str {
         &self.inner.name
     }
 
     /// The throttling period the context's scheduler runs with.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-period", Duration::from_millis(10))?;
-    /// assert_eq!(ctx.max_throttling(), Duration::from_millis(10));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn max_throttling(&self) -> Duration {
         self.inner.config.period()
     }
 
     /// The id of the context's thread.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-thread", Duration::from_millis(10))?;
-    /// let ran_on = ctx.block_on(async { std::thread::current().id() });
-    /// assert_eq!(ran_on, ctx.thread_id());
-    /// assert_ne!(ran_on, std::thread::current().id());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn thread_id(&self) -> ThreadId {
         self.inner.thread_id
     }
 
     /// A handle to the context's runtime: spawn onto it from any thread,
     /// read its metrics, unpark it.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-handle", Duration::from_millis(10))?;
-    /// let handle = ctx.handle().clone();
-    /// let join = handle.spawn_and_unpark(async { 2 + 2 }); // without waiting a tick
-    /// assert_eq!(handle.block_on(join).unwrap(), 4);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn handle(&self) -> &Handle {
         &self.inner.handle
     }
@@ -250,19 +160,6 @@ impl Context {
     /// Spawns a task on the context (from any thread). The task runs at the
     /// context's next tick; see [`Handle::spawn_and_unpark`] for work that
     /// must not wait for it.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-spawn", Duration::from_millis(10))?;
-    /// let join = ctx.spawn(async {
-    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     socket.local_addr()
-    /// });
-    /// let addr = ctx.block_on(join).unwrap()?;
-    /// assert!(addr.ip().is_loopback());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -321,26 +218,11 @@ pub struct WeakContext {
 impl WeakContext {
     /// A `WeakContext` to no context: [`upgrade`](Self::upgrade) always
     /// returns `None`.
-    ///
-    /// ```
-    /// let weak = tempo::context::WeakContext::new();
-    /// assert!(weak.upgrade().is_none()); // refers to no context
-    /// ```
     pub fn new() -> WeakContext {
         WeakContext { inner: Weak::new() }
     }
 
     /// The context, if it still runs (some [`Context`] keeps it alive).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-upgrade", Duration::from_millis(10))?;
-    /// let weak = ctx.downgrade();
-    /// let strong = weak.upgrade().expect("ctx is still alive");
-    /// assert_eq!(strong.name(), "doc-upgrade");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn upgrade(&self) -> Option<Context> {
         self.inner.upgrade().map(|inner| Context { inner })
     }

@@ -1,23 +1,10 @@
-//! [`ContextBuilder`]: what a context's runtime is built with.
-//!
-//! A context's runtime is always a single-thread runtime with I/O and
-//! timers, named after the context; everything else a [`Builder`] sets and
-//! that makes sense for a thread that lives as long as its context is
-//! here. It is a separate type, not a [`Builder`], because the registry
-//! must compare a request with a running context (a [`Builder`] does not
-//! expose its settings) and because a context's runtime is never built
-//! paused or on a host's park.
-//!
-//! Two kinds of settings, and the rule for a context that already runs:
-//!
-//! * what a task on the context observes: the period
-//!   ([`max_throttling`](ContextBuilder::new)) and the
-//!   [`timer_policy`](ContextBuilder::timer_policy). Two elements that need
-//!   different values cannot share one thread, so a request that differs
-//!   from the running context is refused ([`conflict`](ContextBuilder::conflict));
-//! * resources (events capacity, tick budget, blocking pool): the running
-//!   context keeps what it was started with, whatever a later request
-//!   asks; the first acquirer configures them.
+//! [`ContextBuilder`]: what a context's runtime is built with (always a
+//! single-thread throttling runtime with I/O and timers, named after the
+//! context). A type of its own, not a [`Builder`], because the registry
+//! compares a request with a running context ([`ContextBuilder::conflict`])
+//! and a [`Builder`] does not expose its settings. The period and timer
+//! policy must match a running context; its resources are the first
+//! acquirer's.
 
 use std::fmt;
 use std::sync::Arc;
@@ -63,18 +50,6 @@ impl ContextBuilder {
     /// [`max_throttling`](Builder::max_throttling) `max_throttling`; every
     /// other setting is the default ([`Context::acquire`](super::Context::acquire)'s
     /// configuration).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    ///
-    /// let config = ContextBuilder::new(Duration::from_millis(10));
-    /// let ctx = Context::acquire_with("doc-builder-new", &config)?;
-    /// // The same context as `acquire` with that period would give.
-    /// let again = Context::acquire("doc-builder-new", Duration::from_millis(10))?;
-    /// assert_eq!(ctx.thread_id(), again.thread_id());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn new(max_throttling: Duration) -> ContextBuilder {
         ContextBuilder {
             max_throttling,
@@ -89,21 +64,6 @@ impl ContextBuilder {
 
     /// When timers fire relative to their deadline; see
     /// [`Builder::timer_policy`]. Must match a running context's.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    /// use tempo::runtime::TimerPolicy;
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
-    /// config.timer_policy(TimerPolicy::NeverEarly);
-    /// let ctx = Context::acquire_with("doc-builder-policy", &config)?;
-    /// // The default policy is another request: refused while it runs.
-    /// let err = Context::acquire("doc-builder-policy", Duration::from_millis(10)).unwrap_err();
-    /// assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-    /// # drop(ctx);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn timer_policy(&mut self, policy: TimerPolicy) -> &mut ContextBuilder {
         self.timer_policy = policy;
         self
@@ -114,18 +74,6 @@ impl ContextBuilder {
     /// # Panics
     ///
     /// If `capacity` is zero.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    ///
-    /// // A context for many sockets: more readiness events per poll.
-    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
-    /// config.io_events_capacity(8192);
-    /// let ctx = Context::acquire_with("doc-builder-events", &config)?;
-    /// # drop(ctx);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     #[track_caller]
     pub fn io_events_capacity(&mut self, capacity: usize) -> &mut ContextBuilder {
         assert!(capacity > 0, "io_events_capacity must be at least 1");
@@ -138,17 +86,6 @@ impl ContextBuilder {
     /// # Panics
     ///
     /// If `budget` is zero.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
-    /// config.tick_budget(1024);
-    /// let ctx = Context::acquire_with("doc-builder-budget", &config)?;
-    /// # drop(ctx);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     #[track_caller]
     pub fn tick_budget(&mut self, budget: u32) -> &mut ContextBuilder {
         assert!(budget > 0, "tick_budget must be at least 1");
@@ -162,17 +99,6 @@ impl ContextBuilder {
     /// # Panics
     ///
     /// If `max` is zero.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
-    /// config.max_blocking_threads(1); // file reads one at a time
-    /// let ctx = Context::acquire_with("doc-builder-blocking", &config)?;
-    /// # drop(ctx);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     #[track_caller]
     pub fn max_blocking_threads(&mut self, max: usize) -> &mut ContextBuilder {
         assert!(max > 0, "max_blocking_threads must be at least 1");
@@ -182,17 +108,6 @@ impl ContextBuilder {
 
     /// How long an idle blocking thread waits for work before it exits;
     /// see [`Builder::thread_keep_alive`].
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
-    /// config.thread_keep_alive(Duration::from_secs(1));
-    /// let ctx = Context::acquire_with("doc-builder-keep-alive", &config)?;
-    /// # drop(ctx);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut ContextBuilder {
         self.thread_keep_alive = Some(keep_alive);
         self
@@ -201,22 +116,6 @@ impl ContextBuilder {
     /// The name of the blocking pool's threads, as
     /// [`Builder::thread_name`]; default `"{context name}-blocking"`. The
     /// context's own thread is always named after the context.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(10));
-    /// config.thread_name("doc-files");
-    /// let ctx = Context::acquire_with("doc-builder-name", &config)?;
-    /// let name = ctx.block_on(async {
-    ///     tempo::task::spawn_blocking(|| std::thread::current().name().map(str::to_owned))
-    ///         .await
-    ///         .unwrap()
-    /// });
-    /// assert_eq!(name.as_deref(), Some("doc-files"));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut ContextBuilder {
         self.thread_name = Some(Arc::from(name.into()));
         self

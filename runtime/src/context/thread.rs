@@ -7,14 +7,14 @@ use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Weak};
+use std::sync::{mpsc, Arc, LazyLock, Weak};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::thread::{self, JoinHandle as ThreadJoinHandle, ThreadId};
 
 use parking_lot::Mutex;
 
 use super::builder::ContextBuilder;
-use super::registry;
+use super::registry::Registry;
 use crate::runtime::Handle;
 
 tempo_park::scoped_thread_local! {
@@ -36,6 +36,32 @@ pub(super) struct ContextInner {
     thread: Option<ThreadJoinHandle<()>>,
 }
 
+/// Running contexts by name (see [`Registry`] for its lock rule).
+static REGISTRY: LazyLock<Registry<Arc<ContextInner>>> = LazyLock::new(Registry::new);
+
+/// The running context called `name` if the request `config` may share it
+/// (see [`ContextBuilder::conflict`]), else a new one started with
+/// `config` and registered under `name`.
+pub(super) fn acquire(name: &str, config: &ContextBuilder) -> io::Result<Arc<ContextInner>> {
+    REGISTRY.acquire(
+        name,
+        |running| config.conflict(name, &running.config),
+        || {
+            let Started { inner, publish } = start(name, config)?;
+            Ok((inner, move |weak| {
+                // The thread is gone if the send fails: nothing to run.
+                let _ = publish.send(weak);
+            }))
+        },
+    )
+}
+
+/// Whether `name` has an entry (live or dead), for tests.
+#[cfg(all(test, not(loom)))]
+pub(super) fn is_registered(name: &str) -> bool {
+    REGISTRY.is_registered(name)
+}
+
 /// The context whose thread the caller runs on, if any (weak: the
 /// thread-local never keeps its context running).
 pub(super) fn current() -> Option<Weak<ContextInner>> {
@@ -53,14 +79,14 @@ struct StopSignal {
 /// running it, for a weak reference to its own `ContextInner` (for
 /// [`Context::current`](super::Context::current)), which the registry
 /// sends through `publish` once its lock is released.
-pub(super) struct Started {
-    pub(super) inner: Arc<ContextInner>,
-    pub(super) publish: mpsc::Sender<Weak<ContextInner>>,
+struct Started {
+    inner: Arc<ContextInner>,
+    publish: mpsc::Sender<Weak<ContextInner>>,
 }
 
 /// Starts the context thread and waits until its runtime is built (a bad
 /// `max_throttling` or a driver error comes back from there).
-pub(super) fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
+fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
     let mut builder = config.runtime_builder(name);
     let stop = Arc::new(StopSignal::default());
     let (ready_tx, ready_rx) = mpsc::channel::<io::Result<Handle>>();
@@ -118,7 +144,7 @@ impl Drop for ContextInner {
     fn drop(&mut self) {
         // Forget the registry entry, unless a new context of the same name
         // already replaced it.
-        registry::forget(&self.name);
+        REGISTRY.forget(&self.name);
         self.stop.stopped.store(true, Ordering::SeqCst);
         if let Some(waker) = self.stop.waker.lock().take() {
             waker.wake();
@@ -155,164 +181,5 @@ impl Future for StopFuture<'_> {
         } else {
             Poll::Pending
         }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use std::time::Duration;
-
-    use super::super::{Context, ContextBuilder};
-    use super::*;
-
-    const T: Duration = Duration::from_millis(5);
-
-    #[test]
-    fn blocking_threads_are_named_after_the_context() {
-        let c = Context::acquire("ctx-test-blocking", T).unwrap();
-        let name = c.block_on(async {
-            crate::task::spawn_blocking(|| thread::current().name().map(str::to_owned))
-                .await
-                .unwrap()
-        });
-        assert_eq!(name.as_deref(), Some("ctx-test-blocking-blocking"));
-    }
-
-    #[test]
-    fn current_is_set_on_the_context_thread_only() {
-        assert!(Context::current().is_none());
-        let c = Context::acquire("ctx-test-current", T).unwrap();
-        let seen = c.block_on(async { Context::current().map(|c| c.name().to_owned()) });
-        assert_eq!(seen.as_deref(), Some("ctx-test-current"));
-    }
-
-    #[test]
-    fn last_drop_stops_the_thread_and_drops_its_tasks() {
-        struct DropFlag(Arc<AtomicBool>);
-        impl Drop for DropFlag {
-            fn drop(&mut self) {
-                self.0.store(true, Ordering::SeqCst);
-            }
-        }
-        let dropped = Arc::new(AtomicBool::new(false));
-        let c = Context::acquire("ctx-test-drop", T).unwrap();
-        let flag = DropFlag(dropped.clone());
-        let join = c.spawn(async move {
-            let _flag = flag;
-            std::future::pending::<()>().await;
-        });
-        let weak = c.downgrade();
-        let thread_alive = c.block_on(async { 1 });
-        assert_eq!(thread_alive, 1);
-        drop(c);
-        // Drop joined the thread: the task's future was dropped there.
-        assert!(dropped.load(Ordering::SeqCst));
-        assert!(weak.upgrade().is_none());
-        assert!(!registry::is_registered("ctx-test-drop"));
-        drop(join);
-        // A new acquire starts a new context.
-        let again = Context::acquire("ctx-test-drop", T).unwrap();
-        assert_eq!(again.block_on(async { 2 }), 2);
-    }
-
-    #[test]
-    #[should_panic(expected = "from a thread that runs a Tempo runtime")]
-    fn block_on_from_inside_panics() {
-        let c = Context::acquire("ctx-test-inside", T).unwrap();
-        let inner = c.clone();
-        let result = c.block_on(async move {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.block_on(async {})))
-                .map_err(|panic| {
-                    panic
-                        .downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_default()
-                })
-        });
-        if let Err(message) = result {
-            panic!("{message}");
-        }
-    }
-
-    #[test]
-    fn panicking_future_resumes_in_block_on_and_context_survives() {
-        let c = Context::acquire("ctx-test-panic", T).unwrap();
-        let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            c.block_on(async { panic!("boom in context") })
-        }));
-        assert!(caught.is_err());
-        assert_eq!(c.block_on(async { 7 }), 7);
-    }
-
-    #[test]
-    fn sockets_and_timers_work_on_a_context() {
-        let c = Context::acquire("ctx-test-io", T).unwrap();
-        let got = c.block_on(async {
-            let a = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            b.send_to(b"hi", a.local_addr().unwrap()).await.unwrap();
-            crate::time::sleep(Duration::from_millis(1)).await;
-            let mut buf = [0u8; 8];
-            let (n, _) = a.recv_from(&mut buf).await.unwrap();
-            buf[..n].to_vec()
-        });
-        assert_eq!(got, b"hi");
-    }
-
-    #[test]
-    fn the_runtime_is_built_with_the_configuration() {
-        use std::sync::atomic::AtomicUsize;
-
-        let mut config = ContextBuilder::new(T);
-        config
-            .thread_name("ctx-test-config-files")
-            .max_blocking_threads(1)
-            .io_events_capacity(1);
-        let c = Context::acquire_with("ctx-test-config", &config).unwrap();
-        // The blocking pool: its name, and at most one thread, so two
-        // blocking tasks never overlap.
-        let (names, most_at_once) = c.block_on(async {
-            let running = Arc::new(AtomicUsize::new(0));
-            let most = Arc::new(AtomicUsize::new(0));
-            let jobs: Vec<_> = (0..2)
-                .map(|_| {
-                    let (running, most) = (running.clone(), most.clone());
-                    crate::task::spawn_blocking(move || {
-                        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-                        most.fetch_max(now, Ordering::SeqCst);
-                        thread::sleep(Duration::from_millis(2));
-                        running.fetch_sub(1, Ordering::SeqCst);
-                        thread::current().name().map(str::to_owned)
-                    })
-                })
-                .collect();
-            let mut names = Vec::new();
-            for job in jobs {
-                names.push(job.await.unwrap());
-            }
-            (names, most.load(Ordering::SeqCst))
-        });
-        assert_eq!(most_at_once, 1);
-        for name in names {
-            assert_eq!(name.as_deref(), Some("ctx-test-config-files"));
-        }
-        // An events buffer of one event still delivers every datagram.
-        let got = c.block_on(async {
-            let a = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let b = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            let c = crate::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-            b.send_to(b"b", a.local_addr().unwrap()).await.unwrap();
-            c.send_to(b"c", a.local_addr().unwrap()).await.unwrap();
-            let mut buf = [0u8; 8];
-            let mut got = Vec::new();
-            for _ in 0..2 {
-                let (n, _) = a.recv_from(&mut buf).await.unwrap();
-                got.extend_from_slice(&buf[..n]);
-            }
-            got.sort_unstable();
-            got
-        });
-        assert_eq!(got, b"bc");
     }
 }
