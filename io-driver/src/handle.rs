@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use tempo_park::scoped::ScopedGuard;
 
+use crate::completion::RingHome;
 use crate::readiness::ReactorShared;
 use crate::socket_settings::SocketSettings;
 
@@ -56,6 +57,8 @@ pub(crate) struct HandleShared {
     pub(crate) reactor: Arc<ReactorShared>,
     /// The socket layer's settings (receive-ahead switch, resolver).
     pub(crate) settings: SocketSettings,
+    /// The driver's io_uring, made by its first ring receiver.
+    pub(crate) ring: RingHome,
 }
 
 impl fmt::Debug for Handle {
@@ -94,7 +97,11 @@ impl Handle {
     /// A handle to `reactor`, whose sockets share `settings`.
     pub(crate) fn from_parts(reactor: Arc<ReactorShared>, settings: SocketSettings) -> Handle {
         Handle {
-            shared: Arc::new(HandleShared { reactor, settings }),
+            shared: Arc::new(HandleShared {
+                reactor,
+                settings,
+                ring: RingHome::default(),
+            }),
         }
     }
 
@@ -112,6 +119,11 @@ impl Handle {
     /// The settings of the driver's sockets.
     pub(crate) fn settings(&self) -> &SocketSettings {
         &self.shared.settings
+    }
+
+    /// The driver's io_uring (the completion backend).
+    pub(crate) fn ring(&self) -> &RingHome {
+        &self.shared.ring
     }
 
     /// What this handle refers to, for a socket to keep.

@@ -1,4 +1,4 @@
-//! A receiver's slot in its thread's ring ([`Slot`]), what a receive
+//! A receiver's slot in its driver's ring ([`Slot`]), what a receive
 //! brings it ([`Arrival`]) and its states ([`SlotState`]).
 //!
 //! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot: its

@@ -1,14 +1,13 @@
-//! io_uring, as far as a datagram receive on it needs: one ring per thread
-//! (`completion/thread_ring.rs`), multishot `recvmsg`s that draw their
-//! buffers from provided-buffer groups, their cancellation, and an eventfd
-//! that tells a blocked poller the ring has receives to run.
+//! io_uring, as far as a datagram receive on it needs: the ring, multishot
+//! `recvmsg`s that draw their buffers from provided-buffer groups, their
+//! cancellation, an eventfd that tells a blocked poller the ring has
+//! receives to run, and [`ThreadBound`], which lets a driver that may be
+//! moved between threads own a ring that may not.
 //!
 //! The kernel's structures are declared here from `linux/io_uring.h`
 //! (`libc` has the syscall numbers, not the structures), and every
 //! `unsafe` of the completion backend is in this file, behind a safe
-//! interface (the benchmark's hand-written io_uring loop compiles this
-//! same file, `benches/src/uring.rs`: keep it free of `crate::` paths)
-//! whose rules are:
+//! interface whose rules are:
 //!
 //! * the ring is made with `IORING_SETUP_SINGLE_ISSUER |
 //!   IORING_SETUP_DEFER_TASKRUN`: it belongs to the thread that made it
@@ -24,7 +23,7 @@
 //! * a [`BufGroup`] must outlive every receive that may still write into
 //!   its buffers: its owner drops it only after the last receive drawing
 //!   on it reported its final completion, or after the ring is closed
-//!   with no receive in flight (see `completion/thread_ring.rs`).
+//!   with no receive in flight (see `completion/recv_ring.rs`).
 
 use std::cell::Cell;
 use std::io;
@@ -32,6 +31,7 @@ use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::thread::{self, ThreadId};
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
@@ -493,6 +493,50 @@ impl Ring {
                 buffer: (cqe.flags & IORING_CQE_F_BUFFER != 0)
                     .then_some(Bid((cqe.flags >> IORING_CQE_BUFFER_SHIFT) as u16)),
             });
+        }
+    }
+}
+
+/// A value owned by something `Send + Sync` (a driver, its handles) but
+/// reached and dropped only on the thread that made it: a ring's single
+/// issuer, and the `!Send` state around it. Dropped on another thread,
+/// the value is leaked rather than touched there.
+pub(crate) struct ThreadBound<T> {
+    thread: ThreadId,
+    value: Option<T>,
+}
+
+// SAFETY: the value is reached (`get` checks the thread) and dropped
+// (`Drop` checks it) only on `thread`, so no `!Send` or `!Sync` value is
+// ever touched by a second thread; `&T` leaves that thread only if
+// `T: Sync`.
+unsafe impl<T> Send for ThreadBound<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T> Sync for ThreadBound<T> {}
+
+impl<T> ThreadBound<T> {
+    /// Binds `value` to the calling thread.
+    pub(crate) fn new(value: T) -> ThreadBound<T> {
+        ThreadBound {
+            thread: thread::current().id(),
+            value: Some(value),
+        }
+    }
+
+    /// The value, on its thread; `None` on any other.
+    pub(crate) fn get(&self) -> Option<&T> {
+        if thread::current().id() == self.thread {
+            self.value.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> Drop for ThreadBound<T> {
+    fn drop(&mut self) {
+        if thread::current().id() != self.thread {
+            std::mem::forget(self.value.take());
         }
     }
 }
