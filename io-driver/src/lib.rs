@@ -183,6 +183,22 @@ pub use driver::{Driver, UnparkDriver};
 pub use handle::{EnterGuard, Handle};
 pub use ready::{Interest, Ready};
 
+/// The io_uring calls of the completion backend, for Tempo's own
+/// benchmarks (feature `unstable-sys`), not covered by semver. A [`Ring`]
+/// is used on the thread that made it, a [`BufGroup`] is dropped only
+/// after every receive drawing on it reported its final completion, and
+/// each buffer a completion hands over is given back once (by
+/// [`BufGroup::read`] or [`BufGroup::discard`]).
+///
+/// [`Ring`]: unstable_sys::Ring
+/// [`BufGroup`]: unstable_sys::BufGroup
+/// [`BufGroup::read`]: unstable_sys::BufGroup::read
+/// [`BufGroup::discard`]: unstable_sys::BufGroup::discard
+#[cfg(feature = "unstable-sys")]
+pub mod unstable_sys {
+    pub use crate::sys::uring::{Bid, BufGroup, Completion, Datagram, Ring};
+}
+
 /// Internals exposed to the loom models in `loom-tests/` only.
 #[cfg(loom)]
 #[doc(hidden)]

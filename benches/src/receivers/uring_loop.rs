@@ -1,35 +1,28 @@
 //! `uring-throttled:T`: a hand-written throttled loop on io_uring, no
-//! runtime and no epoll: the floor of a receive regime with *no syscall
-//! per datagram* (issue 20's moonshot: "fewer or cheaper syscalls").
+//! runtime and no epoll: the floor of a receive regime with no syscall
+//! per datagram.
 //!
-//! Each socket gets one multishot `recvmsg` (`IORING_OP_RECVMSG` with
-//! `IORING_RECV_MULTISHOT`) drawing its buffers from one provided-buffer
-//! ring. The ring is made with `IORING_SETUP_DEFER_TASKRUN`: a datagram's
-//! arrival only queues work for this thread, and the receives themselves
-//! run when the loop asks for completions. So, like `mio-throttled:T`,
-//! the loop wakes once per period; it then makes **one `io_uring_enter`
-//! per tick**, in which the kernel receives every datagram that arrived
-//! since the last tick into ring buffers and posts one completion each;
-//! the loop reads the completions, hands each payload to its stream's
-//! tracker, gives the buffers back, and sleeps until the next tick. A
-//! multishot receive that ends (no buffer was free) is submitted again
-//! with the next tick's call.
+//! Each socket gets one multishot `recvmsg` drawing its buffers from one
+//! provided-buffer ring, made with `IORING_SETUP_DEFER_TASKRUN`: an
+//! arrival only queues work for this thread, and the receives run when
+//! the loop asks for completions. So, like `mio-throttled:T`, the loop
+//! wakes once per period and makes one `io_uring_enter` per tick, in
+//! which the kernel receives every datagram that arrived since into ring
+//! buffers and posts one completion each; the loop hands each payload to
+//! its stream's tracker, gives the buffer back, and sleeps until the next
+//! tick. A multishot receive that ends (no buffer was free) is submitted
+//! again with the next tick's call.
 //!
-//! The kernel takes the ring's buffers in order and this loop gives them
-//! back in order, so a tick's datagrams land in as many distinct buffers,
-//! cycling through the whole ring: with
+//! The kernel takes the buffers in order and the loop gives them back in
+//! order, so a tick's datagrams cycle through the whole ring: with
 //! [`RECV_BUF_LEN`](super::RECV_BUF_LEN) (2 KiB) buffers that is 8 MiB,
-//! written cold like a buffer per socket.
-//! `uring-throttled-dense:T` uses [`DENSE_BUF_LEN`]-byte buffers (1 MiB,
-//! in the second-level cache), which only fit datagrams of up to 212
-//! bytes: what the kernel's side costs when the receive memory is dense.
-//! The 2 KiB buffers are asked on transparent huge pages. The ring is
-//! tempo-io's own `sys/uring.rs`, compiled in (`src/uring.rs`): every
-//! `unsafe` of the loop is there, and the loop links none of the runtime.
+//! written cold like a buffer per socket. `uring-throttled-dense:T` uses
+//! [`DENSE_BUF_LEN`]-byte buffers (1 MiB, in the second-level cache),
+//! which fit datagrams of up to 212 bytes. The ring is tempo-io's own
+//! (`unstable-sys`), so every `unsafe` of the loop stays in tempo-io.
 //!
-//! It is a measurement of the kernel's side, not a design for Tempo: a
-//! runtime on it would add its per-datagram task work on top, as Tempo
-//! does on epoll.
+//! It measures the kernel's side, not a design for Tempo: a runtime adds
+//! its per-datagram task work on top.
 
 use std::io;
 use std::net::UdpSocket;
