@@ -1,5 +1,6 @@
-//! [`Handle`]: a cloneable, thread-safe reference to a [`Driver`], and the
-//! thread-local "current reactor" that socket constructors use.
+//! [`Handle`]: a cloneable, thread-safe reference to a [`Driver`] (its
+//! reactor, its sockets' settings, its io_uring), and the thread's
+//! current driver that socket constructors use.
 //!
 //! [`Driver`]: crate::Driver
 
@@ -42,15 +43,9 @@ pub struct Handle {
     shared: Arc<HandleShared>,
 }
 
-/// What a [`Handle`] refers to: the reactor and the socket layer's
-/// settings, behind one reference count.
-///
-/// One `Arc`, not one per part, because a handle is cloned and dropped on
-/// every [`enter`](Handle::enter), which the `tempo` runtime does on every
-/// `block_on`: two reference counts there were two more atomic
-/// read-modify-writes per `block_on` (about a tenth of a `block_on` of a
-/// ready future). A socket keeps it too ([`PollIo`](crate::poll_io::PollIo)),
-/// and reads the settings through it with one pointer, as before.
+/// What a [`Handle`] refers to, behind one reference count: a handle is
+/// cloned on every [`enter`](Handle::enter) (every `block_on`), and a
+/// socket keeps it ([`PollIo`](crate::poll_io::PollIo)).
 #[derive(Debug)]
 pub(crate) struct HandleShared {
     /// The reactor: registrations, the poller's registry, its waker.

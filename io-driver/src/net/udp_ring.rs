@@ -33,38 +33,29 @@ use crate::Handle;
 ///
 /// # Datagram size
 ///
-/// The ring's buffers are shared by the driver's receivers and sized by
-/// class: a receiver made for datagrams of up to `max_datagram` bytes
-/// draws on buffers that fit that (256 bytes for 212-byte datagrams,
-/// 2 KiB for an Ethernet MTU, up to 64 KiB), so small datagrams stay
-/// dense in memory. A longer datagram is cut to `max_datagram` bytes, as
-/// `recv_from` into a buffer of that size cuts it. A class's buffers
-/// come in groups of 4,096 (fewer above 2 KiB: 8 MiB a group), and a
-/// class has one group per 2,048 receivers of the driver (per half a
-/// group's buffers), up to 8 groups: room for each receiver's datagram
-/// of a throttled tick and as many again. When a group's receivers hold
-/// all its buffers (bursts, or tasks that do not read), its receives
-/// wait until buffers come back, and a task reading meanwhile takes its
-/// datagrams with one `recvfrom` each: nothing is lost or reordered, but
-/// such a driver is past what the ring is sized for.
+/// The ring's buffers are shared by the driver's receivers, sized by
+/// class: a receiver for datagrams of up to `max_datagram` bytes draws
+/// on buffers that fit that (256 bytes for 212-byte datagrams, 2 KiB for
+/// an Ethernet MTU, up to 64 KiB), and a longer datagram is cut to
+/// `max_datagram` bytes, as by `recv_from` into a buffer of that size. A
+/// class has room for two datagrams of each of its receivers (up to
+/// 16,384 receivers of the small classes); when receivers that do not
+/// read hold every buffer, a reading task takes its datagrams with one
+/// `recvfrom` each: nothing is lost or reordered.
 ///
 /// # One driver, one thread
 ///
 /// The ring belongs to the I/O driver the receiver was made with (the
-/// current one, as for any socket): the driver's first ring receiver
-/// makes it, the driver turns it after each poll (and does not block
-/// while a receiver waits for a receive to be armed), arrivals wake it
-/// while it blocks, and dropping the driver closes it (a receive then
-/// fails with the driver's shutdown error). A ring has one issuing
-/// thread, the one its first receiver was made on, so a receiver is
-/// `!Send`: make it on the runtime's thread and use it in
-/// [`spawn_local`] tasks or in the `block_on` future. A receiver made on
-/// another thread than its driver's ring receives through the epoll
-/// driver. A receiver holds at most 32 datagrams its task has not
-/// taken; the rest waits in the socket's kernel buffer, as on epoll.
-///
-/// Dropping a receiver cancels its receive; the socket is closed once the
-/// kernel confirmed the cancellation (at the driver's next turn).
+/// current one, as for any socket): made by its first ring receiver,
+/// turned after each of its polls, waking it while it blocks, closed
+/// when it is dropped (a waiting receive then fails with the driver's
+/// shutdown error). A ring has one issuing thread, that of its first
+/// receiver, so a receiver is `!Send`: make it on the runtime's thread
+/// and use it in [`spawn_local`] tasks or the `block_on` future (made on
+/// another thread, it receives through the epoll driver). It holds at
+/// most 32 datagrams its task has not taken; the rest waits in the
+/// socket, as on epoll. Dropping it cancels its receive; the socket is
+/// closed once the kernel confirmed that (at the driver's next turn).
 ///
 /// ```compile_fail
 /// fn send_to_another_thread<T: Send>(_: T) {}
@@ -174,7 +165,8 @@ impl UdpRingReceiver {
     }
 
     /// Whether the receiver is on io_uring (`false`: on the epoll driver,
-    /// where io_uring is not available).
+    /// as io_uring is not available, or its driver's ring is another
+    /// thread's).
     pub fn is_on_ring(&self) -> bool {
         matches!(self.inner, Inner::Ring { .. })
     }
