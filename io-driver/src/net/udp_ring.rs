@@ -241,6 +241,14 @@ impl UdpRingReceiver {
     }
 }
 
+/// The error of a receive whose driver was dropped; out of line, off the
+/// per-datagram path.
+#[cold]
+#[inline(never)]
+fn driver_gone() -> io::Error {
+    shutdown_error()
+}
+
 /// Copies what fits of `datagram` into `buf`: the bytes copied.
 fn copy_cut(datagram: &[u8], buf: &mut [u8]) -> usize {
     let n = datagram.len().min(buf.len());
@@ -284,7 +292,7 @@ fn poll_ring<R>(
     let polled = ring.borrow_mut().poll_arrival(key, cx);
     let (arrival, group) = match ready!(polled) {
         Taken::Arrival(arrival, group) => (arrival, group),
-        Taken::DriverGone => return Poll::Ready(Err(shutdown_error())),
+        Taken::DriverGone => return Poll::Ready(Err(driver_gone())),
         Taken::Direct => {
             let received: io::Result<R> = with_thread_buf(|buf| {
                 let (n, from) = ring.borrow().recv_direct(key, &mut buf[..max])?;

@@ -651,6 +651,7 @@ impl BufGroup {
     /// buffer `bid` (`used` bytes of it) with `f`, then gives the buffer
     /// back. `f` gets `None` for a buffer too short to hold the receive's
     /// header (never seen; the kernel's contract).
+    #[inline]
     pub fn read<R>(&self, bid: Bid, used: usize, f: impl FnOnce(Option<Datagram<'_>>) -> R) -> R {
         let offset = bid.0 as usize * self.buf_len;
         // SAFETY: buffer `bid` is user space's (its completion was reaped
