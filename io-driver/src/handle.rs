@@ -147,32 +147,15 @@ impl Handle {
     }
 
     /// The reactor of the current thread, or an error (whose message says
-    /// what to do) if there is none. Socket constructors use this.
-    ///
-    /// ```
-    /// use tempo_io::Handle;
-    ///
-    /// assert!(Handle::try_current().is_err());
-    /// let driver = tempo_io::Driver::new()?;
-    /// let _guard = driver.handle().enter();
-    /// assert!(Handle::try_current().is_ok());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// what to do) if there is none. Socket constructors use this (see the
+    /// examples of [`Handle`] and [`EnterGuard`]).
     pub fn try_current() -> io::Result<Handle> {
         CURRENT.get().ok_or_else(no_driver_error)
     }
 
     /// Makes this handle the current reactor of the calling thread until the
-    /// guard is dropped; nested guards restore the previous handle.
-    ///
-    /// ```
-    /// let driver = tempo_io::Driver::new()?;
-    /// let _guard = driver.handle().enter();
-    /// // sockets made on this thread now register with `driver`
-    /// let socket = tempo_io::net::UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0")?)?;
-    /// # drop(socket);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// guard is dropped; nested guards restore the previous handle (see the
+    /// example of [`Handle`]).
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),

@@ -1,28 +1,17 @@
 //! `uring-throttled:T`: a hand-written throttled loop on io_uring, no
-//! runtime and no epoll: the floor of a receive regime with no syscall
-//! per datagram.
+//! runtime and no epoll: the floor of a receive with no syscall per
+//! datagram, the kernel's side only.
 //!
-//! Each socket gets one multishot `recvmsg` drawing its buffers from one
-//! provided-buffer ring, made with `IORING_SETUP_DEFER_TASKRUN`: an
-//! arrival only queues work for this thread, and the receives run when
-//! the loop asks for completions. So, like `mio-throttled:T`, the loop
-//! wakes once per period and makes one `io_uring_enter` per tick, in
-//! which the kernel receives every datagram that arrived since into ring
-//! buffers and posts one completion each; the loop hands each payload to
-//! its stream's tracker, gives the buffer back, and sleeps until the next
-//! tick. A multishot receive that ends (no buffer was free) is submitted
-//! again with the next tick's call.
-//!
-//! The kernel takes the buffers in order and the loop gives them back in
-//! order, so a tick's datagrams cycle through the whole ring: with
-//! [`RECV_BUF_LEN`](super::RECV_BUF_LEN) (2 KiB) buffers that is 8 MiB,
-//! written cold like a buffer per socket. `uring-throttled-dense:T` uses
-//! [`DENSE_BUF_LEN`]-byte buffers (1 MiB, in the second-level cache),
-//! which fit datagrams of up to 212 bytes. The ring is tempo-io's own
-//! (`unstable-sys`), so every `unsafe` of the loop stays in tempo-io.
-//!
-//! It measures the kernel's side, not a design for Tempo: a runtime adds
-//! its per-datagram task work on top.
+//! Each socket gets one multishot `recvmsg` drawing on one provided-buffer
+//! ring made with `IORING_SETUP_DEFER_TASKRUN`, so arrivals only queue
+//! work and the loop makes one `io_uring_enter` per tick, in which the
+//! kernel receives every datagram since the last tick; the loop hands each
+//! payload to its stream's tracker, gives the buffer back and sleeps. A
+//! receive that ended (no free buffer) is submitted again next tick. With
+//! [`RECV_BUF_LEN`](super::RECV_BUF_LEN) buffers the ring is 8 MiB,
+//! written cold; `uring-throttled-dense:T` uses [`DENSE_BUF_LEN`]-byte
+//! ones (1 MiB, in the second-level cache). The ring is tempo-io's own
+//! (`unstable-sys`), which holds every `unsafe` of the loop.
 
 use std::io;
 use std::net::UdpSocket;

@@ -1,50 +1,39 @@
 //! [`RecvRing`]: a driver's io_uring, the receives armed on it, and what
 //! each receive has brought and its receiver not yet taken.
 //!
-//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot
-//! (`slot.rs`); a slot is removed at its receive's final completion when
-//! its receiver is gone (or at once when none is in flight), never
-//! earlier: no completion ever names a removed slot, and a slot key is
-//! reused only once nothing of the old slot is in flight.
+//! A slot (`slot.rs`) is removed at its receive's final completion when
+//! its receiver is gone (at once when none is in flight), never earlier:
+//! no completion names a removed slot, and a key is reused only once
+//! nothing of the old slot is in flight.
 //!
 //! # Buffer groups
 //!
 //! A size class's buffers come in groups (a provided-buffer ring each,
-//! registered once, never resized) of at most 4,096 buffers and 8 MiB. A
-//! new receiver joins the class's group with the fewest receivers, and a
-//! class registers one more group when each of its groups serves half as
-//! many receivers as it has buffers: room for each receiver's datagram of
-//! a tick and as many again. So the small classes' memory grows with the
-//! receivers (1 MiB of 256-byte buffers per 2,048) and stays dense; a
-//! class stops at 8 groups, and receivers past that share them.
+//! registered once) of at most 4,096 buffers and 8 MiB. A new receiver
+//! joins its class's least served group, and a class registers one more
+//! group when each serves half as many receivers as it has buffers (room
+//! for two datagrams a receiver), up to 8 groups: memory grows with the
+//! receivers and stays dense.
 //!
 //! # When a group runs out of buffers
 //!
-//! Receivers whose tasks do not read can hold all of a group's buffers.
-//! A receive then finds none: it either ends (`ENOBUFS`: the slot
-//! starves) or stays armed without a completion and is not retried until
-//! its socket reports new data. Three rules keep every reader going: a
-//! task whose slot is empty while its group is exhausted receives
-//! directly (one `recvfrom`, in order: the ring receives only inside
-//! turns, and each turn hands over all it received before tasks run); if
-//! the socket is empty too, the task waits and every turn looks at its
-//! socket (the driver then blocks for 1 ms at most); and when buffers
-//! come back, every armed receive of the group is cancelled and armed
-//! anew, and every starved one queued, so the datagrams left in their
-//! sockets are taken at once.
+//! Receivers that do not read can hold all of a group's buffers; a
+//! receive then ends (`ENOBUFS`, the slot starves) or stays armed without
+//! a completion until its socket reports new data. So a task whose slot
+//! is empty while its group is exhausted receives directly (one
+//! `recvfrom`, in order), waits with its socket looked at every turn if
+//! that finds nothing, and when buffers come back every armed receive of
+//! the group is restarted and every starved one queued.
 //!
 //! # When a turn is due
 //!
 //! The driver turns the ring after each poll, and polls without blocking
 //! while a turn is *due*: a queued slot has a task waiting, a
-//! cancellation or completions wait, or buffers came back to an
-//! exhausted group. Arrivals while the driver blocks wake it through the
-//! ring's eventfd, registered with that driver's poller for the ring's
-//! life (the kernel also signals it when a turn posts completions, so
-//! the poll after a turn that received returns at once, once). Nothing
-//! else makes a turn due, so an idle driver with armed receivers blocks,
-//! and a starved receive is retried when a buffer comes back, not in a
-//! loop.
+//! cancellation or completions wait, or buffers came back to an exhausted
+//! group. Arrivals while the driver blocks wake it through the ring's
+//! eventfd, in that driver's poller for the ring's life. Nothing else
+//! makes a turn due: an idle driver with armed receivers blocks, and a
+//! starved receive is retried when a buffer comes back, not in a loop.
 
 use std::io;
 use std::net::SocketAddr;
@@ -100,7 +89,7 @@ fn wake_catching(waker: &Waker, panic: &mut Option<wake_batch::Panic>) {
     }
 }
 
-/// The io_uring of one thread (see the module docs).
+/// A driver's io_uring (see the module docs).
 pub(crate) struct RecvRing {
     // Field order is drop order: the ring is closed (after `Drop` drained
     // every receive) before the buffer groups are unmapped.
@@ -278,11 +267,10 @@ impl RecvRing {
     }
 
     /// Receives one datagram of slot `key` with a plain `recvfrom` into
-    /// `buf`, beside its armed receive: for a task whose slot holds
-    /// nothing while its group's buffers are all out. The ring receives
-    /// only inside this thread's turns, and every completion of a turn is
-    /// handed over before tasks run, so nothing this socket delivered is
-    /// still in flight: the order of its datagrams is kept.
+    /// `buf`, beside its armed receive, for a task whose slot is empty
+    /// while its group's buffers are all out. The ring receives only in
+    /// turns, each handing over all it got before tasks run, so the
+    /// socket's order is kept.
     pub(crate) fn recv_direct(
         &self,
         key: usize,
@@ -440,14 +428,11 @@ impl RecvRing {
     }
 
     /// Cancels, to arm them again at once, the armed receives of every
-    /// group that buffers came back to after it ran out. A multishot
+    /// group that buffers came back to after it ran out: a multishot
     /// receive that found no buffer is not retried by the kernel until
-    /// its socket reports new data (seen on 6.18: no completion, the
-    /// receive stays armed), so the datagrams it left in the socket would
-    /// wait for the stream's next one; a receive armed anew takes them
-    /// at once. Which receives starved is not known, so every armed one
-    /// of the group restarts: a rare path (the group's every buffer was
-    /// held by receivers whose tasks did not read).
+    /// its socket reports new data (seen on 6.18), so the datagrams left
+    /// in the socket would wait. Which receives starved is not known, so
+    /// every armed one of the group restarts (a rare path).
     fn restart_starved(&mut self) {
         for (bgid, group) in self.groups.iter().enumerate() {
             if !group.buffers.take_refilled() {
