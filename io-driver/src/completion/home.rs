@@ -56,7 +56,7 @@ impl RingHome {
     /// `Ok(None)` where a receiver falls back to the epoll driver:
     /// io_uring is not available, or the ring is another thread's. Other
     /// errors (no memory, no fd) are the caller's.
-    pub(crate) fn ring(&self, handle: &Handle) -> io::Result<Option<Rc<RefCell<RecvRing>>>> {
+    pub(crate) fn get_or_make(&self, handle: &Handle) -> io::Result<Option<Rc<RefCell<RecvRing>>>> {
         let bound = self
             .state
             .get_or_init(|| ThreadBound::new(RefCell::new(State::Unmade)));

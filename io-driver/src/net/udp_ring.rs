@@ -147,7 +147,7 @@ impl UdpRingReceiver {
         let class = size_class(max_datagram)?;
         let local_addr = socket.local_addr()?;
         socket.set_nonblocking(true)?;
-        let inner = match handle.ring().ring(handle)? {
+        let inner = match handle.ring().get_or_make(handle)? {
             Some(ring) => {
                 let key = ring.borrow_mut().add(socket, class)?;
                 Inner::Ring { ring, key }
