@@ -16,7 +16,6 @@ use std::time::Duration;
 
 use tempo_park::{DriverStats, IoDriver, Park};
 
-use crate::completion;
 use crate::handle::Handle;
 use crate::readiness::Reactor;
 pub use crate::readiness::UnparkDriver;
@@ -67,8 +66,8 @@ pub struct Driver {
     /// reactor (receive-ahead switch, resolver): cloned for every
     /// [`handle`](Self::handle), never read by the dispatch.
     handle: Handle,
-    /// Completions this driver's turns of its thread's io_uring handed to
-    /// ring receivers (see `completion/`).
+    /// Completions the turns of this driver's io_uring handed to ring
+    /// receivers (see `completion/`).
     ring_completions: u64,
 }
 
@@ -154,11 +153,13 @@ impl Driver {
         self.reactor.events_capacity()
     }
 
-    /// Turns this thread's io_uring, if a
-    /// [`UdpRingReceiver`](crate::net::UdpRingReceiver) made one: every
-    /// completion it hands to a receiver counts as an I/O event.
-    fn turn_ring(&mut self) -> io::Result<()> {
-        self.ring_completions += completion::turn_this_thread()?;
+    /// One turn of both backends: the poll, bounded by what the
+    /// io_uring's receivers need, then the ring's turn, whose completions
+    /// count as I/O events.
+    fn turn(&mut self, wait: Option<Duration>) -> io::Result<()> {
+        let ring = self.handle.ring();
+        self.reactor.turn(ring.wait_limit(wait))?;
+        self.ring_completions += ring.turn()?;
         Ok(())
     }
 
@@ -177,26 +178,27 @@ impl Park for Driver {
     }
 
     fn park(&mut self) -> io::Result<()> {
-        self.reactor
-            .turn(completion::wait_limit_on_this_thread(&self.handle))?;
-        self.turn_ring()
+        self.turn(None)
     }
 
     fn park_timeout(&mut self, duration: Duration) -> io::Result<()> {
         // mio rounds up to milliseconds and saturates huge values, so
         // Duration::MAX waits (practically) forever without overflow.
-        let duration = match completion::wait_limit_on_this_thread(&self.handle) {
-            Some(limit) => duration.min(limit),
-            None => duration,
-        };
-        self.reactor.turn(Some(duration))?;
-        self.turn_ring()
+        self.turn(Some(duration))
     }
 
     fn stats(&self) -> DriverStats {
         let mut stats = self.reactor.stats();
         stats.io_events += self.ring_completions;
         stats
+    }
+}
+
+/// Closes the driver's io_uring (its receivers' waits end in an error),
+/// before the reactor wakes its sockets' waiters to the same end.
+impl Drop for Driver {
+    fn drop(&mut self) {
+        self.handle.ring().driver_gone();
     }
 }
 

@@ -1,5 +1,6 @@
-//! [`Handle`]: a cloneable, thread-safe reference to a [`Driver`], and the
-//! thread-local "current reactor" that socket constructors use.
+//! [`Handle`]: a cloneable, thread-safe reference to a [`Driver`] (its
+//! reactor, its sockets' settings, its io_uring), and the thread's
+//! current driver that socket constructors use.
 //!
 //! [`Driver`]: crate::Driver
 
@@ -9,6 +10,7 @@ use std::sync::Arc;
 
 use tempo_park::scoped::ScopedGuard;
 
+use crate::completion::RingHome;
 use crate::readiness::ReactorShared;
 use crate::socket_settings::SocketSettings;
 
@@ -41,21 +43,17 @@ pub struct Handle {
     shared: Arc<HandleShared>,
 }
 
-/// What a [`Handle`] refers to: the reactor and the socket layer's
-/// settings, behind one reference count.
-///
-/// One `Arc`, not one per part, because a handle is cloned and dropped on
-/// every [`enter`](Handle::enter), which the `tempo` runtime does on every
-/// `block_on`: two reference counts there were two more atomic
-/// read-modify-writes per `block_on` (about a tenth of a `block_on` of a
-/// ready future). A socket keeps it too ([`PollIo`](crate::poll_io::PollIo)),
-/// and reads the settings through it with one pointer, as before.
+/// What a [`Handle`] refers to, behind one reference count: a handle is
+/// cloned on every [`enter`](Handle::enter) (every `block_on`), and a
+/// socket keeps it ([`PollIo`](crate::poll_io::PollIo)).
 #[derive(Debug)]
 pub(crate) struct HandleShared {
     /// The reactor: registrations, the poller's registry, its waker.
     pub(crate) reactor: Arc<ReactorShared>,
     /// The socket layer's settings (receive-ahead switch, resolver).
     pub(crate) settings: SocketSettings,
+    /// The driver's io_uring, made by its first ring receiver.
+    pub(crate) ring: RingHome,
 }
 
 impl fmt::Debug for Handle {
@@ -94,7 +92,11 @@ impl Handle {
     /// A handle to `reactor`, whose sockets share `settings`.
     pub(crate) fn from_parts(reactor: Arc<ReactorShared>, settings: SocketSettings) -> Handle {
         Handle {
-            shared: Arc::new(HandleShared { reactor, settings }),
+            shared: Arc::new(HandleShared {
+                reactor,
+                settings,
+                ring: RingHome::default(),
+            }),
         }
     }
 
@@ -112,6 +114,11 @@ impl Handle {
     /// The settings of the driver's sockets.
     pub(crate) fn settings(&self) -> &SocketSettings {
         &self.shared.settings
+    }
+
+    /// The driver's io_uring (the completion backend).
+    pub(crate) fn ring(&self) -> &RingHome {
+        &self.shared.ring
     }
 
     /// What this handle refers to, for a socket to keep.
@@ -140,32 +147,15 @@ impl Handle {
     }
 
     /// The reactor of the current thread, or an error (whose message says
-    /// what to do) if there is none. Socket constructors use this.
-    ///
-    /// ```
-    /// use tempo_io::Handle;
-    ///
-    /// assert!(Handle::try_current().is_err());
-    /// let driver = tempo_io::Driver::new()?;
-    /// let _guard = driver.handle().enter();
-    /// assert!(Handle::try_current().is_ok());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// what to do) if there is none. Socket constructors use this (see the
+    /// examples of [`Handle`] and [`EnterGuard`]).
     pub fn try_current() -> io::Result<Handle> {
         CURRENT.get().ok_or_else(no_driver_error)
     }
 
     /// Makes this handle the current reactor of the calling thread until the
-    /// guard is dropped; nested guards restore the previous handle.
-    ///
-    /// ```
-    /// let driver = tempo_io::Driver::new()?;
-    /// let _guard = driver.handle().enter();
-    /// // sockets made on this thread now register with `driver`
-    /// let socket = tempo_io::net::UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0")?)?;
-    /// # drop(socket);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// guard is dropped; nested guards restore the previous handle (see the
+    /// example of [`Handle`]).
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),

@@ -183,6 +183,22 @@ pub use driver::{Driver, UnparkDriver};
 pub use handle::{EnterGuard, Handle};
 pub use ready::{Interest, Ready};
 
+/// The io_uring calls of the completion backend, for Tempo's own
+/// benchmarks (feature `unstable-sys`), not covered by semver. A ring is
+/// made with the `unsafe` [`Ring::new_unchecked`], whose caller keeps the
+/// rules that make the rest safe: a [`BufGroup`] outlives every receive
+/// drawing on it, and each buffer a completion hands over goes back once,
+/// to its own group (by [`BufGroup::read`] or [`BufGroup::discard`]).
+///
+/// [`Ring::new_unchecked`]: unstable_sys::Ring::new_unchecked
+/// [`BufGroup`]: unstable_sys::BufGroup
+/// [`BufGroup::read`]: unstable_sys::BufGroup::read
+/// [`BufGroup::discard`]: unstable_sys::BufGroup::discard
+#[cfg(feature = "unstable-sys")]
+pub mod unstable_sys {
+    pub use crate::sys::uring::{Bid, BufGroup, Completion, Datagram, Ring};
+}
+
 /// Internals exposed to the loom models in `loom-tests/` only.
 #[cfg(loom)]
 #[doc(hidden)]

@@ -1,4 +1,4 @@
-//! `UdpRingReceiver`: datagrams on the thread's io_uring, driven by the
+//! `UdpRingReceiver`: datagrams on its driver's io_uring, turned by the
 //! driver's park. Every test also passes where io_uring is not available
 //! (the receiver then falls back to epoll); the ones about the ring's own
 //! rules say so and check only what the fallback shares.
@@ -135,7 +135,7 @@ fn longer_datagrams_are_cut_to_max_datagram_and_to_the_buffer() {
 }
 
 #[test]
-fn small_and_large_receivers_share_the_thread_ring() {
+fn small_and_large_receivers_share_the_driver_s_ring() {
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
         let (small, _, _a) = receiver_with_queued(212, 1, 200);
@@ -206,7 +206,7 @@ fn an_arrival_wakes_a_blocked_driver() {
 fn dropping_a_receiver_frees_its_port_after_the_cancel() {
     let mut driver = Driver::new().unwrap();
     let _enter = driver.handle().enter();
-    let keep = receiver(1500); // the thread's ring outlives the dropped one
+    let keep = receiver(1500); // the ring has a receiver left
     let rx = receiver(1500);
     let addr = rx.local_addr().unwrap();
     let (_, waker) = counting();
@@ -331,13 +331,17 @@ fn a_panicking_waker_does_not_strand_the_turn_s_others() {
     assert!(matches!(recv_a.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
 }
 
-/// The thread's last receiver takes the ring with it: its drop drains the
-/// cancelled receive at once, so the port is free when the drop returns.
+/// The driver owns its ring: dropping the driver closes it once its last
+/// receiver is gone, draining the cancelled receive at once, so the port
+/// is free when the drop returns. A new driver makes a new ring, and it
+/// works.
 #[test]
-fn dropping_the_last_receiver_closes_the_ring_and_the_socket_at_once() {
-    let mut driver = Driver::new().unwrap();
-    let _enter = driver.handle().enter();
-    let rx = receiver(1500);
+fn dropping_the_driver_closes_its_ring_and_the_socket_at_once() {
+    let driver = Driver::new().unwrap();
+    let rx = {
+        let _enter = driver.handle().enter();
+        receiver(1500)
+    };
     let addr = rx.local_addr().unwrap();
     let (_, waker) = counting();
     {
@@ -347,14 +351,46 @@ fn dropping_the_last_receiver_closes_the_ring_and_the_socket_at_once() {
             .poll(&mut Context::from_waker(&waker))
             .is_pending());
     }
+    let mut driver = driver;
     driver.park_timeout(Duration::ZERO).unwrap(); // armed
     drop(rx);
+    drop(driver);
     std::net::UdpSocket::bind(addr).expect("the port is free");
-    // A new receiver on this thread makes a new ring, and works.
+    let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
         let (rx, _, _sender) = receiver_with_queued(64, 1, 3);
         assert_eq!(rx.recv_from_with(|d, _| d.len()).await.unwrap(), 3);
     });
+}
+
+/// A receiver that outlives its driver is not stranded: the drop wakes
+/// its waiting task, whose receive then fails as a socket's does, and
+/// the ring (with the socket) closes when the receiver goes.
+#[test]
+fn a_receiver_whose_driver_is_dropped_fails_and_then_frees_its_port() {
+    let mut driver = Driver::new().unwrap();
+    let rx = {
+        let _enter = driver.handle().enter();
+        receiver(1500)
+    };
+    let addr = rx.local_addr().unwrap();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+        driver.park_timeout(Duration::ZERO).unwrap(); // armed
+        drop(driver);
+        if rx.is_on_ring() {
+            assert_eq!(woken.0.load(SeqCst), 1, "the drop woke the task");
+        }
+        match recv.as_mut().poll(&mut cx) {
+            Poll::Ready(Err(e)) => assert!(e.to_string().contains("shut down"), "{e}"),
+            other => panic!("expected the shutdown error, got {other:?}"),
+        }
+    }
+    drop(rx);
+    std::net::UdpSocket::bind(addr).expect("the port is free");
 }
 
 /// `receivers` receivers for datagrams of up to `max_datagram` bytes on
@@ -492,12 +528,12 @@ fn a_receive_error_is_returned_and_the_receiver_goes_on() {
     });
 }
 
-/// Receivers made under two drivers on one thread share its ring: either
-/// driver's park turns it, and arrivals wake the driver of the newest
-/// receiver.
+/// Two drivers on one thread each make and turn their own ring: each
+/// driver's park hands its own receiver's datagram over, and an arrival
+/// wakes the driver whose receiver it is for.
 #[test]
-fn two_drivers_on_one_thread_share_its_ring() {
-    let first = Driver::new().unwrap();
+fn two_drivers_on_one_thread_each_turn_their_own_ring() {
+    let mut first = Driver::new().unwrap();
     let mut second = Driver::new().unwrap();
     let (a, _, _a_sender) = {
         let _enter = first.handle().enter();
@@ -513,28 +549,27 @@ fn two_drivers_on_one_thread_share_its_ring() {
     let mut recv_b = pin!(b.recv_from_with(|d, _| d.to_vec()));
     assert!(recv_a.as_mut().poll(&mut cx).is_pending());
     assert!(recv_b.as_mut().poll(&mut cx).is_pending());
-    // The second driver's park serves the first driver's receiver too.
-    turn_until_woken(&mut second, &woken);
+    turn_until_woken(&mut first, &woken);
     assert!(matches!(recv_a.as_mut().poll(&mut cx), Poll::Ready(Ok(1))));
     if !b.is_on_ring() {
         return;
     }
+    second.park_timeout(Duration::ZERO).unwrap(); // armed
     arrival_wakes(
         &mut second,
         &b,
         b"b",
-        "the ring's arrivals wake the driver that parked",
+        "an arrival wakes the driver of its receiver",
     );
     assert!(matches!(recv_b.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"b"));
     drop(first);
 }
 
-/// The ring's eventfd follows the thread's driver that parks: after a
-/// newer driver made a receiver on the thread (taking the eventfd) and
-/// was dropped, an arrival for the older driver's receiver wakes the
-/// older driver's poller.
+/// A dropped driver does not strand another on the same thread: after a
+/// newer driver made a receiver and was dropped, an arrival for the older
+/// driver's receiver wakes the older driver's poller.
 #[test]
-fn an_arrival_wakes_the_driver_that_parks_after_a_newer_one_went() {
+fn an_arrival_wakes_its_driver_after_a_newer_one_went() {
     let mut older = Driver::new().unwrap();
     let rx = {
         let _enter = older.handle().enter();
@@ -549,8 +584,8 @@ fn an_arrival_wakes_the_driver_that_parks_after_a_newer_one_went() {
     let mut cx = Context::from_waker(&waker);
     let mut recv = pin!(rx.recv_from_with(|d, _| d.to_vec()));
     assert!(recv.as_mut().poll(&mut cx).is_pending());
-    // Arms the receive, cancels the dropped one's, and takes up the
-    // completions' own signals of the eventfd.
+    // Arms the receive and takes up the completions' own signals of the
+    // eventfd.
     for _ in 0..3 {
         older.park_timeout(Duration::ZERO).unwrap();
     }
@@ -561,8 +596,28 @@ fn an_arrival_wakes_the_driver_that_parks_after_a_newer_one_went() {
         &mut older,
         &rx,
         b"late",
-        "an arrival must wake the driver that parks, not the newest one",
+        "an arrival must wake its receiver's driver",
     );
     assert_eq!(woken.0.load(SeqCst), 1, "the turn woke the task");
     assert!(matches!(recv.as_mut().poll(&mut cx), Poll::Ready(Ok(ref d)) if d == b"late"));
+}
+
+/// A driver's ring belongs to the thread of its first receiver: a
+/// receiver made for the same driver on another thread receives through
+/// the epoll driver instead.
+#[test]
+fn a_receiver_on_another_thread_than_the_ring_falls_back_to_epoll() {
+    let driver = Driver::new().unwrap();
+    let handle = driver.handle();
+    let here = {
+        let _enter = handle.enter();
+        receiver(64)
+    };
+    let there = std::thread::spawn(move || {
+        let _enter = handle.enter();
+        receiver(64).is_on_ring()
+    });
+    let on_ring_there = there.join().unwrap();
+    assert!(!on_ring_there, "the ring is its first receiver's thread's");
+    drop(here);
 }

@@ -1,7 +1,7 @@
 //! `tempo-throttled-uring:T`: Tempo's throttling scheduler, one task per
 //! socket, each receiving with a [`UdpRingReceiver`] (the receives on the
-//! thread's io_uring: no syscall per datagram) and reading the payload in
-//! place, as `tempo-throttled-threadbuf:T` does on epoll with
+//! runtime driver's io_uring: no syscall per datagram) and reading the
+//! payload in place, as `tempo-throttled-threadbuf:T` does on epoll with
 //! `recv_from_with`.
 //!
 //! The receivers are made for datagrams of up to 1,500 bytes (an

@@ -1,35 +1,17 @@
 //! `uring-throttled:T`: a hand-written throttled loop on io_uring, no
-//! runtime and no epoll: the floor of a receive regime with *no syscall
-//! per datagram*.
+//! runtime and no epoll: the floor of a receive with no syscall per
+//! datagram, the kernel's side only.
 //!
-//! Each socket gets one multishot `recvmsg` (`IORING_OP_RECVMSG` with
-//! `IORING_RECV_MULTISHOT`) drawing its buffers from one provided-buffer
-//! ring. The ring is made with `IORING_SETUP_DEFER_TASKRUN`: a datagram's
-//! arrival only queues work for this thread, and the receives themselves
-//! run when the loop asks for completions. So, like `mio-throttled:T`,
-//! the loop wakes once per period; it then makes **one `io_uring_enter`
-//! per tick**, in which the kernel receives every datagram that arrived
-//! since the last tick into ring buffers and posts one completion each;
-//! the loop reads the completions, hands each payload to its stream's
-//! tracker, gives the buffers back, and sleeps until the next tick. A
-//! multishot receive that ends (no buffer was free) is submitted again
-//! with the next tick's call.
-//!
-//! The kernel takes the ring's buffers in order and this loop gives them
-//! back in order, so a tick's datagrams land in as many distinct buffers,
-//! cycling through the whole ring: with
-//! [`RECV_BUF_LEN`](super::RECV_BUF_LEN) (2 KiB) buffers that is 8 MiB,
-//! written cold like a buffer per socket.
-//! `uring-throttled-dense:T` uses [`DENSE_BUF_LEN`]-byte buffers (1 MiB,
-//! in the second-level cache), which only fit datagrams of up to 212
-//! bytes: what the kernel's side costs when the receive memory is dense.
-//! The 2 KiB buffers are asked on transparent huge pages. The ring is
-//! tempo-io's own `sys/uring.rs`, compiled in (`src/uring.rs`): every
-//! `unsafe` of the loop is there, and the loop links none of the runtime.
-//!
-//! It is a measurement of the kernel's side, not a design for Tempo: a
-//! runtime on it would add its per-datagram task work on top, as Tempo
-//! does on epoll.
+//! Each socket gets one multishot `recvmsg` drawing on one provided-buffer
+//! ring made with `IORING_SETUP_DEFER_TASKRUN`, so arrivals only queue
+//! work and the loop makes one `io_uring_enter` per tick, in which the
+//! kernel receives every datagram since the last tick; the loop hands each
+//! payload to its stream's tracker, gives the buffer back and sleeps. A
+//! receive that ended (no free buffer) is submitted again next tick. With
+//! [`RECV_BUF_LEN`](super::RECV_BUF_LEN) buffers the ring is 8 MiB,
+//! written cold; `uring-throttled-dense:T` uses [`DENSE_BUF_LEN`]-byte
+//! ones (1 MiB, in the second-level cache). The ring is tempo-io's own
+//! (`unstable-sys`), which holds every `unsafe` of the loop.
 
 use std::io;
 use std::net::UdpSocket;
@@ -61,9 +43,14 @@ pub fn run(
     throttle: Duration,
     buf_len: usize,
 ) -> io::Result<()> {
-    let mut ring = Ring::new(SQ_ENTRIES, CQ_ENTRIES)?;
-    let group = BufGroup::new(&ring, 0, BUFFERS, buf_len)?;
+    // Declared first, so dropped last: the sockets and the group outlive
+    // the ring, whose drop cancels the receives drawing on them.
+    let group;
     let mut streams = Vec::with_capacity(sockets.len());
+    // SAFETY: the group and the sockets outlive the ring (above); each
+    // `Bid` goes back to the one group, whose completion handed it over.
+    let mut ring = unsafe { Ring::new_unchecked(SQ_ENTRIES, CQ_ENTRIES)? };
+    group = BufGroup::new(&ring, 0, BUFFERS, buf_len)?;
     let mut rearm: Vec<usize> = Vec::new();
     for (i, sock) in sockets.into_iter().enumerate() {
         sock.set_nonblocking(true)?;

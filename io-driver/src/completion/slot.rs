@@ -1,23 +1,17 @@
-//! A receiver's slot in its thread's ring ([`Slot`]), what a receive
-//! brings it ([`Arrival`]) and its states ([`SlotState`]).
+//! A receiver's slot in its driver's ring ([`Slot`]), what a receive
+//! brings it ([`Arrival`]) and its states ([`SlotState`]). The slot owns
+//! the receiver's socket, so the fd stays open as long as a receive may
+//! use it. States:
 //!
-//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot: its
-//! socket (owned here, so that the fd stays open as long as a receive
-//! may use it), the buffer group it draws on, its arrivals and its
-//! task's waker. A slot is in one of five states:
-//!
-//! * `Queued`: its multishot receive is to be submitted by the next turn
-//!   (new, or ended after an error);
+//! * `Queued`: its multishot receive is submitted by the next turn;
 //! * `Armed`: the receive is in the kernel;
-//! * `Paused`: no receive, because the slot holds [`MAX_HELD`]
-//!   arrivals its task has not taken; the first poll that empties the
-//!   slot queues it again, so a receiver that is not read holds a bounded
-//!   number of buffers and the rest waits in its socket's buffer, as it
-//!   would on epoll;
-//! * `Cancelling`: a cancellation is submitted (the slot was paused while
-//!   armed, its receiver was dropped, or its group ran out of buffers),
-//!   the final completion is due;
-//! * `Starved`: its receive ended for want of buffers; queued again when
+//! * `Paused`: no receive, as the slot holds [`MAX_HELD`] arrivals not
+//!   taken; the poll that empties it queues it again, so an unread
+//!   receiver holds a bounded number of buffers and the rest waits in its
+//!   socket, as on epoll;
+//! * `Cancelling`: a cancellation is submitted (paused while armed,
+//!   receiver dropped, or group refilled), the final completion is due;
+//! * `Starved`: the receive ended for want of buffers; queued again when
 //!   buffers come back to its group.
 
 use std::collections::VecDeque;
@@ -52,15 +46,11 @@ pub(crate) enum SlotState {
 #[derive(Debug)]
 pub(crate) struct Slot {
     pub(crate) waker: Option<Waker>,
-    /// The oldest arrival not taken (the usual one: a stream's datagram
-    /// per tick), inline ...
+    /// The oldest arrival not taken (the usual one), inline ...
     pub(crate) first: Option<Arrival>,
-    /// ... and the later ones, in order, out of line (made with the slot,
-    /// so that no datagram allocates; a backlog above its first capacity
-    /// grows it once).
-    // Boxed: 8 bytes in the slot instead of 32, so that a slot (40 bytes)
-    // rarely straddles two cache lines; the queue is touched only by a
-    // backlog.
+    /// ... and the later ones, in order, out of line: made with the slot
+    /// so that no datagram allocates, boxed so that a slot (40 bytes)
+    /// rarely straddles two cache lines.
     #[allow(clippy::box_collection)]
     pub(crate) more: Box<VecDeque<Arrival>>,
     pub(crate) socket: std::net::UdpSocket,

@@ -1,6 +1,6 @@
-//! [`UdpRingReceiver`]: a UDP socket that receives on its thread's
-//! io_uring (the completion backend, `completion/`), for the throttled
-//! many-streams receiver: no syscall per datagram.
+//! [`UdpRingReceiver`]: a UDP socket that receives on its driver's
+//! io_uring (the completion backend, `completion/`): no syscall per
+//! datagram, for the throttled many-streams receiver.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -13,53 +13,49 @@ use std::task::{ready, Context, Poll};
 
 use tempo_park::coop;
 
-use crate::completion::{size_class, Arrival, Taken, ThreadRing};
+use crate::completion::{size_class, Arrival, RecvRing, Taken};
 use crate::net::addr::each_addr;
 use crate::net::thread_buf::with_thread_buf;
 use crate::net::{ToSocketAddrs, UdpSocket};
+use crate::readiness::shutdown_error;
 use crate::Handle;
 
-/// A UDP socket that only receives, on its thread's io_uring: every
+/// A UDP socket that only receives, on its driver's io_uring: every
 /// datagram lands in a buffer of the ring without a syscall of its own,
 /// and the driver takes a tick's worth of them in one `io_uring_enter`.
 ///
 /// Under a throttling runtime this is the cheapest receive Tempo has: a
 /// [`UdpSocket`] pays a readiness report, its dispatch and one `recvfrom`
-/// per datagram, a ring receiver none of them (benches README,
-/// 2026-11-26). Where io_uring is missing or forbidden (a kernel before
-/// 6.1, a container's seccomp profile), it receives through the epoll
-/// driver instead, as a [`UdpSocket`] does, with the same results:
-/// [`is_on_ring`](Self::is_on_ring) says which.
+/// per datagram, a ring receiver none of them. Where io_uring is missing
+/// or forbidden (a kernel before 6.1, a container's seccomp profile), it
+/// receives through the epoll driver instead, as a [`UdpSocket`] does,
+/// with the same results: [`is_on_ring`](Self::is_on_ring) says which.
 ///
 /// # Datagram size
 ///
-/// The ring's buffers are shared by the thread's receivers and sized by
-/// class: a receiver made for datagrams of up to `max_datagram` bytes
-/// draws on buffers that fit that (256 bytes for 212-byte datagrams,
-/// 2 KiB for an Ethernet MTU, up to 64 KiB), so small datagrams stay
-/// dense in memory. A longer datagram is cut to `max_datagram` bytes, as
-/// `recv_from` into a buffer of that size cuts it. A class's buffers
-/// come in groups of 4,096 (fewer above 2 KiB: 8 MiB a group), and a
-/// class has one group per 2,048 receivers on the thread (per half a
-/// group's buffers), up to 8 groups: room for each receiver's datagram
-/// of a throttled tick and as many again. When a group's receivers hold
-/// all its buffers (bursts, or tasks that do not read), its receives
-/// wait until buffers come back, and a task reading meanwhile takes its
-/// datagrams with one `recvfrom` each: nothing is lost or reordered, but
-/// such a thread is past what the ring is sized for.
+/// The ring's buffers are shared by the driver's receivers, sized by
+/// class: a receiver for datagrams of up to `max_datagram` bytes draws
+/// on buffers that fit that (256 bytes for 212-byte datagrams, 2 KiB for
+/// an Ethernet MTU, up to 64 KiB), and a longer datagram is cut to
+/// `max_datagram` bytes, as by `recv_from` into a buffer of that size. A
+/// class has room for two datagrams of each of its receivers (up to
+/// 16,384 receivers of the small classes); when receivers that do not
+/// read hold every buffer, a reading task takes its datagrams with one
+/// `recvfrom` each: nothing is lost or reordered.
 ///
-/// # One thread
+/// # One driver, one thread
 ///
-/// A ring belongs to one thread, so a receiver is `!Send`: make it on the
-/// runtime's thread and use it in [`spawn_local`] tasks or in the
-/// `block_on` future. It is served by the Tempo I/O driver that parks on
-/// that thread, which turns the ring after each poll (and does not block
-/// while a receiver waits for a receive to be armed); while it blocks,
-/// arrivals wake it. A receiver holds at most 32 datagrams its task has
-/// not taken; the rest waits in the socket's kernel buffer, as on epoll.
-///
-/// Dropping a receiver cancels its receive; the socket is closed once the
-/// kernel confirmed the cancellation (at the driver's next turn).
+/// The ring belongs to the I/O driver the receiver was made with (the
+/// current one, as for any socket): made by its first ring receiver,
+/// turned after each of its polls, waking it while it blocks, closed
+/// when it is dropped (a waiting receive then fails with the driver's
+/// shutdown error). A ring has one issuing thread, that of its first
+/// receiver, so a receiver is `!Send`: make it on the runtime's thread
+/// and use it in [`spawn_local`] tasks or the `block_on` future (made on
+/// another thread, it receives through the epoll driver). It holds at
+/// most 32 datagrams its task has not taken; the rest waits in the
+/// socket, as on epoll. Dropping it cancels its receive; the socket is
+/// closed once the kernel confirmed that (at the driver's next turn).
 ///
 /// ```compile_fail
 /// fn send_to_another_thread<T: Send>(_: T) {}
@@ -96,9 +92,9 @@ pub struct UdpRingReceiver {
 }
 
 enum Inner {
-    /// Slot `key` of the thread's ring.
+    /// Slot `key` of the driver's ring.
     Ring {
-        ring: Rc<RefCell<ThreadRing>>,
+        ring: Rc<RefCell<RecvRing>>,
         key: usize,
     },
     /// io_uring is not available: the epoll driver's socket.
@@ -113,17 +109,6 @@ impl fmt::Debug for UdpRingReceiver {
             .field("on_ring", &self.is_on_ring())
             .finish()
     }
-}
-
-/// Whether making a ring failed because this system has no usable
-/// io_uring (then a receiver falls back to epoll), rather than for want
-/// of a resource (then the error is the caller's).
-fn io_uring_unavailable(error: &io::Error) -> bool {
-    error.kind() == io::ErrorKind::Unsupported
-        || matches!(
-            error.raw_os_error(),
-            Some(libc::ENOSYS | libc::EPERM | libc::EACCES | libc::EINVAL | libc::EOPNOTSUPP)
-        )
 }
 
 impl UdpRingReceiver {
@@ -141,7 +126,7 @@ impl UdpRingReceiver {
 
     /// Makes a receiver of a std socket (bound, and connected if the
     /// caller wants a peer filter), for datagrams of up to `max_datagram`
-    /// bytes, on the current thread's ring.
+    /// bytes, on the current driver's ring.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -162,16 +147,15 @@ impl UdpRingReceiver {
         let class = size_class(max_datagram)?;
         let local_addr = socket.local_addr()?;
         socket.set_nonblocking(true)?;
-        let inner = match ThreadRing::of_this_thread(handle) {
-            Ok(ring) => {
+        let inner = match handle.ring().get_or_make(handle)? {
+            Some(ring) => {
                 let key = ring.borrow_mut().add(socket, class)?;
                 Inner::Ring { ring, key }
             }
-            Err(e) if io_uring_unavailable(&e) => {
+            None => {
                 let _enter = handle.enter();
                 Inner::Poll(UdpSocket::from_std(socket)?)
             }
-            Err(e) => return Err(e),
         };
         Ok(UdpRingReceiver {
             inner,
@@ -181,7 +165,8 @@ impl UdpRingReceiver {
     }
 
     /// Whether the receiver is on io_uring (`false`: on the epoll driver,
-    /// where io_uring is not available).
+    /// as io_uring is not available, or its driver's ring is another
+    /// thread's).
     pub fn is_on_ring(&self) -> bool {
         matches!(self.inner, Inner::Ring { .. })
     }
@@ -256,6 +241,14 @@ impl UdpRingReceiver {
     }
 }
 
+/// The error of a receive whose driver was dropped; out of line, off the
+/// per-datagram path.
+#[cold]
+#[inline(never)]
+fn driver_gone() -> io::Error {
+    shutdown_error()
+}
+
 /// Copies what fits of `datagram` into `buf`: the bytes copied.
 fn copy_cut(datagram: &[u8], buf: &mut [u8]) -> usize {
     let n = datagram.len().min(buf.len());
@@ -289,7 +282,7 @@ where
 /// slot's next arrival handed to `f` (taken once) outside the ring's
 /// borrow, its buffer given back after.
 fn poll_ring<R>(
-    ring: &Rc<RefCell<ThreadRing>>,
+    ring: &Rc<RefCell<RecvRing>>,
     key: usize,
     max: usize,
     cx: &mut Context<'_>,
@@ -299,6 +292,7 @@ fn poll_ring<R>(
     let polled = ring.borrow_mut().poll_arrival(key, cx);
     let (arrival, group) = match ready!(polled) {
         Taken::Arrival(arrival, group) => (arrival, group),
+        Taken::DriverGone => return Poll::Ready(Err(driver_gone())),
         Taken::Direct => {
             let received: io::Result<R> = with_thread_buf(|buf| {
                 let (n, from) = ring.borrow().recv_direct(key, &mut buf[..max])?;
@@ -353,32 +347,6 @@ impl Drop for UdpRingReceiver {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_a_missing_or_forbidden_io_uring_falls_back() {
-        for errno in [
-            libc::ENOSYS,
-            libc::EPERM,
-            libc::EACCES,
-            libc::EINVAL,
-            libc::EOPNOTSUPP,
-        ] {
-            assert!(
-                io_uring_unavailable(&io::Error::from_raw_os_error(errno)),
-                "{errno}"
-            );
-        }
-        assert!(io_uring_unavailable(&io::Error::new(
-            io::ErrorKind::Unsupported,
-            "old"
-        )));
-        for errno in [libc::EMFILE, libc::ENFILE, libc::ENOMEM] {
-            assert!(
-                !io_uring_unavailable(&io::Error::from_raw_os_error(errno)),
-                "{errno}"
-            );
-        }
-    }
 
     /// The epoll fallback keeps the ring's rules: the payload cut to
     /// `max_datagram`, then to the caller's buffer.

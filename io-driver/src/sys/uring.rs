@@ -1,14 +1,13 @@
-//! io_uring, as far as a datagram receive on it needs: one ring per thread
-//! (`completion/thread_ring.rs`), multishot `recvmsg`s that draw their
-//! buffers from provided-buffer groups, their cancellation, and an eventfd
-//! that tells a blocked poller the ring has receives to run.
+//! io_uring, as far as a datagram receive on it needs: the ring, multishot
+//! `recvmsg`s that draw their buffers from provided-buffer groups, their
+//! cancellation, an eventfd that tells a blocked poller the ring has
+//! receives to run, and [`ThreadBound`], which lets a driver that may be
+//! moved between threads own a ring that may not.
 //!
 //! The kernel's structures are declared here from `linux/io_uring.h`
 //! (`libc` has the syscall numbers, not the structures), and every
 //! `unsafe` of the completion backend is in this file, behind a safe
-//! interface (the benchmark's hand-written io_uring loop compiles this
-//! same file, `benches/src/uring.rs`: keep it free of `crate::` paths)
-//! whose rules are:
+//! interface whose rules are:
 //!
 //! * the ring is made with `IORING_SETUP_SINGLE_ISSUER |
 //!   IORING_SETUP_DEFER_TASKRUN`: it belongs to the thread that made it
@@ -24,7 +23,7 @@
 //! * a [`BufGroup`] must outlive every receive that may still write into
 //!   its buffers: its owner drops it only after the last receive drawing
 //!   on it reported its final completion, or after the ring is closed
-//!   with no receive in flight (see `completion/thread_ring.rs`).
+//!   with no receive in flight (see `completion/recv_ring.rs`).
 
 use std::cell::Cell;
 use std::io;
@@ -32,6 +31,7 @@ use std::marker::PhantomData;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
+use std::thread::{self, ThreadId};
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
 
@@ -243,25 +243,25 @@ impl Drop for Map {
 
 /// One completion, as [`Ring::reap`] hands it.
 #[derive(Debug)]
-pub(crate) struct Completion {
+pub struct Completion {
     /// The submission's `user_data`.
-    pub(crate) user_data: u64,
+    pub user_data: u64,
     /// Bytes the receive used in its buffer, or `-errno`.
-    pub(crate) res: i32,
+    pub res: i32,
     /// Whether the multishot receive goes on after this completion.
-    pub(crate) more: bool,
+    pub more: bool,
     /// The provided buffer the completion used, now the caller's.
-    pub(crate) buffer: Option<Bid>,
+    pub buffer: Option<Bid>,
 }
 
 /// A provided buffer the kernel handed over with a completion: consumed by
 /// [`BufGroup::read`] or [`BufGroup::discard`], which give it back.
 #[derive(Debug)]
-pub(crate) struct Bid(u16);
+pub struct Bid(u16);
 
 /// One io_uring instance with its rings mapped, owned by the thread that
 /// made it.
-pub(crate) struct Ring {
+pub struct Ring {
     // Field order is drop order: the fd is closed before the maps go.
     fd: OwnedFd,
     rings: Map,
@@ -275,6 +275,14 @@ pub(crate) struct Ring {
     msghdr: Box<libc::msghdr>,
     /// Single issuer: the ring never leaves its thread.
     _not_send: PhantomData<*const ()>,
+}
+
+impl std::fmt::Debug for Ring {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ring")
+            .field("fd", &self.fd)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Ring {
@@ -345,8 +353,26 @@ impl Ring {
         Ok(())
     }
 
+    /// A ring with `sq_entries` submission and `cq_entries` completion
+    /// entries (powers of two), for code outside tempo-io (feature
+    /// `unstable-sys`); fails with the OS error where io_uring is missing
+    /// or forbidden.
+    ///
+    /// # Safety
+    ///
+    /// The ring's other methods are safe only under this module's rules,
+    /// which the caller keeps for this ring and every [`BufGroup`]
+    /// registered with it: a group outlives every receive drawing on it
+    /// (until that receive's final completion is reaped), a receive's fd
+    /// stays open as long, and a [`Bid`] is read or discarded only by the
+    /// group whose completion handed it over.
+    #[cfg(feature = "unstable-sys")]
+    pub unsafe fn new_unchecked(sq_entries: u32, cq_entries: u32) -> io::Result<Ring> {
+        Ring::new(sq_entries, cq_entries)
+    }
+
     /// Whether a submission can be queued without an `enter` first.
-    pub(crate) fn has_room(&self) -> bool {
+    pub fn has_room(&self) -> bool {
         self.unsubmitted < self.params.sq_entries
     }
 
@@ -354,7 +380,7 @@ impl Ring {
     /// its completions tagged `user_data`. The caller keeps `fd` open until
     /// the receive's final completion. Panics without room (see
     /// [`has_room`](Self::has_room)).
-    pub(crate) fn push_recv(&mut self, fd: RawFd, group: &BufGroup, user_data: u64) {
+    pub fn push_recv(&mut self, fd: RawFd, group: &BufGroup, user_data: u64) {
         self.push(Sqe {
             opcode: IORING_OP_RECVMSG,
             flags: IOSQE_BUFFER_SELECT,
@@ -408,7 +434,7 @@ impl Ring {
     /// queued receives per call (seen on 6.18: recent kernels bound a
     /// call's deferred work), so a call asking for none would leave most
     /// of a tick's datagrams to later calls.
-    pub(crate) fn enter(&mut self) -> io::Result<()> {
+    pub fn enter(&mut self) -> io::Result<()> {
         let tail: *mut AtomicU32 = self.rings.at(self.params.sq_off.tail as usize);
         // SAFETY: the ring's aligned u32 tail, shared with the kernel.
         unsafe { (*tail).store(self.sq_tail, Ordering::Release) };
@@ -461,7 +487,7 @@ impl Ring {
     }
 
     /// Calls `f` with every completion posted so far, in order.
-    pub(crate) fn reap(&mut self, mut f: impl FnMut(Completion)) {
+    pub fn reap(&mut self, mut f: impl FnMut(Completion)) {
         let head: *mut AtomicU32 = self.rings.at(self.params.cq_off.head as usize);
         let tail: *mut AtomicU32 = self.rings.at(self.params.cq_off.tail as usize);
         let mask = self.params.cq_entries - 1;
@@ -497,6 +523,50 @@ impl Ring {
     }
 }
 
+/// A value owned by something `Send + Sync` (a driver, its handles) but
+/// reached and dropped only on the thread that made it: a ring's single
+/// issuer, and the `!Send` state around it. Dropped on another thread,
+/// the value is leaked rather than touched there.
+pub(crate) struct ThreadBound<T> {
+    thread: ThreadId,
+    value: Option<T>,
+}
+
+// SAFETY: the value is reached (`get` checks the thread) and dropped
+// (`Drop` checks it) only on `thread`, so no `!Send` or `!Sync` value is
+// ever touched by a second thread; `&T` leaves that thread only if
+// `T: Sync`.
+unsafe impl<T> Send for ThreadBound<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T> Sync for ThreadBound<T> {}
+
+impl<T> ThreadBound<T> {
+    /// Binds `value` to the calling thread.
+    pub(crate) fn new(value: T) -> ThreadBound<T> {
+        ThreadBound {
+            thread: thread::current().id(),
+            value: Some(value),
+        }
+    }
+
+    /// The value, on its thread; `None` on any other.
+    pub(crate) fn get(&self) -> Option<&T> {
+        if thread::current().id() == self.thread {
+            self.value.as_ref()
+        } else {
+            None
+        }
+    }
+}
+
+impl<T> Drop for ThreadBound<T> {
+    fn drop(&mut self) {
+        if thread::current().id() != self.thread {
+            std::mem::forget(self.value.take());
+        }
+    }
+}
+
 /// A non-blocking eventfd, for [`Ring::register_eventfd`].
 pub(crate) fn eventfd() -> io::Result<OwnedFd> {
     // SAFETY: eventfd(2) takes no pointer; a new fd on success.
@@ -509,18 +579,19 @@ pub(crate) fn eventfd() -> io::Result<OwnedFd> {
 }
 
 /// A received datagram, read in its provided buffer.
-pub(crate) struct Datagram<'a> {
+#[derive(Debug)]
+pub struct Datagram<'a> {
     /// The payload, cut to what the buffer held (a longer datagram is
     /// cut, as by `recvfrom` into a buffer of that size).
-    pub(crate) payload: &'a [u8],
+    pub payload: &'a [u8],
     /// The source address (`None`: not an IP one, never seen on a UDP
     /// socket).
-    pub(crate) source: Option<SocketAddr>,
+    pub source: Option<SocketAddr>,
 }
 
 /// A group of provided buffers (a buffer ring registered with the ring):
 /// `count` buffers of `buf_len` bytes, every one the kernel's at first.
-pub(crate) struct BufGroup {
+pub struct BufGroup {
     // Field order is drop order: both maps go together, after the ring
     // (whose owner guarantees no receive writes into them any more).
     bufs: Map,
@@ -540,10 +611,20 @@ pub(crate) struct BufGroup {
     bgid: u16,
 }
 
+impl std::fmt::Debug for BufGroup {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BufGroup")
+            .field("bgid", &self.bgid)
+            .field("count", &self.count)
+            .field("buf_len", &self.buf_len)
+            .finish_non_exhaustive()
+    }
+}
+
 impl BufGroup {
     /// Registers group `bgid` with `ring`: `count` (a power of two, at
     /// most 32,768) buffers of `buf_len` bytes.
-    pub(crate) fn new(ring: &Ring, bgid: u16, count: u16, buf_len: usize) -> io::Result<BufGroup> {
+    pub fn new(ring: &Ring, bgid: u16, count: u16, buf_len: usize) -> io::Result<BufGroup> {
         assert!(count.is_power_of_two() && count <= 1 << 15);
         let bufs = Map::new(None, 0, count as usize * buf_len)?;
         let entries = Map::new(None, 0, count as usize * std::mem::size_of::<Buf>())?;
@@ -588,12 +669,8 @@ impl BufGroup {
     /// buffer `bid` (`used` bytes of it) with `f`, then gives the buffer
     /// back. `f` gets `None` for a buffer too short to hold the receive's
     /// header (never seen; the kernel's contract).
-    pub(crate) fn read<R>(
-        &self,
-        bid: Bid,
-        used: usize,
-        f: impl FnOnce(Option<Datagram<'_>>) -> R,
-    ) -> R {
+    #[inline]
+    pub fn read<R>(&self, bid: Bid, used: usize, f: impl FnOnce(Option<Datagram<'_>>) -> R) -> R {
         let offset = bid.0 as usize * self.buf_len;
         // SAFETY: buffer `bid` is user space's (its completion was reaped
         // and `bid` is consumed here, so it goes back once, below, after
@@ -608,13 +685,13 @@ impl BufGroup {
     }
 
     /// Gives buffer `bid` back unread.
-    pub(crate) fn discard(&self, bid: Bid) {
+    pub fn discard(&self, bid: Bid) {
         self.give_back(bid);
     }
 
     /// Counts a buffer a completion lent user space (its [`Bid`] is then
     /// read or discarded, which counts it back).
-    pub(crate) fn lent(&self) {
+    pub fn lent(&self) {
         let out = self.out.get() + 1;
         self.out.set(out);
         if out == self.count {

@@ -1,63 +1,44 @@
-//! [`ThreadRing`]: the io_uring of one thread, the receives armed on it,
-//! and what each receive has brought and its receiver not yet taken.
+//! [`RecvRing`]: a driver's io_uring, the receives armed on it, and what
+//! each receive has brought and its receiver not yet taken.
 //!
-//! Each [`UdpRingReceiver`](crate::net::UdpRingReceiver) has a slot
-//! (`slot.rs`: its socket, buffer group, arrivals, waker and state); a
-//! slot is removed at its receive's final completion when its receiver
-//! is gone (or at once when none is in flight), never earlier: no
-//! completion ever names a removed slot, and a slot key is reused only
-//! once nothing of the old slot is in flight.
+//! A slot (`slot.rs`) is removed at its receive's final completion when
+//! its receiver is gone (at once when none is in flight), never earlier:
+//! no completion names a removed slot, and a key is reused only once
+//! nothing of the old slot is in flight.
 //!
 //! # Buffer groups
 //!
 //! A size class's buffers come in groups (a provided-buffer ring each,
-//! registered once, never resized) of at most 4,096 buffers and 8 MiB. A
-//! new receiver joins the class's group with the fewest receivers, and a
-//! class registers one more group when each of its groups serves half as
-//! many receivers as it has buffers (2,048 in the small classes): room
-//! for each receiver's datagram of a tick and as many again, so that a
-//! group runs out only when tasks do not read or streams burst. The
-//! small classes' memory thus grows with the thread's receivers, 1 MiB
-//! of 256-byte buffers per 2,048, and stays dense; a class stops at 8
-//! groups (16,384 receivers in the small classes), and receivers past
-//! that share the groups it has.
+//! registered once) of at most 4,096 buffers and 8 MiB. A new receiver
+//! joins its class's least served group, and a class registers one more
+//! group when each serves half as many receivers as it has buffers (room
+//! for two datagrams a receiver), up to 8 groups: memory grows with the
+//! receivers and stays dense.
 //!
 //! # When a group runs out of buffers
 //!
-//! A group's receivers share its buffers, so receivers whose tasks do
-//! not read can hold them all. Then a receive finds none: it
-//! either ends (`ENOBUFS`: the slot starves) or, seen on 6.18, stays armed
-//! without a completion and is not retried until its socket reports new
-//! data. Three rules keep every reader going: a task whose slot is empty
-//! while its group is exhausted receives directly (one `recvfrom`, in
-//! order: the ring receives only inside turns, and each turn hands over
-//! all it received before tasks run); if the socket is empty too, the
-//! task waits and every turn looks at its socket (the driver then blocks
-//! for 1 ms at most); and when buffers come back, every armed receive of
-//! the group is cancelled and armed anew, and every starved one queued,
-//! so the datagrams left in their sockets are taken at once.
+//! Receivers that do not read can hold all of a group's buffers; a
+//! receive then ends (`ENOBUFS`, the slot starves) or stays armed without
+//! a completion until its socket reports new data. So a task whose slot
+//! is empty while its group is exhausted receives directly (one
+//! `recvfrom`, in order), waits with its socket looked at every turn if
+//! that finds nothing, and when buffers come back every armed receive of
+//! the group is restarted and every starved one queued.
 //!
 //! # When a turn is due
 //!
-//! The thread's driver turns the ring after each of its polls, and polls
-//! without blocking while a turn is *due*: a queued slot has a task
-//! waiting, a cancellation or completions wait, or buffers came back to
-//! an exhausted group. Arrivals while the driver blocks wake it through
-//! the ring's eventfd, which follows the thread's driver that parks: a
-//! driver about to poll moves it to its own poller if another driver of
-//! the thread (made later, or dropped since) had it, so whichever driver
-//! blocks is the one an arrival wakes (the kernel also signals the
-//! eventfd when a turn posts completions, so the driver's next poll after
-//! a turn that received returns at once, once). Nothing else makes a turn due, so an idle
-//! thread with armed receivers blocks, and a starved receive is not
-//! retried in a loop: it is retried when a buffer comes back.
+//! The driver turns the ring after each poll, and polls without blocking
+//! while a turn is *due*: a queued slot has a task waiting, a
+//! cancellation or completions wait, or buffers came back to an exhausted
+//! group. Arrivals while the driver blocks wake it through the ring's
+//! eventfd, in that driver's poller for the ring's life. Nothing else
+//! makes a turn due: an idle driver with armed receivers blocks, and a
+//! starved receive is retried when a buffer comes back, not in a loop.
 
-use std::cell::{Cell, RefCell};
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::rc::{Rc, Weak};
-use std::sync::Arc;
+use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -89,12 +70,14 @@ const CANCEL_TAG: u64 = u64::MAX;
 /// How often a starving task's socket is looked at (see `wait_starving`).
 const STARVING_LOOK: Duration = Duration::from_millis(1);
 
-/// What [`ThreadRing::poll_arrival`] found.
+/// What [`RecvRing::poll_arrival`] found.
 pub(crate) enum Taken {
     /// An arrival, in a buffer of this group.
     Arrival(Arrival, Rc<BufGroup>),
     /// Nothing held, and the group has no buffer: receive directly.
     Direct,
+    /// Nothing held, and the ring's driver is gone.
+    DriverGone,
 }
 
 /// Wakes `waker`; a panic is kept in `panic` (the first one) and the
@@ -106,8 +89,8 @@ fn wake_catching(waker: &Waker, panic: &mut Option<wake_batch::Panic>) {
     }
 }
 
-/// The io_uring of one thread (see the module docs).
-pub(crate) struct ThreadRing {
+/// A driver's io_uring (see the module docs).
+pub(crate) struct RecvRing {
     // Field order is drop order: the ring is closed (after `Drop` drained
     // every receive) before the buffer groups are unmapped.
     ring: Ring,
@@ -128,6 +111,8 @@ pub(crate) struct ThreadRing {
     handed: u64,
     /// Slots whose `starving` is set.
     starving: usize,
+    /// The driver was dropped: nothing turns the ring any more.
+    driver_gone: bool,
     /// The eventfd the kernel signals, and its registration with the
     /// driver it wakes.
     eventfd: OwnedFd,
@@ -142,22 +127,13 @@ struct Group {
     receivers: usize,
 }
 
-impl std::fmt::Debug for ThreadRing {
+impl std::fmt::Debug for RecvRing {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ThreadRing")
+        f.debug_struct("RecvRing")
             .field("slots", &self.slots.len())
             .field("due", &self.due)
             .finish_non_exhaustive()
     }
-}
-
-thread_local! {
-    /// The thread's ring while a receiver holds it: the receivers own it,
-    /// so it is closed (every receive drained) when the last one goes.
-    static THREAD_RING: RefCell<Weak<RefCell<ThreadRing>>> = const { RefCell::new(Weak::new()) };
-    /// Whether the thread has a ring: the one load a driver's park makes
-    /// on a thread without ring receivers (every park of every runtime).
-    static HAS_RING: Cell<bool> = const { Cell::new(false) };
 }
 
 /// The size class of a receiver of datagrams of up to `max_datagram`
@@ -175,36 +151,10 @@ pub(crate) fn size_class(max_datagram: usize) -> io::Result<usize> {
     Ok((needed / MIN_BUF_LEN).trailing_zeros() as usize)
 }
 
-impl ThreadRing {
-    /// This thread's ring, made (and its eventfd registered with
-    /// `handle`'s driver, until another driver of the thread parks) if it
-    /// has none.
-    pub(crate) fn of_this_thread(handle: &Handle) -> io::Result<Rc<RefCell<ThreadRing>>> {
-        let existing = THREAD_RING.with(|cell| cell.borrow().upgrade());
-        if let Some(ring) = existing {
-            return Ok(ring);
-        }
-        let ring = Rc::new(RefCell::new(ThreadRing::new(handle)?));
-        THREAD_RING.with(|cell| *cell.borrow_mut() = Rc::downgrade(&ring));
-        HAS_RING.set(true);
-        Ok(ring)
-    }
-
-    /// Registers the eventfd with `handle`'s driver instead of the one it
-    /// is registered with, if they differ (on failure it stays with the
-    /// other).
-    fn wake_driver_of(&mut self, handle: &Handle) -> io::Result<()> {
-        if Arc::ptr_eq(self.registration.reactor(), handle.reactor()) {
-            return Ok(());
-        }
-        let fd = self.eventfd.as_raw_fd();
-        let moved = Registration::new(&mut SourceFd(&fd), handle.reactor().clone())?;
-        let _ = self.registration.deregister(&mut SourceFd(&fd));
-        self.registration = moved;
-        Ok(())
-    }
-
-    fn new(handle: &Handle) -> io::Result<ThreadRing> {
+impl RecvRing {
+    /// A ring whose eventfd wakes `handle`'s driver, bound to the
+    /// calling thread.
+    pub(crate) fn new(handle: &Handle) -> io::Result<RecvRing> {
         let ring = Ring::new(SQ_ENTRIES, CQ_ENTRIES)?;
         let eventfd = uring::eventfd()?;
         ring.register_eventfd(eventfd.as_raw_fd())?;
@@ -212,7 +162,7 @@ impl ThreadRing {
             &mut SourceFd(&eventfd.as_raw_fd()),
             handle.reactor().clone(),
         )?;
-        Ok(ThreadRing {
+        Ok(RecvRing {
             ring,
             groups: Vec::new(),
             slots: Slab::new(),
@@ -222,6 +172,7 @@ impl ThreadRing {
             panic: None,
             handed: 0,
             starving: 0,
+            driver_gone: false,
             eventfd,
             registration,
         })
@@ -291,6 +242,9 @@ impl ThreadRing {
             let group = self.groups[usize::from(slot.group)].buffers.clone();
             return Poll::Ready(Taken::Arrival(arrival, group));
         }
+        if self.driver_gone {
+            return Poll::Ready(Taken::DriverGone);
+        }
         if self.groups[usize::from(slot.group)].buffers.is_exhausted() {
             return Poll::Ready(Taken::Direct);
         }
@@ -313,11 +267,10 @@ impl ThreadRing {
     }
 
     /// Receives one datagram of slot `key` with a plain `recvfrom` into
-    /// `buf`, beside its armed receive: for a task whose slot holds
-    /// nothing while its group's buffers are all out. The ring receives
-    /// only inside this thread's turns, and every completion of a turn is
-    /// handed over before tasks run, so nothing this socket delivered is
-    /// still in flight: the order of its datagrams is kept.
+    /// `buf`, beside its armed receive, for a task whose slot is empty
+    /// while its group's buffers are all out. The ring receives only in
+    /// turns, each handing over all it got before tasks run, so the
+    /// socket's order is kept.
     pub(crate) fn recv_direct(
         &self,
         key: usize,
@@ -391,11 +344,33 @@ impl ThreadRing {
         }
     }
 
-    /// How long the thread's driver may block before the ring's next
-    /// turn: not at all while a turn is due, a millisecond while a task
-    /// starves (its socket is looked at every turn), else as long as it
-    /// likes (`None`).
-    fn wait_limit(&self) -> Option<Duration> {
+    /// The ring's driver is gone: every waiting task is woken, and a
+    /// receive that finds nothing held fails from now on (the receives
+    /// in flight are drained when the last receiver drops the ring).
+    pub(super) fn driver_gone(&mut self) {
+        self.driver_gone = true;
+        for (_, slot) in self.slots.iter_mut() {
+            if let Some(waker) = slot.waker.take() {
+                wake_catching(&waker, &mut self.panic);
+            }
+        }
+    }
+
+    /// Takes the first panic of a waker the last turn (or
+    /// [`driver_gone`](Self::driver_gone)) woke.
+    pub(super) fn take_panic(&mut self) -> Option<wake_batch::Panic> {
+        self.panic.take()
+    }
+
+    /// Completions the last turn handed to slots.
+    pub(super) fn handed(&self) -> u64 {
+        self.handed
+    }
+
+    /// How long the driver may block before the ring's next turn: not at
+    /// all while a turn is due, a millisecond while a task starves (its
+    /// socket is looked at every turn), else as long as it likes (`None`).
+    pub(super) fn wait_limit(&self) -> Option<Duration> {
         if self.due
             || self.ring.has_completions()
             || self.groups.iter().any(|group| group.buffers.is_refilled())
@@ -412,9 +387,13 @@ impl ThreadRing {
     /// runs the receives that arrivals queued), hands every completion to
     /// its slot, and wakes the slot's task (with the ring borrowed: a
     /// waker that polls a ring receiver in place panics; a waker's panic
-    /// is caught and kept in `panic`, the turn goes on).
-    fn turn(&mut self) -> io::Result<()> {
+    /// is caught and kept in `panic`, the turn goes on). Without slots or
+    /// completions there is nothing to enter for.
+    pub(super) fn turn(&mut self) -> io::Result<()> {
         self.handed = 0;
+        if self.slots.is_empty() && !self.ring.has_completions() {
+            return Ok(());
+        }
         self.due = false;
         self.restart_starved();
         while let Some(key) = self.to_cancel.pop() {
@@ -449,14 +428,11 @@ impl ThreadRing {
     }
 
     /// Cancels, to arm them again at once, the armed receives of every
-    /// group that buffers came back to after it ran out. A multishot
+    /// group that buffers came back to after it ran out: a multishot
     /// receive that found no buffer is not retried by the kernel until
-    /// its socket reports new data (seen on 6.18: no completion, the
-    /// receive stays armed), so the datagrams it left in the socket would
-    /// wait for the stream's next one; a receive armed anew takes them
-    /// at once. Which receives starved is not known, so every armed one
-    /// of the group restarts: a rare path (the group's every buffer was
-    /// held by receivers whose tasks did not read).
+    /// its socket reports new data (seen on 6.18), so the datagrams left
+    /// in the socket would wait. Which receives starved is not known, so
+    /// every armed one of the group restarts (a rare path).
     fn restart_starved(&mut self) {
         for (bgid, group) in self.groups.iter().enumerate() {
             if !group.buffers.take_refilled() {
@@ -495,7 +471,7 @@ impl ThreadRing {
     /// many it reaped.
     fn reap(&mut self) -> usize {
         let mut reaped = 0;
-        let ThreadRing {
+        let RecvRing {
             ring,
             groups,
             slots,
@@ -586,14 +562,13 @@ impl ThreadRing {
     }
 }
 
-impl Drop for ThreadRing {
+impl Drop for RecvRing {
     /// Cancels every receive still in flight and reaps its final
     /// completion before the ring is closed and the buffers unmapped, so
     /// that no receive writes into freed memory. Bounded: a receive that
     /// never ends (never seen) leaves its group's buffers mapped (leaked)
     /// rather than freed under the kernel.
     fn drop(&mut self) {
-        let _ = HAS_RING.try_with(|has| has.set(false));
         let _ = self
             .registration
             .deregister(&mut SourceFd(&self.eventfd.as_raw_fd()));
@@ -624,55 +599,6 @@ impl Drop for ThreadRing {
     }
 }
 
-/// How long the driver of `handle`, about to poll on this thread, may
-/// block before the thread's ring needs a turn (`None`: no limit, or no
-/// ring). The ring's eventfd moves to that driver's poller first (see the
-/// module docs); where it cannot, the driver blocks for 1 ms at most.
-#[inline]
-pub(crate) fn wait_limit_on_this_thread(handle: &Handle) -> Option<Duration> {
-    if !HAS_RING.try_with(Cell::get).unwrap_or(false) {
-        return None;
-    }
-    THREAD_RING
-        .try_with(|cell| {
-            let ring = cell.borrow().upgrade()?;
-            let mut ring = ring.try_borrow_mut().ok()?;
-            let limit = ring.wait_limit();
-            if ring.wake_driver_of(handle).is_err() {
-                // Arrivals cannot wake this driver: it looks every 1 ms.
-                return Some(limit.map_or(STARVING_LOOK, |limit| limit.min(STARVING_LOOK)));
-            }
-            limit
-        })
-        .ok()
-        .flatten()
-}
-
-/// Turns this thread's ring, if it has one: returns the completions the
-/// turn handed to receivers (each may have woken a task). A waker that
-/// panics is re-raised after every other task of the turn was woken.
-#[inline]
-pub(crate) fn turn_this_thread() -> io::Result<u64> {
-    if !HAS_RING.try_with(Cell::get).unwrap_or(false) {
-        return Ok(0);
-    }
-    let Some(ring) = THREAD_RING
-        .try_with(|cell| cell.borrow().upgrade())
-        .ok()
-        .flatten()
-    else {
-        return Ok(0);
-    };
-    let (handed, panic) = {
-        let mut ring = ring.borrow_mut();
-        let turned = ring.turn();
-        let panic = ring.panic.take();
-        (turned.map(|()| ring.handed), panic)
-    };
-    wake_batch::reraise(panic);
-    handed
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -683,7 +609,7 @@ mod tests {
     }
 
     /// The receivers of each of `class`'s groups, in `bgid` order.
-    fn receivers_of(ring: &ThreadRing, class: usize) -> Vec<usize> {
+    fn receivers_of(ring: &RecvRing, class: usize) -> Vec<usize> {
         let groups = ring.groups.iter().filter(|group| group.class == class);
         groups.map(|group| group.receivers).collect()
     }
@@ -695,7 +621,7 @@ mod tests {
     #[test]
     fn a_class_adds_a_group_per_share_of_receivers_up_to_its_cap() {
         let driver = Driver::new().unwrap();
-        let Ok(mut ring) = ThreadRing::new(&driver.handle()) else {
+        let Ok(mut ring) = RecvRing::new(&driver.handle()) else {
             eprintln!("io_uring is not available here: nothing to check");
             return;
         };
