@@ -1,6 +1,6 @@
 //! [`Driver`]: the public I/O driver, composed of the readiness reactor
 //! (`readiness/`, mio only) and the settings its sockets share
-//! (`socket_settings.rs`: the receive-ahead switch, the resolver).
+//! (`socket_settings.rs`: the throttled flag, the resolver).
 //!
 //! # Why a composition
 //!
@@ -12,6 +12,7 @@
 //! `readiness/reactor.rs`).
 
 use std::io;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tempo_park::{DriverStats, IoDriver, Park};
@@ -64,7 +65,7 @@ pub struct Driver {
     /// The readiness reactor: poll, events buffer, dispatch.
     reactor: Reactor,
     /// Its handle, which also holds what its sockets share besides the
-    /// reactor (receive-ahead switch, resolver): cloned for every
+    /// reactor (throttled flag, resolver): cloned for every
     /// [`handle`](Self::handle), never read by the dispatch.
     handle: Handle,
     /// Completions this driver's turns of its thread's io_uring handed to
@@ -104,37 +105,6 @@ impl Driver {
     /// A handle that registers sockets with this driver, from any thread.
     pub fn handle(&self) -> Handle {
         self.handle.clone()
-    }
-
-    /// Turns the receive-ahead rule on or off (default: off).
-    ///
-    /// When on, a [`UdpSocket`](crate::net::UdpSocket) or
-    /// [`UnixDatagram`](crate::net::UnixDatagram) made afterwards is
-    /// registered *level-triggered* for reading, and a `recv` /
-    /// `recv_from` (async or `poll_*`) makes one `recvfrom` per readiness
-    /// report: the next receive waits, without a syscall, for the next
-    /// report, which the poller makes while a datagram is left. A socket
-    /// reported by two parks in a row (in a throttled tick: its poll, then
-    /// its [look](tempo_park::IoDriver::look)) holds a backlog, which its
-    /// receives then drain until `WouldBlock`. At one
-    /// datagram per socket per tick a receive loop pays one receive
-    /// syscall per datagram instead of two, and a backlog drains in the
-    /// tick that finds it (the runtime takes a look after each tick that
-    /// dispatched I/O). A socket made before the rule was on keeps its
-    /// edge-triggered registration; its receives make one `recvmmsg`
-    /// asking for two datagrams and hold the second (see the `net` module
-    /// docs).
-    ///
-    /// A runtime built with `max_throttling` turns it on by itself, also
-    /// under a host's `Park` built with `Builder::with_park_fn`.
-    ///
-    /// ```
-    /// let mut driver = tempo_io::Driver::new()?;
-    /// driver.set_recv_ahead(true); // a host loop that throttles itself
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn set_recv_ahead(&mut self, enabled: bool) {
-        self.handle.settings().recv_ahead.set_enabled(enabled);
     }
 
     /// Number of `park*` calls so far (dispatch rounds).
@@ -201,15 +171,24 @@ impl Park for Driver {
 }
 
 /// The runtime's contract with its I/O backend: the events capacity, the
-/// throttled datagram rule (receive-ahead), and the second look (a
-/// zero-timeout park, the provided default).
+/// throttled datagram receive rule, and the second look (a zero-timeout
+/// park, the provided default).
+///
+/// Throttled, a [`UdpSocket`](crate::net::UdpSocket) or
+/// [`UnixDatagram`](crate::net::UnixDatagram) made afterwards is
+/// level-triggered for reading and makes one `recvfrom` per readiness
+/// report; a socket reported again by the tick's look drains its backlog
+/// until `WouldBlock`. Not throttled (the default, the basic scheduler),
+/// receives drain until `WouldBlock`, as tokio's do. A runtime built with
+/// `max_throttling` sets it, also under a host's `Park` built with
+/// `Builder::with_park_fn`.
 ///
 /// ```
 /// use tempo_park::IoDriver;
 ///
 /// let mut driver = tempo_io::Driver::with_capacity(64)?;
 /// assert_eq!(IoDriver::events_capacity(&driver), 64);
-/// driver.set_throttled(true); // the receive-ahead rule, as `set_recv_ahead(true)`
+/// driver.set_throttled(true); // a host loop that throttles itself
 /// driver.look()?;             // dispatches what is ready, never blocks
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -219,13 +198,15 @@ impl IoDriver for Driver {
     }
 
     fn set_throttled(&mut self, throttled: bool) {
-        self.set_recv_ahead(throttled);
+        let settings = self.handle.settings();
+        settings.throttled.store(throttled, Ordering::Relaxed);
     }
 
-    /// While the receive-ahead rule is on: its level-triggered datagram
-    /// sockets need a look to find their backlogs.
+    /// While throttled: its level-triggered datagram sockets need a look
+    /// to find their backlogs.
     fn looks_for_backlogs(&self) -> bool {
-        self.handle.settings().recv_ahead.is_enabled()
+        let settings = self.handle.settings();
+        settings.throttled.load(Ordering::Relaxed)
     }
 }
 

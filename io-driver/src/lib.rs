@@ -93,16 +93,13 @@
 //! [`Handle::set_resolver`] (the `tempo` runtime installs one on its
 //! blocking pool), or are resolved inline, blocking, without one.
 //!
-//! # Receive-ahead
+//! # Datagram receives
 //!
-//! [`Driver::set_recv_ahead`] turns on the receive-ahead rule: a
-//! throttled receiver pays one receive syscall per datagram (a
-//! drain-until-`WouldBlock` loop pays two) plus one `epoll_wait` per tick,
-//! and drains a backlog in the same tick. The rule, its invariant and its
-//! memory cost live in one module, `net/recv_ahead.rs`, owned by the
-//! datagram sockets (`net/datagram.rs`); the batch forms
-//! ([`net::RecvBatch`], [`net::SendBatch`]) take many datagrams per
-//! syscall.
+//! One rule per scheduler: drain until `WouldBlock` on the basic
+//! scheduler, one `recvfrom` per level-triggered readiness report when the
+//! driver is [throttled](tempo_park::IoDriver::set_throttled); `recv_many`,
+//! `recv_from_with` and [`net::UdpRingReceiver`] are explicit choices (see
+//! [`net`]).
 //!
 //! # Counters, by name
 //!
@@ -116,42 +113,8 @@
 //! The scheduler's *tick* (throttling period) and the timer wheel's *tick*
 //! (1 ms slot) belong to `tempo` and `tempo-time`.
 //!
-//! # Module map
-//!
-//! * `readiness/`: the mio reactor and what it dispatches to, knowing
-//!   nothing of datagrams, throttling or names: `reactor` (poll, one
-//!   dispatch pass per `park*`, shutdown), `registration` (one socket's
-//!   entry and its operation loop: budget, syscall, readiness, waiting),
-//!   `registration_set` (the slab, generation-tagged tokens),
-//!   `scheduled_io` (the readiness word and the waiters of one
-//!   registration), `wake_batch` (waking a batch when one waker may
-//!   panic), `sync` (std or loom primitives). It imports only `ready`.
-//! * `completion/`: the second backend, datagram receives on io_uring:
-//!   `thread_ring` (one ring per thread, its receivers' slots, the turn
-//!   the driver makes after each poll; see its module docs for why per
-//!   thread). Serves [`net::UdpRingReceiver`].
-//! * `socket_settings`: what a driver's sockets share besides the reactor
-//!   (the receive-ahead switch, the resolver).
-//! * `driver`: [`Driver`], the reactor plus those settings; [`tempo_park::Park`]
-//!   forwarded to the reactor, then the thread's ring turned.
-//! * `handle`: [`Handle`] (the reactor's shared state plus the settings),
-//!   the thread's current reactor, [`EnterGuard`].
-//! * `poll_io`: a mio source plus its registration and the settings, the
-//!   net types' (and `AsyncFd`'s) field.
-//! * `ready`: readiness bits ([`Ready`]), [`Interest`], directions.
-//! * [`net`]: the socket types. Each public method is a documented
-//!   forward to generic code written once: `net/datagram.rs`
-//!   (`DatagramIo`, the datagram sockets' operations and their
-//!   receive-ahead state, `net/recv_ahead.rs`), `net/byte_stream.rs`
-//!   (the streams' reads and writes), `net/accept.rs` (the listeners'
-//!   `accept`); `net/batch.rs` holds the batch types, `net/addr.rs`
-//!   address resolution, `net/tcp/socket.rs` [`net::TcpSocket`],
-//!   `net/buf.rs` the `*_buf` receives.
-//! * `sys`: every OS call std and mio lack, and so every `unsafe` of the
-//!   crate (`sys/mmsg.rs`: `recvmmsg` / `sendmmsg`; `sys/epoll.rs`: a
-//!   datagram socket's level-triggered interest; `sys/socket.rs`:
-//!   `TcpSocket`'s calls; `sys/uring.rs`: io_uring).
-//! * `compat`: `futures-io` and `tokio-io` trait impls.
+//! The crate's module map and the path of one datagram are in
+//! `docs/architecture.md`.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

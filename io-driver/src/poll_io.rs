@@ -26,7 +26,7 @@ pub(crate) struct PollIo<S: Source> {
     pub(crate) registration: Registration,
     /// The handle's shared part: the settings of the driver's sockets (and
     /// the reactor, which the registration reaches directly).
-    handle: Arc<HandleShared>,
+    pub(crate) handle: Arc<HandleShared>,
 }
 
 impl<S: Source> PollIo<S> {

@@ -146,18 +146,10 @@
 //!
 //! # Flushing a socket
 //!
-//! `flush_start` drops what the element holds. A datagram socket of a
-//! throttling context holds nothing itself: it is level-triggered and
-//! takes one datagram per readiness report, so what the element has not
-//! received is still in the kernel's queue, as with any socket (and as
-//! threadshare's `udpsrc` leaves it). Only a socket made on a
-//! `tempo_io::Driver` before its receive-ahead rule was turned on may
-//! hold one datagram read from the kernel ahead; an element that must
-//! drop in-flight data calls
-//! [`UdpSocket::discard_held`](tempo::net::UdpSocket::discard_held) (or
-//! `UnixDatagram::discard_held`) on its socket, which costs nothing when
-//! nothing is held, so that no datagram from before the flush reaches it
-//! after.
+//! `flush_start` drops what the element holds. A datagram socket holds
+//! nothing itself: what the element has not received is still in the
+//! kernel's queue, as with any socket (and as threadshare's `udpsrc`
+//! leaves it).
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 

@@ -646,7 +646,7 @@ impl Builder {
             // both rules agree, and the timer driver is told all the same.
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             pass_period: flavor.period(),
-            recv_ahead: flavor.recv_ahead(),
+            throttled: flavor.throttles_io(),
             io_events_capacity: self.io_events_capacity.or(flavor.io_events_capacity()),
         }
     }
@@ -703,7 +703,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Basic);
         assert_eq!(driver.firing_window, Duration::ZERO);
         assert_eq!(driver.pass_period, Duration::ZERO);
-        assert!(!driver.recv_ahead);
+        assert!(!driver.throttled);
         assert!(!driver.never_early);
         assert_eq!(driver.io_events_capacity, None, "the driver's 1,024");
         assert_eq!(scheduler.flavor, Flavor::Basic);
@@ -734,7 +734,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Throttle(expected));
         assert_eq!(driver.firing_window, T / 2);
         assert_eq!(driver.pass_period, T);
-        assert!(driver.recv_ahead);
+        assert!(driver.throttled);
         assert!(!driver.never_early);
         assert_eq!(scheduler.flavor, Flavor::Throttle(expected));
         assert_eq!(scheduler.event_interval, 61);
@@ -756,7 +756,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Throttle(expected));
         assert_eq!(driver.firing_window, Duration::ZERO);
         assert_eq!(driver.pass_period, T);
-        assert!(driver.recv_ahead);
+        assert!(driver.throttled);
         assert!(driver.never_early);
         assert_eq!(scheduler.flavor, Flavor::Throttle(expected));
     }
@@ -769,7 +769,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Basic);
         assert!(driver.never_early);
         assert_eq!(driver.firing_window, Duration::ZERO);
-        assert!(!driver.recv_ahead);
+        assert!(!driver.throttled);
     }
 
     #[test]

@@ -236,12 +236,9 @@ pub(crate) struct DriverConfig {
     /// for the basic scheduler): how late a never-early timer can be.
     pub(crate) pass_period: Duration,
     /// Tell the I/O backend that its scheduler throttles
-    /// ([`IoDriver::set_throttled`]): `tempo_io::Driver` then applies its
-    /// receive-ahead rule (a datagram receive asks for two datagrams in one
-    /// call, holds the second for the next receive, and knows the socket
-    /// drained when only one came; see
-    /// [`tempo_io::Driver::set_recv_ahead`]).
-    pub(crate) recv_ahead: bool,
+    /// ([`IoDriver::set_throttled`]): `tempo_io::Driver` then makes its
+    /// datagram sockets level-triggered, one `recvfrom` per report.
+    pub(crate) throttled: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
 }
@@ -327,7 +324,7 @@ impl Driver {
         B: IoDriver + 'static,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
-        io.set_throttled(config.recv_ahead);
+        io.set_throttled(config.throttled);
         let look_threshold = if io.looks_for_backlogs() {
             1
         } else {

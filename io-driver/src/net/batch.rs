@@ -232,46 +232,25 @@ impl RecvBatch {
     }
 
     /// The kernel's receive time of datagram `i`: `None` without
-    /// [`with_timestamps`](Self::with_timestamps), and for a datagram that
-    /// an earlier `recv` / `recv_from` had already taken from the kernel
-    /// (the receive-ahead datagram, see the `net` module docs).
+    /// [`with_timestamps`](Self::with_timestamps).
     pub fn timestamp(&self, i: usize) -> Option<SystemTime> {
         self.check(i);
         self.results[i].timestamp
     }
 
-    /// Stores a datagram received earlier (the held one) in slot 0 and
-    /// makes it the batch's only entry.
-    pub(crate) fn set_first(&mut self, payload: &[u8], addr: RawAddr) {
-        let len = payload.len().min(self.buf_size);
-        self.data[..len].copy_from_slice(&payload[..len]);
-        self.addrs[0] = addr;
-        self.results[0] = Received {
-            len,
-            truncated: len < payload.len(),
-            addr_len: 0,
-            timestamp: None,
-        };
-        self.len = 1;
-    }
-
-    /// Forgets the last receive's datagrams.
-    pub(crate) fn reset(&mut self) {
+    /// One `recvmmsg` on `fd` into every slot, replacing the last
+    /// receive's datagrams; returns how many arrived and how many were
+    /// asked for.
+    pub(crate) fn recv_on(&mut self, fd: RawFd) -> io::Result<(usize, usize)> {
         self.len = 0;
-    }
-
-    /// One `recvmmsg` on `fd` into the slots from `self.len()` on; adds
-    /// what arrived to `len` and returns how many that was, and how many
-    /// were asked for.
-    pub(crate) fn recv_more(&mut self, fd: RawFd) -> io::Result<(usize, usize)> {
-        let start = self.len;
-        let asked = self.capacity() - start;
+        let asked = self.capacity();
         let buf_size = self.buf_size;
         let control_len = self.control_len;
-        let mut controls = self.control.chunks_mut(control_len.max(1)).skip(start);
-        let targets = self.data[start * buf_size..]
+        let mut controls = self.control.chunks_mut(control_len.max(1));
+        let targets = self
+            .data
             .chunks_mut(buf_size)
-            .zip(&mut self.addrs[start..])
+            .zip(&mut self.addrs[..])
             .map(|(buf, addr)| RecvTarget {
                 buf,
                 addr,
@@ -281,14 +260,14 @@ impl RecvBatch {
                     controls.next()
                 },
             });
-        let results = &mut self.results[start..];
+        let results = &mut self.results[..];
         let n = mmsg::recv_mmsg(fd, targets, &mut self.scratch, |i, received| {
             results[i] = received;
         })?;
-        for (addr, received) in self.addrs[start..start + n].iter_mut().zip(&results[..n]) {
+        for (addr, received) in self.addrs[..n].iter_mut().zip(&results[..n]) {
             addr.set_len(received.addr_len);
         }
-        self.len += n;
+        self.len = n;
         Ok((n, asked))
     }
 }

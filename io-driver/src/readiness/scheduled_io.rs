@@ -23,13 +23,13 @@
 //!   round before this event's reported it too (in a throttled tick: its
 //!   poll, then, after the tasks ran, its *look*): its task took one
 //!   datagram and one is left, a backlog, which its receives drain until
-//!   `WouldBlock` (see `net/recv_ahead.rs`). Cleared with the read
+//!   `WouldBlock` (see `net/recv_rule.rs`). Cleared with the read
 //!   readiness.
 //!
 //! # Level-triggered registrations
 //!
 //! A datagram socket made on a throttled driver is registered
-//! *level-triggered* for reading (see `net/recv_ahead.rs` for why): the
+//! *level-triggered* for reading (see `net/recv_rule.rs` for why): the
 //! poller reports it at every poll while it holds a datagram. Two rules
 //! keep that from reporting what nobody waits for, both applied under the
 //! waiters' lock, where wakers are stored and taken, so that an interest

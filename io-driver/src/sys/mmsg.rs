@@ -1,10 +1,9 @@
 //! The `recvmmsg` / `sendmmsg` calls and the socket addresses they carry:
 //! the only place in tempo-io that talks to libc directly.
 //!
-//! mio and std offer one datagram per syscall. Two things need more: the
-//! receive-ahead rule (`recv_ahead`: one `recvmmsg` asking for two
-//! datagrams tells "drained" from "more queued") and the batch API
-//! ([`RecvBatch`](crate::net::RecvBatch) / [`SendBatch`](crate::net::SendBatch)).
+//! mio and std offer one datagram per syscall; the batch API
+//! ([`RecvBatch`](crate::net::RecvBatch) / [`SendBatch`](crate::net::SendBatch))
+//! needs more.
 //! Everything `unsafe` of those lives here, behind safe functions whose
 //! arguments cannot dangle: every pointer handed to the kernel is made from
 //! a borrow that outlives the call.
@@ -320,28 +319,6 @@ impl MmsgScratch {
 /// rather than in a [`MmsgScratch`], whose heap lines would be cold on
 /// every call of a batch reused across many sockets.
 pub(crate) const STACK_BATCH: usize = 16;
-
-/// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
-/// a fixed number of targets, with the kernel's arrays on the stack: the
-/// receive-ahead rule's two-datagram call. Returns how many were filled
-/// and, for those, what the kernel reported (the rest are default).
-/// `WouldBlock` if nothing was queued.
-pub(crate) fn recv_mmsg_array<const N: usize>(
-    fd: RawFd,
-    targets: [RecvTarget<'_>; N],
-) -> io::Result<(usize, [Received; N])> {
-    let mut headers = [MaybeUninit::<libc::mmsghdr>::uninit(); N];
-    let mut iovecs = [MaybeUninit::<libc::iovec>::uninit(); N];
-    let mut received = [Received::default(); N];
-    let n = recv_mmsg_into(
-        fd,
-        targets.into_iter(),
-        &mut headers,
-        &mut iovecs,
-        |i, got| received[i] = got,
-    )?;
-    Ok((n, received))
-}
 
 /// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
 /// `targets` (1 to [`MAX_BATCH`]): `each(i, result)` is called for each

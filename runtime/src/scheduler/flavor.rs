@@ -57,10 +57,10 @@ impl Flavor {
         }
     }
 
-    /// The I/O driver's receive-ahead rule for datagram receives: on under
-    /// throttling, where a receive that also tells "drained" saves the
-    /// empty `recvfrom` of every socket at every tick.
-    pub(crate) fn recv_ahead(&self) -> bool {
+    /// Whether the I/O driver is told it is throttled (its datagram
+    /// sockets then take one `recvfrom` per readiness report, saving the
+    /// empty `recvfrom` of every socket at every tick).
+    pub(crate) fn throttles_io(&self) -> bool {
         matches!(self, Flavor::Throttle(_))
     }
 

@@ -1,6 +1,5 @@
 //! [`UnixDatagram`]: a Unix datagram socket. Receives follow the same
-//! rules as [`UdpSocket`](crate::net::UdpSocket)'s, the receive-ahead
-//! rule included.
+//! rules as [`UdpSocket`](crate::net::UdpSocket)'s.
 
 use std::fmt;
 use std::future::Future;
@@ -143,35 +142,8 @@ impl UnixDatagram {
         )
     }
 
-    /// Drops the datagram held by the receive-ahead rule, if one is held
-    /// (see the [`net`](crate::net) docs: it left the kernel already), and
-    /// returns whether one was: for a flush that must drop what was
-    /// received but not yet read. The next receive makes the syscall (it
-    /// does not rely on an earlier call having found the socket empty), so
-    /// it returns the next datagram still queued in the kernel, never the
-    /// dropped one. Datagrams queued in the kernel stay there.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"old").await?;
-    /// b.discard_held(); // e.g. on a seek: nothing received ahead survives
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?; // still queued in the kernel
-    /// assert_eq!(&buf[..len], b"old");
-    /// # Ok(()) }).unwrap();
-    /// ```
-    pub fn discard_held(&self) -> bool {
-        self.io.discard_held()
-    }
-
     /// Deregisters the socket and returns it as a std socket.
     ///
-    /// A datagram held by the receive-ahead rule (see the
-    /// [`net`](crate::net) docs: it left the kernel already) is dropped
-    /// with the Tempo socket; `readable()` is ready at once while one is
-    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         self.io.into_inner().map(Into::into)
     }
@@ -219,8 +191,7 @@ impl UnixDatagram {
         self.io.shutdown(how)
     }
 
-    /// Waits until the socket may be readable: at once while a datagram
-    /// is held (see the `net` module docs). A `try_*` receive that
+    /// Waits until the socket may be readable. A `try_*` receive that
     /// returns `WouldBlock` makes the next call wait for a new event.
     ///
     /// ```
@@ -245,8 +216,7 @@ impl UnixDatagram {
         self.io.readable().await
     }
 
-    /// Polls for read readiness without reading (ready at once while a
-    /// datagram is held).
+    /// Polls for read readiness without reading.
     ///
     /// Only the last task to call a `poll_*` method of this direction is
     /// woken (as with tokio); the async methods have no such limit.
@@ -338,7 +308,7 @@ impl UnixDatagram {
         self.io.poll_recv(cx, buf)
     }
 
-    /// [`recv`](Self::recv) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv`](Self::recv) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.try_recv(buf)
     }
@@ -397,14 +367,13 @@ impl UnixDatagram {
         self.io.poll_recv_from(cx, buf)
     }
 
-    /// [`recv_from`](Self::recv_from) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv_from`](Self::recv_from) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io.try_recv_from(buf)
     }
 
     /// Receives as many datagrams as `batch` holds and are queued,
-    /// with one `recvmmsg` (a datagram held by an earlier receive
-    /// comes first), and returns how many (at least 1). Spends one
+    /// with one `recvmmsg`, and returns how many (at least 1). Spends one
     /// unit of the task's cooperative budget per call. See
     /// [`RecvBatch`](crate::net::RecvBatch).
     ///
@@ -443,7 +412,7 @@ impl UnixDatagram {
         self.io.poll_recv_many(cx, batch)
     }
 
-    /// [`recv_many`](Self::recv_many) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv_many`](Self::recv_many) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.try_recv_many(batch)
     }
@@ -582,9 +551,8 @@ impl UnixDatagram {
         self.io.recv_buf(buf).await
     }
 
-    /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
-    /// syscall, else one syscall), or fails
-    /// with `WouldBlock`. Available with feature `bytes`.
+    /// [`recv_buf`](Self::recv_buf) now (always one syscall), or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -630,8 +598,8 @@ impl UnixDatagram {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
-    /// without a syscall, else one syscall), or fails with `WouldBlock`.
+    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
+    /// with `WouldBlock`.
     /// Available with feature `bytes`.
     ///
     /// ```
