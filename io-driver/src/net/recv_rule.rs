@@ -40,7 +40,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::net::datagram::{DatagramIo, DatagramSource};
-use crate::net::RecvBatch;
+use crate::net::{thread_buf, RecvBatch};
 use crate::readiness::{IoOp, ReadyEvent, Registration};
 use crate::sys::epoll::EpollInterest;
 use crate::sys::mmsg::{self, RawAddr};
@@ -200,16 +200,27 @@ where
     type Output = R;
 
     fn attempt(&mut self, seen: ReadyEvent) -> io::Result<(R, bool)> {
-        crate::net::thread_buf::with_thread_buf(|buf| {
-            let mut from = RawAddr::empty();
-            let (len, drained) = recv_one(self.io, self.fd, seen, true, buf, &mut from)?;
-            let addr = K::decode(&from)?;
-            let f = self
-                .f
-                .take()
-                .expect("a closure receive ends at its datagram");
-            Ok((f(&buf[..len], addr), drained))
-        })
+        let mut buf = thread_buf::take();
+        let output = self.receive_into(seen, &mut buf);
+        thread_buf::put_back(buf);
+        output
+    }
+}
+
+impl<S: DatagramSource, K: Source<S>, F> RecvWithOp<'_, S, K, F> {
+    #[inline]
+    fn receive_into<R>(&mut self, seen: ReadyEvent, buf: &mut [u8]) -> io::Result<(R, bool)>
+    where
+        F: FnOnce(&[u8], K::Addr) -> R,
+    {
+        let mut from = RawAddr::empty();
+        let (len, drained) = recv_one(self.io, self.fd, seen, true, buf, &mut from)?;
+        let addr = K::decode(&from)?;
+        let f = self
+            .f
+            .take()
+            .expect("a closure receive ends at its datagram");
+        Ok((f(&buf[..len], addr), drained))
     }
 }
 

@@ -42,17 +42,28 @@ fn fresh() -> Box<[u8]> {
     vec![0; THREAD_BUF_LEN].into_boxed_slice()
 }
 
-/// Runs `f` with the calling thread's receive buffer (a fresh one if it is
-/// out, or the thread is ending), and puts it back afterwards.
-pub(crate) fn with_thread_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
-    let mut buf = THREAD_BUF
+/// Takes the calling thread's receive buffer out of its slot (a fresh one
+/// if it is out, or the thread is ending); [`put_back`] returns it.
+pub(crate) fn take() -> Box<[u8]> {
+    THREAD_BUF
         .try_with(Cell::take)
         .ok()
         .flatten()
-        .unwrap_or_else(fresh);
-    let result = f(&mut buf);
-    // A thread whose locals are being destroyed just drops it.
+        .unwrap_or_else(fresh)
+}
+
+/// Puts `buf` back in the thread's slot (a thread whose locals are being
+/// destroyed just drops it).
+pub(crate) fn put_back(buf: Box<[u8]>) {
     let _ = THREAD_BUF.try_with(|slot| slot.set(Some(buf)));
+}
+
+/// Runs `f` with the calling thread's receive buffer and puts it back
+/// afterwards (not if `f` panics: the buffer goes with the panic).
+pub(crate) fn with_thread_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
+    let mut buf = take();
+    let result = f(&mut buf);
+    put_back(buf);
     result
 }
 
