@@ -499,16 +499,16 @@ impl Builder {
     /// ```
     /// use std::time::Duration;
     /// use tempo::park::{DriverStats, Park};
-    /// use tempo::runtime::IoDriver;
+    /// use tempo::runtime::IoReactor;
     ///
     /// /// The host's driver: Tempo's I/O driver plus the host's own work.
     /// struct HostPark {
-    ///     io: IoDriver,
+    ///     io: IoReactor,
     ///     parks: u64,
     /// }
     ///
     /// impl Park for HostPark {
-    ///     type Unpark = <IoDriver as Park>::Unpark;
+    ///     type Unpark = <IoReactor as Park>::Unpark;
     ///     type Error = std::io::Error;
     ///
     ///     fn unpark(&self) -> Self::Unpark {
@@ -545,7 +545,7 @@ impl Builder {
     /// ```
     pub fn with_park_fn<F, P>(&mut self, make: F) -> &mut Builder
     where
-        F: FnOnce(crate::runtime::IoDriver) -> P + Send + 'static,
+        F: FnOnce(crate::runtime::IoReactor) -> P + Send + 'static,
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {

@@ -28,10 +28,10 @@
 //! is the second look), in [`Driver::on_io`], which is generic over it.
 //! The one place that names a concrete backend is [`IoBackend::build`]
 //! (which creates it and the handle its sockets find it by) and the type
-//! [`IoBase`] that a host's `with_park_fn` closure receives.
+//! [`IoReactor`] that a host's `with_park_fn` closure receives.
 //!
 //! A second backend (a completion-based one, say) would be a new
-//! [`IoBackend`] variant whose driver implements `IoDriver`; `IoBase`
+//! [`IoBackend`] variant whose driver implements `IoDriver`; `IoReactor`
 //! would become the enum of the two (itself an `IoDriver`, forwarding),
 //! so that `with_park_fn` wraps whichever was built. Its handle would join
 //! [`DriverHandles`] beside (or instead of) the readiness one, since the
@@ -132,10 +132,11 @@ fn to_io_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> io::Er
     }
 }
 
-/// The I/O driver a backend builds, as a host's `with_park_fn` closure
-/// receives it. The rest of the stack only needs it to be an
-/// [`IoDriver`] (see the module docs for a second backend).
-pub(crate) type IoBase = tempo_io::Driver;
+/// Tempo's I/O driver (the readiness reactor and its sockets' settings),
+/// as handed to a host's driver by
+/// [`Builder::with_park_fn`](crate::runtime::Builder::with_park_fn). The
+/// rest of the stack only needs it to be an [`IoDriver`].
+pub use tempo_io::Driver as IoReactor;
 
 /// The I/O backend the runtime builds at the bottom of its driver stack.
 ///
@@ -151,7 +152,7 @@ impl IoBackend {
     /// Builds the I/O driver with the events buffer of `config`, and the
     /// handle that sockets find it by. What the scheduler needs of it is
     /// applied through [`IoDriver`], by [`Driver::on_io`].
-    pub(crate) fn build(self, config: &DriverConfig) -> io::Result<(IoBase, tempo_io::Handle)> {
+    pub(crate) fn build(self, config: &DriverConfig) -> io::Result<(IoReactor, tempo_io::Handle)> {
         match self {
             IoBackend::Readiness => {
                 let driver = match config.io_events_capacity {
@@ -169,7 +170,7 @@ impl IoBackend {
 type MakeReplacing = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
 
 /// Builds the stack on a host's driver that wraps the given I/O driver.
-type MakeWrapping<B = IoBase> = Box<dyn FnOnce(B, &DriverConfig) -> Driver + Send>;
+type MakeWrapping<B = IoReactor> = Box<dyn FnOnce(B, &DriverConfig) -> Driver + Send>;
 
 /// A host's driver, given to the builder: in place of the I/O driver
 /// (`with_park`) or around it (`with_park_fn`).
@@ -196,7 +197,7 @@ impl HostPark {
     /// `with_park_fn`: `make` wraps the I/O driver in the host's driver.
     pub(crate) fn wrap_io<F, P>(make: F) -> HostPark
     where
-        F: FnOnce(IoBase) -> P + Send + 'static,
+        F: FnOnce(IoReactor) -> P + Send + 'static,
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
