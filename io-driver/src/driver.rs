@@ -1,15 +1,6 @@
-//! [`Driver`]: the public I/O driver, composed of the readiness reactor
-//! (`readiness/`, mio only) and the settings its sockets share
-//! (`socket_settings.rs`: the throttled flag, the resolver).
-//!
-//! # Why a composition
-//!
-//! The reactor dispatches readiness and knows nothing of datagrams or
-//! names; the socket layer's settings are not the reactor's state. The
-//! driver is where the two meet: it hands both to every [`Handle`] and
-//! forwards [`Park`] to the reactor (what one park does, how every
-//! pending event is dispatched, what a panicking waker does: see
-//! `readiness/reactor.rs`).
+//! [`Driver`]: the readiness reactor (`readiness/`) and the settings its
+//! sockets share (`socket_settings.rs`), composed; [`Park`] is the
+//! reactor's (see `readiness/reactor.rs`).
 
 use std::io;
 use std::sync::atomic::Ordering;
@@ -23,31 +14,17 @@ use crate::readiness::Reactor;
 pub use crate::readiness::UnparkDriver;
 use crate::socket_settings::SocketSettings;
 
-/// Default size of the `Events` buffer: the events one `epoll_wait`
-/// returns at most. A park that fills it polls again (see
-/// `readiness/reactor.rs`).
+/// Default size of the `Events` buffer (a park that fills it polls again).
 const DEFAULT_EVENTS: usize = 1024;
 
 /// The I/O driver: a readiness reactor (a `mio::Poll`, its events buffer
-/// and the registrations of every socket created with its [`Handle`]) and
-/// the settings those sockets share.
+/// and the registrations of every socket made with its [`Handle`]) and the
+/// settings those sockets share.
 ///
-/// Each `park*` wakes every task waiting on a socket that became ready
-/// (any number per socket and direction): every socket whose readiness was
-/// pending when the park started, however many there are (a full events
-/// buffer is followed by further zero-timeout polls; see
-/// [`with_capacity`](Self::with_capacity)).
-///
-/// # Panicking wakers
-///
-/// A waker the driver wakes may panic (a foreign executor's, a user's own
-/// `Wake` impl). The driver still wakes **every other waker of the same
-/// batch**, then re-raises the first panic: `park*` panics after the
-/// dispatch is complete, and dropping the driver (which wakes every waiter
-/// to the shutdown error) panics after all are woken, unless the thread is
-/// already unwinding, when the payload is dropped rather than abort the
-/// process. Dropping a socket follows the same rule for its own waiters.
-/// No task is ever left unwoken because another task's waker panicked.
+/// Each `park*` wakes every task waiting on a socket that was ready when
+/// it started. A panicking waker does not stop the batch: every other
+/// waker is woken, then the first panic is re-raised (dropped instead if
+/// the thread is already unwinding).
 ///
 /// ```
 /// use std::time::Duration;
@@ -64,9 +41,7 @@ const DEFAULT_EVENTS: usize = 1024;
 pub struct Driver {
     /// The readiness reactor: poll, events buffer, dispatch.
     reactor: Reactor,
-    /// Its handle, which also holds what its sockets share besides the
-    /// reactor (throttled flag, resolver): cloned for every
-    /// [`handle`](Self::handle), never read by the dispatch.
+    /// Its handle (the reactor's shared part and the socket settings).
     handle: Handle,
     /// Completions this driver's turns of its thread's io_uring handed to
     /// ring receivers (see `completion/`).
@@ -80,10 +55,7 @@ impl Driver {
     }
 
     /// Creates a driver whose `Events` buffer holds `events` events (at
-    /// least 1): one poll takes that many at most. A park whose poll fills
-    /// the buffer polls again without blocking, so every socket ready when
-    /// the park started is still dispatched by that park; a small buffer
-    /// costs more `epoll_wait` calls, not more parks.
+    /// least 1); a park that fills it polls again without blocking.
     ///
     /// ```
     /// use tempo_park::Park;
@@ -170,18 +142,11 @@ impl Park for Driver {
     }
 }
 
-/// The runtime's contract with its I/O backend: the events capacity, the
-/// throttled datagram receive rule, and the second look (a zero-timeout
-/// park, the provided default).
-///
-/// Throttled, a [`UdpSocket`](crate::net::UdpSocket) or
-/// [`UnixDatagram`](crate::net::UnixDatagram) made afterwards is
-/// level-triggered for reading and makes one `recvfrom` per readiness
-/// report; a socket reported again by the tick's look drains its backlog
-/// until `WouldBlock`. Not throttled (the default, the basic scheduler),
-/// receives drain until `WouldBlock`, as tokio's do. A runtime built with
-/// `max_throttling` sets it, also under a host's `Park` built with
-/// `Builder::with_park_fn`.
+/// The runtime's contract with its I/O backend. Throttled, a datagram
+/// socket made afterwards is level-triggered for reading and makes one
+/// `recvfrom` per readiness report (its backlog, found by the tick's look,
+/// drains until `WouldBlock`); not throttled (the default), receives drain
+/// until `WouldBlock`, as tokio's do.
 ///
 /// ```
 /// use tempo_park::IoDriver;
@@ -210,15 +175,10 @@ impl IoDriver for Driver {
     }
 }
 
-/// The driver's pollable fd: its epoll (kqueue) instance.
-///
-/// It becomes readable when a registered socket has an event waiting for
-/// the next `park*`, or when the driver was unparked (its waker is
-/// registered in the same instance). A host with its own poll loop waits
-/// for it there, then calls `park_timeout(Duration::ZERO)` (or, on a
-/// runtime, `Runtime::turn(Duration::ZERO)`), which dispatches the events
-/// and so makes the fd unreadable again. Timers are not in it: a host
-/// that also runs `tempo-time` bounds its own wait by the next deadline.
+/// The driver's pollable fd (its epoll instance): readable when a
+/// registered socket has an event or the driver was unparked. A host's
+/// poll loop waits for it, then calls `park_timeout(Duration::ZERO)`.
+/// Timers are not in it.
 ///
 /// ```
 /// use std::os::fd::{AsFd, AsRawFd};

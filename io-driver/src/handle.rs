@@ -42,19 +42,13 @@ pub struct Handle {
 }
 
 /// What a [`Handle`] refers to: the reactor and the socket layer's
-/// settings, behind one reference count.
-///
-/// One `Arc`, not one per part, because a handle is cloned and dropped on
-/// every [`enter`](Handle::enter), which the `tempo` runtime does on every
-/// `block_on`: two reference counts there were two more atomic
-/// read-modify-writes per `block_on` (about a tenth of a `block_on` of a
-/// ready future). A socket keeps it too ([`PollIo`](crate::poll_io::PollIo)),
-/// and reads the settings through it with one pointer, as before.
+/// settings, behind one reference count (a handle is cloned on every
+/// [`enter`](Handle::enter), so one count, not one per part).
 #[derive(Debug)]
 pub(crate) struct HandleShared {
     /// The reactor: registrations, the poller's registry, its waker.
     pub(crate) reactor: Arc<ReactorShared>,
-    /// The socket layer's settings (receive-ahead switch, resolver).
+    /// The socket layer's settings (throttled flag, resolver).
     pub(crate) settings: SocketSettings,
 }
 

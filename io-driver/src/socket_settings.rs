@@ -1,16 +1,7 @@
-//! What the sockets of one driver share besides the reactor: the
-//! receive-ahead switch and the host-name resolver ([`SocketSettings`]).
-//!
-//! # Why apart from the reactor
-//!
-//! Both are settings of the *socket* layer (`net/`): the reactor
-//! (`readiness/`) dispatches readiness and knows nothing of datagrams or
-//! names. They live here, below both `handle.rs` and `net/`, so that the
-//! [`Handle`](crate::Handle) can carry them to every socket without any
-//! module importing from a layer above it. A datagram receive reads the
-//! switch through its registration's handle: one pointer to these
-//! settings, one Relaxed load, as when the switch sat in the reactor's
-//! shared state.
+//! What the sockets of one driver share besides the reactor
+//! ([`SocketSettings`]): the throttled flag and the host-name resolver.
+//! Settings of the socket layer, kept below `handle.rs` and `net/` so
+//! that the [`Handle`](crate::Handle) carries them to every socket.
 
 use std::fmt;
 use std::future::Future;

@@ -19,53 +19,24 @@
 //! # Ok(()) }).unwrap();
 //! ```
 //!
-//! Method names and meanings follow tokio's `tokio::net`, so migrating is a
-//! change of imports, with these differences:
-//!
-//! * `try_*` methods always attempt the syscall (see the [crate docs](crate)).
-//! * `poll_recv*` / `poll_read` take `&mut [u8]` and return the byte count
-//!   (tokio takes its own `ReadBuf`).
-//! * Address arguments take this module's sealed [`ToSocketAddrs`] (as
-//!   tokio's): IP addresses are used at once, host names go to the driver's
-//!   [`Resolve`] (the `tempo` runtime's blocking pool), or are resolved
-//!   inline when tempo-io is used without one. Each address is tried in
-//!   turn.
-//!
-//! As in tokio, any number of tasks may await one socket in each direction
-//! (for example a receive loop and a request/response helper sharing an
-//! `Arc<UdpSocket>`, or many tasks accepting on one listener): a readiness
-//! event wakes every one of them. The `poll_*` methods are the exception,
-//! with tokio's semantics: they keep one waker per direction, so only the
-//! last task to call a `poll_*` method of a direction is woken.
+//! Names and meanings follow `tokio::net`. Differences: `try_*` methods
+//! always attempt the syscall (see the [crate docs](crate)); `poll_recv*`
+//! / `poll_read` take `&mut [u8]`; host names go to the driver's
+//! [`Resolve`] (the `tempo` runtime's blocking pool). Any number of tasks
+//! may await one socket in each direction; the `poll_*` methods keep one
+//! waker per direction, the last caller's, as tokio's do.
 //!
 //! # Datagram receives: one rule per scheduler
 //!
 //! On the basic scheduler a [`UdpSocket`] or [`UnixDatagram`] receive
-//! makes one `recvfrom` and a loop drains until `WouldBlock`, as tokio's
-//! does. Under a throttling runtime (or a driver
-//! [set throttled](tempo_park::IoDriver::set_throttled) before the socket
-//! is made) the socket is **level-triggered** for reading and a receive
-//! makes one `recvfrom` per readiness report: the next receive waits,
-//! without a syscall, for the next report, which the poller makes while a
-//! datagram is left. A socket the tick's look reports again holds a
-//! backlog, which its receives drain until `WouldBlock`. One receive
-//! syscall per datagram, nothing held in user space, no buffer per socket.
-//!
-//! # Receiving into the thread's buffer
-//!
-//! [`UdpSocket::recv_from_with`] / [`recv_with`](UdpSocket::recv_with)
-//! (and [`UnixDatagram`]'s) receive into one 64 KiB buffer per thread
-//! and hand the datagram to a closure: no buffer per socket, never a cut
-//! datagram, and at one datagram per socket per tick a buffer the
-//! previous receive left in cache where a per-task buffer is cold at
-//! every datagram. They follow the rule above.
-//!
-//! # Batches
-//!
-//! `recv_many` fills a [`RecvBatch`] with one `recvmmsg` (optionally with
-//! kernel receive timestamps) and `send_many` sends a [`SendBatch`] with one
-//! `sendmmsg`; both allocate nothing once the batch is built. See
-//! [`RecvBatch`] for the limits ([`MAX_BATCH`]) and errors.
+//! makes one `recvfrom` and a loop drains until `WouldBlock`. When the
+//! driver is [throttled](tempo_park::IoDriver::set_throttled) before the
+//! socket is made, the socket is level-triggered for reading and a
+//! receive makes one `recvfrom` per readiness report; a socket the tick's
+//! look reports again drains its backlog until `WouldBlock`. Explicit
+//! choices: [`UdpSocket::recv_from_with`] (one 64 KiB buffer per thread,
+//! handed to a closure), `recv_many` / `send_many` with a [`RecvBatch`] /
+//! [`SendBatch`] (one `recvmmsg` / `sendmmsg`), and [`UdpRingReceiver`].
 
 mod accept;
 mod addr;

@@ -1,6 +1,4 @@
-//! [`UdpSocket`]: the main use case of Tempo (many low-rate datagram
-//! streams on one thread), so a receive that finds a datagram queued costs
-//! exactly one `recvfrom`.
+//! [`UdpSocket`]: many low-rate datagram streams on one thread.
 
 use std::fmt;
 use std::future::Future;
@@ -17,14 +15,7 @@ use crate::ready::{Direction, Interest, Ready};
 use crate::Handle;
 
 /// An async UDP socket, registered with the current thread's I/O driver.
-///
-/// Its methods take `&self`, so one socket can be shared (`Arc`) by a
-/// receive loop and senders. A socket is created inside the runtime
-/// (`Runtime::block_on`, a task, or after `Runtime::enter`); the examples
-/// here run on a bare [`Driver`](crate::Driver) instead, since tempo-io
-/// comes without the runtime.
-///
-/// An echo server and a client:
+/// Its methods take `&self`, so one socket can be shared (`Arc`).
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -177,9 +168,6 @@ impl UdpSocket {
     }
 
     /// Polls for read readiness without reading.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.poll_recv_ready(cx)
     }
@@ -211,9 +199,6 @@ impl UdpSocket {
     }
 
     /// Polls for write readiness without writing.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -240,9 +225,6 @@ impl UdpSocket {
     }
 
     /// Polls [`send`](Self::send).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_send(cx, buf)
     }
@@ -276,9 +258,6 @@ impl UdpSocket {
     }
 
     /// Polls [`recv`](Self::recv).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_recv(cx, buf)
     }
@@ -315,18 +294,10 @@ impl UdpSocket {
         self.io.recv_from(buf)
     }
 
-    /// Receives a datagram into the calling thread's receive buffer and
-    /// returns what `f` makes of it and its source address (no tokio
-    /// counterpart).
-    ///
-    /// For many sockets on one thread: every receive lands in one 64 KiB
-    /// buffer per thread, which the previous receive left in cache, and no
-    /// socket keeps a buffer of its own (a buffer per task is cold at every
-    /// datagram). The datagram is never cut (64 KiB holds the largest),
-    /// and the receive follows the rules of [`recv_from`](Self::recv_from).
-    /// `f` runs
-    /// once, when a datagram was received, inside the poll that received
-    /// it; dropping the future before that drops `f` uncalled.
+    /// Receives a datagram into the thread's 64 KiB receive buffer (never
+    /// cut, no buffer per socket) and returns what `f` makes of it and its
+    /// source. `f` runs once, in the poll that received the datagram;
+    /// dropping the future before that drops `f` uncalled.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -361,9 +332,6 @@ impl UdpSocket {
     }
 
     /// Polls [`recv_from`](Self::recv_from).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,
@@ -411,9 +379,6 @@ impl UdpSocket {
     }
 
     /// Polls [`recv_many`](Self::recv_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_many(
         &self,
         cx: &mut Context<'_>,
@@ -459,9 +424,6 @@ impl UdpSocket {
     }
 
     /// Polls [`send_many`](Self::send_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_many(
         &self,
         cx: &mut Context<'_>,
@@ -502,9 +464,6 @@ impl UdpSocket {
     }
 
     /// Polls a send to `target`.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -550,9 +509,6 @@ impl UdpSocket {
     }
 
     /// Polls [`peek_from`](Self::peek_from).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek_from(
         &self,
         cx: &mut Context<'_>,
@@ -646,12 +602,9 @@ impl UdpSocket {
         self.io.take_error()
     }
 
-    /// Waits until the socket is ready for any part of `interest`, and
-    /// returns the readiness states found (a subset of what `interest`
-    /// covers; a closed side or an error counts as ready), as tokio's
-    /// `ready`. Nothing is read or written: follow with `try_*`
-    /// operations, whose `WouldBlock` makes the next `ready` wait for a
-    /// new event. Any number of tasks may wait at once.
+    /// Waits until the socket is ready for any part of `interest` and
+    /// returns the readiness found, as tokio's `ready`; follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -675,36 +628,13 @@ impl UdpSocket {
         self.io.ready(interest).await
     }
 
-    /// The source address of the next datagram, without removing it
-    /// from the queue (tokio's `peek_sender`): a zero-length
-    /// `recvfrom(MSG_PEEK)`, so the datagram's contents are not copied.
-    /// Use it to decide where a datagram goes before receiving it into
-    /// the right buffer.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let from = b.peek_sender().await?;
-    /// let mut buf = [0u8; 1500];
-    /// let (len, same) = b.recv_from(&mut buf).await?;
-    /// assert_eq!(from, same); // the peeked datagram is still the next one
-    /// # let _ = len; Ok(()) }).unwrap();
-    /// ```
+    /// The source address of the next datagram, without removing it from
+    /// the queue (a zero-length `recvfrom(MSG_PEEK)`).
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         self.peek_from(&mut []).await.map(|(_, from)| from)
     }
 
     /// Polls [`peek_sender`](Self::peek_sender).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
         self.poll_peek_from(cx, &mut []).map_ok(|(_, from)| from)
     }

@@ -143,9 +143,6 @@ impl TcpListener {
     }
 
     /// Polls an accept.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         self.io.poll_accept(cx)
     }

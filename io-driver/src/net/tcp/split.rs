@@ -183,9 +183,6 @@ impl ReadHalf<'_> {
     }
 
     /// Polls a read ([`TcpStream::poll_read`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.0.poll_read(cx, buf)
     }
@@ -229,9 +226,6 @@ impl WriteHalf<'_> {
     }
 
     /// Polls a write ([`TcpStream::poll_write`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.0.poll_write(cx, buf)
     }
@@ -279,9 +273,6 @@ impl OwnedReadHalf {
     }
 
     /// Polls a read ([`TcpStream::poll_read`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.inner.poll_read(cx, buf)
     }
@@ -315,21 +306,6 @@ impl OwnedReadHalf {
 
     /// Puts the halves back together; fails if they are from different
     /// streams.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let stream = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (peer, _) = listener.accept().await?;
-    ///
-    /// let (reader, writer) = stream.into_split();
-    /// let stream = reader.reunite(writer).expect("halves of one stream");
-    /// stream.write_all(b"whole again").await?;
-    /// # drop(peer);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
         reunite(self, other)
     }
@@ -347,9 +323,6 @@ impl OwnedWriteHalf {
     }
 
     /// Polls a write ([`TcpStream::poll_write`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.inner.poll_write(cx, buf)
     }

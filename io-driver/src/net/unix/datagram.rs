@@ -217,9 +217,6 @@ impl UnixDatagram {
     }
 
     /// Polls for read readiness without reading.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.poll_recv_ready(cx)
     }
@@ -246,9 +243,6 @@ impl UnixDatagram {
     }
 
     /// Polls for write readiness without writing.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -270,9 +264,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`send`](Self::send).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_send(cx, buf)
     }
@@ -301,9 +292,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`recv`](Self::recv).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_recv(cx, buf)
     }
@@ -356,9 +344,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`recv_from`](Self::recv_from).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,
@@ -401,9 +386,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`recv_many`](Self::recv_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_many(
         &self,
         cx: &mut Context<'_>,
@@ -444,9 +426,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`send_many`](Self::send_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_many(
         &self,
         cx: &mut Context<'_>,
@@ -486,9 +465,6 @@ impl UnixDatagram {
     }
 
     /// Polls a send to `path`.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -507,12 +483,9 @@ impl UnixDatagram {
             .try_io(Direction::Write, || self.io.send_to(buf, path))
     }
 
-    /// Waits until the socket is ready for any part of `interest`, and
-    /// returns the readiness states found (a subset of what `interest`
-    /// covers; a closed side or an error counts as ready), as tokio's
-    /// `ready`. Nothing is read or written: follow with `try_*`
-    /// operations, whose `WouldBlock` makes the next `ready` wait for a
-    /// new event. Any number of tasks may wait at once.
+    /// Waits until the socket is ready for any part of `interest` and
+    /// returns the readiness found, as tokio's `ready`; follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
