@@ -664,30 +664,11 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
     pub fn retain_ready(&mut self) {}
 
     /// [`AsyncFdReadyGuard::ready`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// assert!(tx.writable_mut().await?.ready().is_writable());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn ready(&self) -> Ready {
         self.event.map_or(Ready::EMPTY, |event| event.ready)
     }
 
     /// [`AsyncFdReadyGuard::try_io`], with `&mut AsyncFd`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Write;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// tx.set_nonblocking(true)?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let mut guard = tx.writable_mut().await?;
-    /// assert_eq!(guard.try_io(|fd| fd.get_mut().write(b"x")).unwrap()?, 1);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn try_io<R>(
         &mut self,
         f: impl FnOnce(&mut AsyncFd<T>) -> io::Result<R>,

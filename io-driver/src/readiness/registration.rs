@@ -237,7 +237,6 @@ impl Registration {
     /// `mark`, an attempt the mark skips is a `WouldBlock` without a
     /// syscall, and one that reports the socket drained marks it and
     /// clears the readiness it saw.
-    #[inline]
     fn poll_op<O: IoOp>(
         &self,
         cx: &mut Context<'_>,

@@ -3,60 +3,44 @@
 //!
 //! # The readiness word
 //!
-//! One `AtomicUsize` holds three fields:
-//!
 //! ```text
 //!  usize::BITS-1            7         6          5         4 .. 0
 //! [ event_seq (wrapping)  ][ backlog ][ shutdown ][ ready bits ]
 //! ```
 //!
-//! * The driver ORs each event's bits in and increments the *event
-//!   sequence number* `event_seq`, which counts the readiness events this
-//!   registration received ([`ScheduledIo::set_readiness`]).
-//! * An operation takes a [`ReadyEvent`] snapshot (bits and `event_seq`) *before*
-//!   its syscall. If the syscall returns `WouldBlock`, it clears the bits of
-//!   its direction with [`ScheduledIo::clear_readiness`], which does nothing
-//!   if `event_seq` moved: an event that arrived between the snapshot and the
-//!   clear is never erased, so no edge is lost (edge-triggered epoll would
-//!   not repeat it). Closed states stay set once seen; they are final.
-//! * `backlog`: the registration is level-triggered and the dispatch
-//!   round before this event's reported it too (in a throttled tick: its
-//!   poll, then, after the tasks ran, its *look*): its task took one
-//!   datagram and one is left, a backlog, which its receives drain until
-//!   `WouldBlock` (see `net/recv_rule.rs`). Cleared with the read
-//!   readiness.
+//! * The driver ORs each event's bits in and increments `event_seq`
+//!   ([`ScheduledIo::set_readiness`]).
+//! * An operation takes a [`ReadyEvent`] snapshot *before* its syscall; on
+//!   `WouldBlock` it clears its direction's bits with
+//!   [`ScheduledIo::clear_readiness`], which does nothing if `event_seq`
+//!   moved: an event between the snapshot and the clear is never erased,
+//!   so no edge is lost. Closed states are final.
+//! * `backlog`: a level-triggered registration reported by two dispatch
+//!   rounds in a row (a throttled tick's poll and its look) still holds a
+//!   datagram after its task took one; its receives drain until
+//!   `WouldBlock` (`net/recv_rule.rs`). Cleared with the read readiness.
 //!
 //! # Level-triggered registrations
 //!
-//! A datagram socket made on a throttled driver is registered
-//! *level-triggered* for reading (see `net/recv_rule.rs` for why): the
-//! poller reports it at every poll while it holds a datagram. Two rules
-//! keep that from reporting what nobody waits for, both applied under the
-//! waiters' lock, where wakers are stored and taken, so that an interest
-//! change and a waiter's store are ordered:
+//! A datagram socket made on a throttled driver is level-triggered for
+//! reading: the poller reports it at every poll while it holds a datagram.
+//! Two rules, applied under the waiters' lock (so an interest change and a
+//! waiter's store are ordered), keep it from reporting what nobody waits
+//! for:
 //!
-//! * **Disarm on reports nobody waits for.** An event that finds no
-//!   waker (and no waiter's entry) in a direction drops that direction
-//!   from the poller's interest: write at once (a datagram socket is
-//!   nearly always writable: level-triggered, it would be reported at
-//!   every poll); read when the event is the second in a row that nobody
-//!   read (the read readiness of the one before is still set), so that
-//!   a task that is about to receive (woken by something else, its
-//!   socket reported before it runs) finds its socket armed. A disarmed
-//!   read makes the entry edge-triggered, so that errors, which the
-//!   poller reports whatever the interest, come once. An unread socket
-//!   is thus reported twice (a throttled tick's poll and look), not at
-//!   every poll, and an idle runtime stays idle.
-//! * **Arm on a store.** Storing a waker in a direction that is not armed
-//!   arms it (one `epoll_ctl`), *before* the caller re-checks readiness;
-//!   the poller checks the socket's state when its interest changes, so a
-//!   datagram (or buffer space) that came while the direction was
-//!   disarmed is reported at the next poll.
+//! * **Disarm on reports nobody waits for.** An event that finds no waker
+//!   (and no waiter's entry) in a direction drops it from the interest:
+//!   write at once, read at the second unread report in a row (so a task
+//!   about to receive finds its socket armed). A disarmed read makes the
+//!   entry edge-triggered, so errors come once. An unread socket is
+//!   reported twice, not at every poll, and an idle runtime stays idle.
+//! * **Arm on a store.** Storing a waker in a disarmed direction arms it
+//!   (one `epoll_ctl`) *before* the caller re-checks readiness; the poller
+//!   checks the socket as its interest changes, so nothing that came while
+//!   disarmed is missed.
 //!
-//! In the steady state of a receiver (its task waits between datagrams),
-//! neither rule runs: no `epoll_ctl` per datagram. Write interest is
-//! armed only while a send waits for buffer space: a level-triggered
-//! registration starts writable.
+//! A receiver's steady state runs neither rule (no `epoll_ctl` per
+//! datagram); write interest is armed only while a send waits.
 //!
 //! # Waiters: any number per direction
 //!
