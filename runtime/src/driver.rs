@@ -22,21 +22,10 @@
 //! # The I/O backend seam
 //!
 //! The schedulers only see the type-erased [`Driver`]. The stack talks to
-//! its I/O backend through [`tempo_park::IoDriver`] (dispatch is `Park`;
-//! the events capacity sets the second-look threshold; `set_throttled`
-//! turns on the backend's rule for throttled datagram receivers; `look`
-//! is the second look), in [`Driver::on_io`], which is generic over it.
-//! The one place that names a concrete backend is [`IoBackend::build`]
-//! (which creates it and the handle its sockets find it by) and the type
-//! [`IoReactor`] that a host's `with_park_fn` closure receives.
-//!
-//! A second backend (a completion-based one, say) would be a new
-//! [`IoBackend`] variant whose driver implements `IoDriver`; `IoReactor`
-//! would become the enum of the two (itself an `IoDriver`, forwarding),
-//! so that `with_park_fn` wraps whichever was built. Its handle would join
-//! [`DriverHandles`] beside (or instead of) the readiness one, since the
-//! net types register through the thread's current handle. Nothing in the
-//! schedulers changes.
+//! its I/O backend through [`tempo_park::IoDriver`] only, in
+//! [`Driver::on_io`]; the one place that names the concrete backend is
+//! [`IoBackend::build`] (and [`IoReactor`], what a host's `with_park_fn`
+//! closure receives).
 //!
 //! The stack keeps the handles of its layers ([`DriverHandles`]) so that the
 //! runtime can *enter* them: that is how `tempo::net` sockets and
