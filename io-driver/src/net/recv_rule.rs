@@ -273,6 +273,53 @@ impl<S: DatagramSource> IoOp for RecvManyOp<'_, S> {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::readiness::{Arming, LevelInterest};
+
+    /// A poller interest whose switch to edge-triggered succeeds or fails.
+    #[derive(Debug)]
+    struct Interest(bool);
+
+    impl LevelInterest for Interest {
+        fn set(&self, _arming: Arming) -> io::Result<()> {
+            Ok(())
+        }
+
+        fn edge(&self) -> io::Result<()> {
+            if self.0 {
+                Ok(())
+            } else {
+                Err(io::Error::other("refused"))
+            }
+        }
+    }
+
+    /// A level-triggered registration of a fresh UDP socket on `driver`.
+    fn level_registration(driver: &crate::Driver, edge_ok: bool) -> Registration {
+        let mut socket = mio::net::UdpSocket::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let reactor = driver.handle().reactor().clone();
+        let registration = Registration::new(&mut socket, reactor).unwrap();
+        registration
+            .make_level_triggered(|_, _| Box::new(Interest(edge_ok)))
+            .unwrap();
+        registration
+    }
+
+    #[test]
+    fn a_refused_switch_changes_nothing_and_a_done_one_is_for_good() {
+        let driver = crate::Driver::new().unwrap();
+        let rule = RecvRule {
+            level: AtomicBool::new(true),
+            timestamps_on: AtomicBool::new(false),
+        };
+        let refusing = level_registration(&driver, false);
+        assert!(rule.leave_level(&refusing).is_err());
+        assert!(rule.level.load(Ordering::Relaxed), "still level-triggered");
+        let accepting = level_registration(&driver, true);
+        rule.leave_level(&accepting).unwrap();
+        assert!(!rule.level.load(Ordering::Relaxed));
+        // Left for good: a later switch does not ask the poller again.
+        rule.leave_level(&refusing).unwrap();
+    }
 
     /// The state every receive reads stays small: inline in the socket,
     /// no allocation.

@@ -429,3 +429,24 @@ fn spend_unit(cx: &mut Context<'_>) -> Poll<io::Result<()>> {
     ready!(coop::poll_proceed(cx)).made_progress();
     Poll::Ready(Ok(()))
 }
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::ready::Ready;
+
+    /// The mark skips only the readiness it was set at: a new event, or
+    /// a mark never set, makes the next receive try its syscall.
+    #[test]
+    fn the_mark_skips_only_the_readiness_it_was_set_at() {
+        let io = ScheduledIo::new();
+        let mark = DrainedMark::default();
+        io.set_readiness(Ready::READABLE);
+        let seen = io.snapshot();
+        assert!(!mark.skips(seen), "nothing known yet");
+        mark.set(seen);
+        assert!(mark.skips(seen), "drained at this event, none since");
+        io.set_readiness(Ready::READABLE);
+        assert!(!mark.skips(io.snapshot()), "a new event: the syscall");
+    }
+}
