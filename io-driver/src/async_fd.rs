@@ -499,6 +499,22 @@ fn clear_guard_event<T: AsRawFd>(
     }
 }
 
+/// What both ready guards' `try_io` do with the operation's `result`: a
+/// `WouldBlock` clears the guard's readiness and becomes `TryIoError`.
+fn guard_try_result<T: AsRawFd, R>(
+    async_fd: &AsyncFd<T>,
+    event: &mut Option<Event>,
+    result: io::Result<R>,
+) -> Result<io::Result<R>, TryIoError> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            clear_guard_event(async_fd, event, None);
+            Err(TryIoError(()))
+        }
+        result => Ok(result),
+    }
+}
+
 /// Readiness of an [`AsyncFd`] seen by a wait and not yet acknowledged,
 /// with shared access to it (tokio's `AsyncFdReadyGuard`).
 ///
@@ -584,13 +600,8 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
         &mut self,
         f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>,
     ) -> Result<io::Result<R>, TryIoError> {
-        match f(self.async_fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
+        let result = f(self.async_fd);
+        guard_try_result(self.async_fd, &mut self.event, result)
     }
 
     /// The [`AsyncFd`] this guard belongs to.
@@ -673,13 +684,8 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
         &mut self,
         f: impl FnOnce(&mut AsyncFd<T>) -> io::Result<R>,
     ) -> Result<io::Result<R>, TryIoError> {
-        match f(self.async_fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
+        let result = f(self.async_fd);
+        guard_try_result(self.async_fd, &mut self.event, result)
     }
 
     /// The [`AsyncFd`] this guard belongs to.
