@@ -488,8 +488,8 @@ impl Builder {
     /// [`enable_time`](Self::enable_time) the timer driver wraps the host's.
     ///
     /// The runtime configures the I/O driver before handing it over (under
-    /// [`max_throttling`](Self::max_throttling), the receive-ahead rule of
-    /// datagram receives is on; host names resolve on the blocking pool)
+    /// [`max_throttling`](Self::max_throttling), it is set throttled: one
+    /// `recvfrom` per datagram report; host names resolve on the blocking pool)
     /// and enters its handle while it runs: the host's driver only has to
     /// forward `park*`, `unpark` and `stats`
     /// (adding its own counts), following the contract of [`tempo_park`].

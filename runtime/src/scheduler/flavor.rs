@@ -2,7 +2,7 @@
 //!
 //! "Throttling on or off" has consequences in three layers: the timer
 //! driver (its firing window and the spacing of its fire passes), the I/O
-//! driver (the receive-ahead rule of datagram receives, the default events
+//! driver (its throttled datagram receive rule, the default events
 //! buffer) and the scheduler
 //! (which loop runs, with which period and tick budget). Each of them is
 //! derived here from the one [`Flavor`] value, so that no layer decides it
