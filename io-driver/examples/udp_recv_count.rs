@@ -4,7 +4,7 @@
 //! ```text
 //! cargo build --release -p tempo-io --example udp_recv_count
 //! EX=target/release/examples/udp_recv_count
-//! strace -c -f $EX [--recv-ahead] [--sockets 1000] [--rounds 50] [--tick-ms 20] &
+//! strace -c -f $EX [--throttled] [--sockets 1000] [--rounds 50] [--tick-ms 20] &
 //! sleep 1; $EX --send [--sockets 1000] [--rounds 50] [--tick-ms 20]; wait
 //! ```
 //!
@@ -16,7 +16,7 @@
 //! socket and drives them like a throttling scheduler would: run the woken
 //! tasks, sleep until the next tick without polling I/O, poll I/O once with a
 //! zero timeout. With `--tick-ms 0` it parks in `epoll_wait` instead (the
-//! basic scheduler). `--recv-ahead` turns on the receive-ahead rule.
+//! basic scheduler). `--throttled` sets the driver throttled (level-triggered, one `recvfrom` per report).
 //!
 //! It prints the datagrams received and the ticks; divide strace's
 //! `recvfrom` + `recvmmsg` and `epoll_wait` counts by them.
@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
-use tempo_park::Park;
+use tempo_park::{IoDriver, Park};
 
 struct FlagWaker(AtomicBool);
 
@@ -47,7 +47,7 @@ impl Wake for FlagWaker {
 struct Args {
     send: bool,
     base_port: u16,
-    recv_ahead: bool,
+    throttled: bool,
     sockets: usize,
     rounds: u64,
     tick: Duration,
@@ -57,7 +57,7 @@ fn parse_args() -> Args {
     let mut args = Args {
         send: false,
         base_port: 40000,
-        recv_ahead: false,
+        throttled: false,
         sockets: 1000,
         rounds: 50,
         tick: Duration::from_millis(20),
@@ -70,7 +70,7 @@ fn parse_args() -> Args {
                 .expect("a number after the option")
         };
         match arg.as_str() {
-            "--recv-ahead" => args.recv_ahead = true,
+            "--throttled" => args.throttled = true,
             "--send" => args.send = true,
             "--base-port" => args.base_port = value() as u16,
             "--sockets" => args.sockets = value() as usize,
@@ -120,7 +120,7 @@ fn main() -> std::io::Result<()> {
     }
     raise_fd_limit(args.sockets as libc::rlim_t + 64);
     let mut driver = Driver::new()?;
-    driver.set_recv_ahead(args.recv_ahead);
+    driver.set_throttled(args.throttled);
     let handle = driver.handle();
     let _enter = handle.enter();
 
@@ -161,8 +161,8 @@ fn main() -> std::io::Result<()> {
     }
     let datagrams = args.sockets as u64 * rounds;
     println!(
-        "recv_ahead={} sockets={} datagrams={datagrams} ticks={ticks} io_events={}",
-        args.recv_ahead,
+        "throttled={} sockets={} datagrams={datagrams} ticks={ticks} io_events={}",
+        args.throttled,
         args.sockets,
         driver.stats().io_events
     );

@@ -1,60 +1,15 @@
-//! [`AsyncFd`]: wait for readiness on any file descriptor.
+//! [`AsyncFd`]: wait for readiness on any file descriptor another
+//! library owns (an ALSA or V4L2 device, an `eventfd`, a `timerfd`, a
+//! pipe), with tokio's `tokio::io::unix::AsyncFd` API and semantics.
 //!
-//! # Why
-//!
-//! The net types cover sockets Tempo creates. A media runtime also waits
-//! on descriptors that other code owns: an ALSA PCM or a V4L2 capture
-//! device, an `eventfd` another library signals, a `timerfd`, the read end
-//! of a pipe a decoder writes to. `AsyncFd` registers such a descriptor
-//! with the current I/O driver and lets a task await its readiness; the
-//! task then does the I/O itself (`read`, `ioctl`, `snd_pcm_readi`, ...).
-//! The API and semantics are tokio's `tokio::io::unix::AsyncFd`.
-//!
-//! # How readiness is cached and cleared
-//!
-//! The driver registers the descriptor *edge-triggered*: epoll reports a
-//! transition to readable once, not "is readable" on every wait. The
-//! driver caches each edge in the registration's readiness word, and
-//! [`readable`](AsyncFd::readable) / [`writable`](AsyncFd::writable) /
-//! [`ready`](AsyncFd::ready) complete at once while the cached readiness is
-//! set. It stays set until the caller says the descriptor is drained:
-//!
-//! * [`AsyncFdReadyGuard::clear_ready`] (or `clear_ready_matching`), after
-//!   an operation returned `WouldBlock`;
-//! * [`AsyncFdReadyGuard::try_io`], which does that itself when its closure
-//!   returns `WouldBlock`;
-//! * [`AsyncFd::try_io`] / [`AsyncFd::async_io`], the same without a
-//!   guard (the latter also waits and retries).
-//!
-//! Dropping the guard (or calling [`retain_ready`](AsyncFdReadyGuard::retain_ready))
-//! keeps the readiness: the next wait completes at once. Clearing without
-//! having seen `WouldBlock` loses the edge, and the next wait may sleep
-//! forever although data is there.
-//!
-//! A guard remembers the registration's event sequence number from when it
-//! was made: clearing does nothing if an event arrived since, so an edge
-//! that lands between the `WouldBlock` and the clear is never erased (see
-//! `scheduled_io`).
-//!
-//! # Rules the descriptor must follow
-//!
-//! * It must be in **non-blocking** mode, or a read on a drained descriptor
-//!   blocks the whole scheduler thread instead of returning `WouldBlock`.
-//! * `as_raw_fd` must return the same descriptor for the `AsyncFd`'s life.
-//! * epoll must support it: a regular file or a directory is refused
-//!   (`EPERM`), and [`AsyncFd::new`] says so; read files with `tempo::fs`.
-//!
-//! # Budget and lifetime
-//!
-//! Every readiness wait spends a unit of the task's [cooperative
-//! budget](tempo_park::coop) when it completes, like every other readiness
-//! wait (it goes through the registration's `ready_for` / `poll_ready`): a
-//! loop over an always-readable descriptor yields to the other tasks.
-//! Dropping the `AsyncFd` deregisters the descriptor *before* dropping the
-//! inner object (which usually closes it); [`AsyncFd::into_inner`]
-//! deregisters it and gives the object back open. When the driver is
-//! dropped (its runtime shut down), every wait fails with an error instead
-//! of hanging.
+//! The descriptor is registered edge-triggered and its readiness cached:
+//! a wait completes at once while the cached readiness is set, and it
+//! stays set until the caller reports `WouldBlock` (a guard's
+//! `clear_ready`, or a `try_io` / `async_io` whose operation returned it).
+//! A guard remembers the event sequence number it saw: a clear never
+//! erases an edge that arrived after it (see `scheduled_io`). The
+//! descriptor must be non-blocking and keep its number; epoll refuses
+//! regular files and directories.
 
 use std::fmt;
 use std::io;
@@ -108,18 +63,11 @@ impl Source for Fd {
 /// [`try_io`](AsyncFdReadyGuard::try_io), and wait again when it reports
 /// `WouldBlock`.
 ///
-/// Readiness is edge-triggered and cached: a wait completes at once while
-/// the cached readiness is set, and it stays set until a guard's
-/// [`clear_ready`](AsyncFdReadyGuard::clear_ready) or a `try_io` whose
-/// operation returned `WouldBlock` clears it. Clear only after seeing
-/// `WouldBlock`: clearing a descriptor that still has data loses the edge.
-/// A clear never erases an edge that arrived after the guard was made.
-/// Every completed wait spends a unit of the task's cooperative budget.
-///
-/// Dropping the `AsyncFd` deregisters the descriptor, then drops `T`
-/// (which closes it if it owns it); [`into_inner`](Self::into_inner)
-/// deregisters and returns `T`. Once the driver is gone (its runtime
-/// dropped), waits fail with an error.
+/// Clear the cached readiness only after seeing `WouldBlock`: clearing a
+/// descriptor that still has data loses the edge. Every completed wait
+/// spends a unit of the task's cooperative budget. Dropping the `AsyncFd`
+/// deregisters the descriptor, then drops `T`; once the driver is gone,
+/// waits fail with an error.
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -160,37 +108,12 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// or on one built without `enable_io()`), when the driver has shut
     /// down, or when epoll refuses the descriptor (a regular file or a
     /// directory: the error says so).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::os::unix::net::UnixStream;
-    /// use tempo_io::unix::AsyncFd;
-    ///
-    /// let (a, _b) = UnixStream::pair()?;
-    /// a.set_nonblocking(true)?;
-    /// let a = AsyncFd::new(a)?;
-    /// a.writable().await?.retain_ready(); // a fresh socket has room
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn new(inner: T) -> io::Result<AsyncFd<T>> {
         AsyncFd::with_interest(inner, Interest::READABLE | Interest::WRITABLE)
     }
 
     /// [`new`](Self::new), waiting only for `interest`: a wait for another
     /// direction fails with `InvalidInput` (tokio's would never complete).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::os::unix::net::UnixStream;
-    /// use tempo_io::{unix::AsyncFd, Interest};
-    ///
-    /// let (a, _b) = UnixStream::pair()?;
-    /// a.set_nonblocking(true)?;
-    /// let a = AsyncFd::with_interest(a, Interest::WRITABLE)?;
-    /// a.writable().await?.retain_ready();
-    /// assert_eq!(a.readable().await.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn with_interest(inner: T, interest: Interest) -> io::Result<AsyncFd<T>> {
         let fd = inner.as_raw_fd();
         let io = PollIo::new(Fd(fd)).map_err(|e| explain_register_error(e, fd))?;
@@ -202,44 +125,16 @@ impl<T: AsRawFd> AsyncFd<T> {
     }
 
     /// The inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::os::fd::AsRawFd;
-    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
-    /// let fd = tempo_io::unix::AsyncFd::new(a)?;
-    /// assert_eq!(fd.get_ref().as_raw_fd(), fd.as_raw_fd());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_ref(&self) -> &T {
         &self.inner
     }
 
     /// The inner object, mutably (it must keep the same descriptor).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut fd = tempo_io::unix::AsyncFd::new(a)?;
-    /// fd.get_mut().set_nonblocking(true)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_mut(&mut self) -> &mut T {
         &mut self.inner
     }
 
     /// Deregisters the descriptor and returns the inner object, still open.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::{Read, Write};
-    /// # let (mut a, b) = std::os::unix::net::UnixStream::pair()?;
-    /// let b = tempo_io::unix::AsyncFd::new(b)?.into_inner();
-    /// a.write_all(b"still open")?;
-    /// let mut buf = [0u8; 10];
-    /// (&b).read_exact(&mut buf)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn into_inner(self) -> T {
         let AsyncFd { io, inner, .. } = self;
         // A failed deregister (the driver is gone) leaves nothing to undo.
@@ -250,17 +145,6 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Polls for read readiness (`poll_*` form: only the last caller's
     /// waker is kept, as in tokio; [`readable`](Self::readable) has no such
     /// limit).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::future::poll_fn;
-    /// use std::io::Write;
-    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
-    /// tx.write_all(b"x")?;
-    /// poll_fn(|cx| rx.poll_read_ready(cx).map_ok(|mut guard| guard.retain_ready())).await?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn poll_read_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
@@ -271,17 +155,6 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// [`poll_read_ready`](Self::poll_read_ready) with a guard that gives
     /// mutable access to the inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::future::poll_fn;
-    /// use std::io::Write;
-    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut rx = tempo_io::unix::AsyncFd::new(rx)?;
-    /// tx.write_all(b"x")?;
-    /// poll_fn(|cx| rx.poll_read_ready_mut(cx).map_ok(|mut guard| guard.retain_ready())).await?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn poll_read_ready_mut<'a>(
         &'a mut self,
         cx: &mut Context<'_>,
@@ -292,15 +165,6 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// Polls for write readiness (`poll_*` form, see
     /// [`poll_read_ready`](Self::poll_read_ready)).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::future::poll_fn;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// poll_fn(|cx| tx.poll_write_ready(cx).map_ok(|mut guard| guard.retain_ready())).await?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn poll_write_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
@@ -311,15 +175,6 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// [`poll_write_ready`](Self::poll_write_ready) with a guard that gives
     /// mutable access to the inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::future::poll_fn;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// poll_fn(|cx| tx.poll_write_ready_mut(cx).map_ok(|mut guard| guard.retain_ready())).await?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn poll_write_ready_mut<'a>(
         &'a mut self,
         cx: &mut Context<'_>,
@@ -371,75 +226,24 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// Waits until the descriptor is readable (or its read side closed, or
     /// it has an error). Any number of tasks may wait at once.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::{Read, Write};
-    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// rx.set_nonblocking(true)?;
-    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
-    /// tx.write_all(b"ab")?;
-    /// let mut guard = rx.readable().await?;
-    /// let mut buf = [0u8; 8];
-    /// assert_eq!(guard.try_io(|fd| fd.get_ref().read(&mut buf)).unwrap()?, 2);
-    /// // Drained: the next read blocks, and `try_io` clears the readiness.
-    /// assert!(guard.try_io(|fd| fd.get_ref().read(&mut buf)).is_err());
-    /// assert!(guard.ready().is_empty());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn readable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
         self.ready(Interest::READABLE).await
     }
 
     /// [`readable`](Self::readable) with a guard that gives mutable access
     /// to the inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::{Read, Write};
-    /// # let (mut tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// rx.set_nonblocking(true)?;
-    /// let mut rx = tempo_io::unix::AsyncFd::new(rx)?;
-    /// tx.write_all(b"ab")?;
-    /// let mut guard = rx.readable_mut().await?;
-    /// let mut buf = [0u8; 8];
-    /// assert_eq!(guard.try_io(|fd| fd.get_mut().read(&mut buf)).unwrap()?, 2);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn readable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
         self.ready_mut(Interest::READABLE).await
     }
 
     /// Waits until the descriptor is writable (or its write side closed,
     /// or it has an error). Any number of tasks may wait at once.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Write;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// tx.set_nonblocking(true)?;
-    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let mut guard = tx.writable().await?;
-    /// assert_eq!(guard.try_io(|fd| fd.get_ref().write(b"hi")).unwrap()?, 2);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<AsyncFdReadyGuard<'_, T>> {
         self.ready(Interest::WRITABLE).await
     }
 
     /// [`writable`](Self::writable) with a guard that gives mutable access
     /// to the inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Write;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// tx.set_nonblocking(true)?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let mut guard = tx.writable_mut().await?;
-    /// assert_eq!(guard.try_io(|fd| fd.get_mut().write(b"hi")).unwrap()?, 2);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable_mut(&mut self) -> io::Result<AsyncFdReadyMutGuard<'_, T>> {
         self.ready_mut(Interest::WRITABLE).await
     }
@@ -447,10 +251,6 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// Runs the I/O operation `f` until it does not return `WouldBlock`,
     /// waiting for readiness in between (tokio's `AsyncFd::async_io`).
     /// `interest` is one direction: `READABLE` or `WRITABLE`.
-    ///
-    /// As every Tempo operation, it tries `f` first and waits only after
-    /// a `WouldBlock` (which clears the readiness); completing spends a
-    /// budget unit.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -476,17 +276,6 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// [`async_io`](Self::async_io) with mutable access to the inner
     /// object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Write;
-    /// use tempo_io::{unix::AsyncFd, Interest};
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// tx.set_nonblocking(true)?;
-    /// let mut tx = AsyncFd::new(tx)?;
-    /// assert_eq!(tx.async_io_mut(Interest::WRITABLE, |fd| fd.write(b"hi")).await?, 2);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn async_io_mut<R>(
         &mut self,
         interest: Interest,
@@ -501,23 +290,7 @@ impl<T: AsRawFd> AsyncFd<T> {
     /// clears the readiness of `interest`'s direction (`READABLE` or
     /// `WRITABLE`), so the next wait sleeps until the next edge.
     ///
-    /// Unlike tokio's, which returns `WouldBlock` without calling `f` when
-    /// no readiness is cached, it always calls `f`, as every Tempo `try_*`
-    /// (see the crate docs: under a throttling scheduler the cached
-    /// readiness lags behind the descriptor by up to a tick).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Read;
-    /// use tempo_io::{unix::AsyncFd, Interest};
-    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// rx.set_nonblocking(true)?;
-    /// let rx = AsyncFd::new(rx)?;
-    /// let mut buf = [0u8; 8];
-    /// let e = rx.try_io(Interest::READABLE, |fd| (&*fd).read(&mut buf)).unwrap_err();
-    /// assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Unlike tokio's, it always calls `f`, as every Tempo `try_*` does.
     pub fn try_io<R>(
         &self,
         interest: Interest,
@@ -528,17 +301,6 @@ impl<T: AsRawFd> AsyncFd<T> {
     }
 
     /// [`try_io`](Self::try_io) with mutable access to the inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Write;
-    /// use tempo_io::{unix::AsyncFd, Interest};
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// tx.set_nonblocking(true)?;
-    /// let mut tx = AsyncFd::new(tx)?;
-    /// assert_eq!(tx.try_io_mut(Interest::WRITABLE, |fd| fd.write(b"hi"))?, 2);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn try_io_mut<R>(
         &mut self,
         interest: Interest,
@@ -737,6 +499,22 @@ fn clear_guard_event<T: AsRawFd>(
     }
 }
 
+/// What both ready guards' `try_io` do with the operation's `result`: a
+/// `WouldBlock` clears the guard's readiness and becomes `TryIoError`.
+fn guard_try_result<T: AsRawFd, R>(
+    async_fd: &AsyncFd<T>,
+    event: &mut Option<Event>,
+    result: io::Result<R>,
+) -> Result<io::Result<R>, TryIoError> {
+    match result {
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            clear_guard_event(async_fd, event, None);
+            Err(TryIoError(()))
+        }
+        result => Ok(result),
+    }
+}
+
 /// Readiness of an [`AsyncFd`] seen by a wait and not yet acknowledged,
 /// with shared access to it (tokio's `AsyncFdReadyGuard`).
 ///
@@ -771,16 +549,6 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
     /// the next edge. Call it only after an operation returned
     /// `WouldBlock`. An event that arrived after the guard was made is
     /// kept.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
-    /// let mut guard = rx.writable().await?;
-    /// guard.clear_ready(); // as if a write had returned WouldBlock
-    /// assert!(guard.ready().is_empty());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn clear_ready(&mut self) {
         clear_guard_event(self.async_fd, &mut self.event, None);
     }
@@ -805,28 +573,10 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
 
     /// Keeps the readiness (the next wait completes at once). Dropping
     /// the guard does the same; this says so explicitly.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// tx.writable().await?.retain_ready();
-    /// tx.writable().await?.retain_ready(); // still writable, at once
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn retain_ready(&mut self) {}
 
     /// The readiness this guard saw, within the interest waited for;
     /// empty after [`clear_ready`](Self::clear_ready).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let guard = tx.writable().await?;
-    /// assert!(guard.ready().is_writable() && !guard.ready().is_readable());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn ready(&self) -> Ready {
         self.event.map_or(Ready::EMPTY, |event| event.ready)
     }
@@ -850,38 +600,16 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
         &mut self,
         f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>,
     ) -> Result<io::Result<R>, TryIoError> {
-        match f(self.async_fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
+        let result = f(self.async_fd);
+        guard_try_result(self.async_fd, &mut self.event, result)
     }
 
     /// The [`AsyncFd`] this guard belongs to.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// assert!(std::ptr::eq(tx.writable().await?.get_ref(), &tx));
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_ref(&self) -> &'a AsyncFd<T> {
         self.async_fd
     }
 
     /// The inner object of the [`AsyncFd`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::os::fd::AsRawFd;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// assert_eq!(tx.writable().await?.get_inner().as_raw_fd(), tx.as_raw_fd());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_inner(&self) -> &'a T {
         self.async_fd.get_ref()
     }
@@ -923,16 +651,6 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
     }
 
     /// [`AsyncFdReadyGuard::clear_ready`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let mut guard = tx.writable_mut().await?;
-    /// guard.clear_ready();
-    /// assert!(guard.ready().is_empty());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn clear_ready(&mut self) {
         clear_guard_event(self.async_fd, &mut self.event, None);
     }
@@ -954,106 +672,38 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
     }
 
     /// [`AsyncFdReadyGuard::retain_ready`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// tx.writable_mut().await?.retain_ready();
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn retain_ready(&mut self) {}
 
     /// [`AsyncFdReadyGuard::ready`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// assert!(tx.writable_mut().await?.ready().is_writable());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn ready(&self) -> Ready {
         self.event.map_or(Ready::EMPTY, |event| event.ready)
     }
 
     /// [`AsyncFdReadyGuard::try_io`], with `&mut AsyncFd`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Write;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// tx.set_nonblocking(true)?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let mut guard = tx.writable_mut().await?;
-    /// assert_eq!(guard.try_io(|fd| fd.get_mut().write(b"x")).unwrap()?, 1);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn try_io<R>(
         &mut self,
         f: impl FnOnce(&mut AsyncFd<T>) -> io::Result<R>,
     ) -> Result<io::Result<R>, TryIoError> {
-        match f(self.async_fd) {
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                self.clear_ready();
-                Err(TryIoError(()))
-            }
-            result => Ok(result),
-        }
+        let result = f(self.async_fd);
+        guard_try_result(self.async_fd, &mut self.event, result)
     }
 
     /// The [`AsyncFd`] this guard belongs to.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::os::fd::AsRawFd;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let fd = tx.as_raw_fd();
-    /// assert_eq!(tx.writable_mut().await?.get_ref().as_raw_fd(), fd);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_ref(&self) -> &AsyncFd<T> {
         self.async_fd
     }
 
     /// The [`AsyncFd`] this guard belongs to, mutably.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// tx.writable_mut().await?.get_mut().get_mut().set_nonblocking(true)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_mut(&mut self) -> &mut AsyncFd<T> {
         self.async_fd
     }
 
     /// The inner object of the [`AsyncFd`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::os::fd::AsRawFd;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let fd = tx.as_raw_fd();
-    /// assert_eq!(tx.writable_mut().await?.get_inner().as_raw_fd(), fd);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_inner(&self) -> &T {
         self.async_fd.get_ref()
     }
 
     /// The inner object of the [`AsyncFd`], mutably.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// tx.writable_mut().await?.get_inner_mut().set_nonblocking(true)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn get_inner_mut(&mut self) -> &mut T {
         self.async_fd.get_mut()
     }

@@ -1,17 +1,9 @@
-//! [`Driver`]: the public I/O driver, composed of the readiness reactor
-//! (`readiness/`, mio only) and the settings its sockets share
-//! (`socket_settings.rs`: the receive-ahead switch, the resolver).
-//!
-//! # Why a composition
-//!
-//! The reactor dispatches readiness and knows nothing of datagrams or
-//! names; the socket layer's settings are not the reactor's state. The
-//! driver is where the two meet: it hands both to every [`Handle`] and
-//! forwards [`Park`] to the reactor (what one park does, how every
-//! pending event is dispatched, what a panicking waker does: see
-//! `readiness/reactor.rs`).
+//! [`Driver`]: the readiness reactor (`readiness/`) and the settings its
+//! sockets share (`socket_settings.rs`), composed; [`Park`] is the
+//! reactor's (see `readiness/reactor.rs`).
 
 use std::io;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use tempo_park::{DriverStats, IoDriver, Park};
@@ -21,31 +13,17 @@ use crate::readiness::Reactor;
 pub use crate::readiness::UnparkDriver;
 use crate::socket_settings::SocketSettings;
 
-/// Default size of the `Events` buffer: the events one `epoll_wait`
-/// returns at most. A park that fills it polls again (see
-/// `readiness/reactor.rs`).
+/// Default size of the `Events` buffer (a park that fills it polls again).
 const DEFAULT_EVENTS: usize = 1024;
 
 /// The I/O driver: a readiness reactor (a `mio::Poll`, its events buffer
-/// and the registrations of every socket created with its [`Handle`]) and
-/// the settings those sockets share.
+/// and the registrations of every socket made with its [`Handle`]) and the
+/// settings those sockets share.
 ///
-/// Each `park*` wakes every task waiting on a socket that became ready
-/// (any number per socket and direction): every socket whose readiness was
-/// pending when the park started, however many there are (a full events
-/// buffer is followed by further zero-timeout polls; see
-/// [`with_capacity`](Self::with_capacity)).
-///
-/// # Panicking wakers
-///
-/// A waker the driver wakes may panic (a foreign executor's, a user's own
-/// `Wake` impl). The driver still wakes **every other waker of the same
-/// batch**, then re-raises the first panic: `park*` panics after the
-/// dispatch is complete, and dropping the driver (which wakes every waiter
-/// to the shutdown error) panics after all are woken, unless the thread is
-/// already unwinding, when the payload is dropped rather than abort the
-/// process. Dropping a socket follows the same rule for its own waiters.
-/// No task is ever left unwoken because another task's waker panicked.
+/// Each `park*` wakes every task waiting on a socket that was ready when
+/// it started. A panicking waker does not stop the batch: every other
+/// waker is woken, then the first panic is re-raised (dropped instead if
+/// the thread is already unwinding).
 ///
 /// ```
 /// use std::time::Duration;
@@ -62,9 +40,7 @@ const DEFAULT_EVENTS: usize = 1024;
 pub struct Driver {
     /// The readiness reactor: poll, events buffer, dispatch.
     reactor: Reactor,
-    /// Its handle, which also holds what its sockets share besides the
-    /// reactor (receive-ahead switch, resolver): cloned for every
-    /// [`handle`](Self::handle), never read by the dispatch.
+    /// Its handle (the reactor's shared part and the socket settings).
     handle: Handle,
     /// Completions the turns of this driver's io_uring handed to ring
     /// receivers (see `completion/`).
@@ -78,10 +54,7 @@ impl Driver {
     }
 
     /// Creates a driver whose `Events` buffer holds `events` events (at
-    /// least 1): one poll takes that many at most. A park whose poll fills
-    /// the buffer polls again without blocking, so every socket ready when
-    /// the park started is still dispatched by that park; a small buffer
-    /// costs more `epoll_wait` calls, not more parks.
+    /// least 1); a park that fills it polls again without blocking.
     ///
     /// ```
     /// use tempo_park::Park;
@@ -103,37 +76,6 @@ impl Driver {
     /// A handle that registers sockets with this driver, from any thread.
     pub fn handle(&self) -> Handle {
         self.handle.clone()
-    }
-
-    /// Turns the receive-ahead rule on or off (default: off).
-    ///
-    /// When on, a [`UdpSocket`](crate::net::UdpSocket) or
-    /// [`UnixDatagram`](crate::net::UnixDatagram) made afterwards is
-    /// registered *level-triggered* for reading, and a `recv` /
-    /// `recv_from` (async or `poll_*`) makes one `recvfrom` per readiness
-    /// report: the next receive waits, without a syscall, for the next
-    /// report, which the poller makes while a datagram is left. A socket
-    /// reported by two parks in a row (in a throttled tick: its poll, then
-    /// its [look](tempo_park::IoDriver::look)) holds a backlog, which its
-    /// receives then drain until `WouldBlock`. At one
-    /// datagram per socket per tick a receive loop pays one receive
-    /// syscall per datagram instead of two, and a backlog drains in the
-    /// tick that finds it (the runtime takes a look after each tick that
-    /// dispatched I/O). A socket made before the rule was on keeps its
-    /// edge-triggered registration; its receives make one `recvmmsg`
-    /// asking for two datagrams and hold the second (see the `net` module
-    /// docs).
-    ///
-    /// A runtime built with `max_throttling` turns it on by itself, also
-    /// under a host's `Park` built with `Builder::with_park_fn`.
-    ///
-    /// ```
-    /// let mut driver = tempo_io::Driver::new()?;
-    /// driver.set_recv_ahead(true); // a host loop that throttles itself
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
-    pub fn set_recv_ahead(&mut self, enabled: bool) {
-        self.handle.settings().recv_ahead.set_enabled(enabled);
     }
 
     /// Number of `park*` calls so far (dispatch rounds).
@@ -202,16 +144,18 @@ impl Drop for Driver {
     }
 }
 
-/// The runtime's contract with its I/O backend: the events capacity, the
-/// throttled datagram rule (receive-ahead), and the second look (a
-/// zero-timeout park, the provided default).
+/// The runtime's contract with its I/O backend. Throttled, a datagram
+/// socket made afterwards is level-triggered for reading and makes one
+/// `recvfrom` per readiness report (its backlog, found by the tick's look,
+/// drains until `WouldBlock`); not throttled (the default), receives drain
+/// until `WouldBlock`, as tokio's do.
 ///
 /// ```
 /// use tempo_park::IoDriver;
 ///
 /// let mut driver = tempo_io::Driver::with_capacity(64)?;
 /// assert_eq!(IoDriver::events_capacity(&driver), 64);
-/// driver.set_throttled(true); // the receive-ahead rule, as `set_recv_ahead(true)`
+/// driver.set_throttled(true); // a host loop that throttles itself
 /// driver.look()?;             // dispatches what is ready, never blocks
 /// # Ok::<(), std::io::Error>(())
 /// ```
@@ -221,25 +165,22 @@ impl IoDriver for Driver {
     }
 
     fn set_throttled(&mut self, throttled: bool) {
-        self.set_recv_ahead(throttled);
+        let settings = self.handle.settings();
+        settings.throttled.store(throttled, Ordering::Relaxed);
     }
 
-    /// While the receive-ahead rule is on: its level-triggered datagram
-    /// sockets need a look to find their backlogs.
+    /// While throttled: its level-triggered datagram sockets need a look
+    /// to find their backlogs.
     fn looks_for_backlogs(&self) -> bool {
-        self.handle.settings().recv_ahead.is_enabled()
+        let settings = self.handle.settings();
+        settings.throttled.load(Ordering::Relaxed)
     }
 }
 
-/// The driver's pollable fd: its epoll (kqueue) instance.
-///
-/// It becomes readable when a registered socket has an event waiting for
-/// the next `park*`, or when the driver was unparked (its waker is
-/// registered in the same instance). A host with its own poll loop waits
-/// for it there, then calls `park_timeout(Duration::ZERO)` (or, on a
-/// runtime, `Runtime::turn(Duration::ZERO)`), which dispatches the events
-/// and so makes the fd unreadable again. Timers are not in it: a host
-/// that also runs `tempo-time` bounds its own wait by the next deadline.
+/// The driver's pollable fd (its epoll instance): readable when a
+/// registered socket has an event or the driver was unparked. A host's
+/// poll loop waits for it, then calls `park_timeout(Duration::ZERO)`.
+/// Timers are not in it.
 ///
 /// ```
 /// use std::os::fd::{AsFd, AsRawFd};

@@ -43,14 +43,15 @@ pub struct Handle {
     shared: Arc<HandleShared>,
 }
 
-/// What a [`Handle`] refers to, behind one reference count: a handle is
-/// cloned on every [`enter`](Handle::enter) (every `block_on`), and a
-/// socket keeps it ([`PollIo`](crate::poll_io::PollIo)).
+/// What a [`Handle`] refers to: the reactor, the socket layer's settings
+/// and the driver's io_uring, behind one reference count (a handle is
+/// cloned on every [`enter`](Handle::enter), so one count, not one per
+/// part).
 #[derive(Debug)]
 pub(crate) struct HandleShared {
     /// The reactor: registrations, the poller's registry, its waker.
     pub(crate) reactor: Arc<ReactorShared>,
-    /// The socket layer's settings (receive-ahead switch, resolver).
+    /// The socket layer's settings (throttled flag, resolver).
     pub(crate) settings: SocketSettings,
     /// The driver's io_uring, made by its first ring receiver.
     pub(crate) ring: RingHome,

@@ -1,13 +1,7 @@
-//! [`PollIo`]: a mio source plus its [`Registration`], the building block of
-//! every net type (and of `AsyncFd`). Dropping it deregisters the source
-//! before closing it.
-//!
-//! It is where the readiness layer meets the socket layer: the
-//! registration points to the reactor, `handle` to the [`Handle`]'s shared
-//! part, which holds what the driver's sockets share (receive-ahead
-//! switch, resolver); [`handle`](PollIo::handle) gives the handle back
-//! (for an accepted stream). A datagram receive reads the switch through
-//! it: one pointer, one Relaxed load.
+//! [`PollIo`]: a mio source plus its [`Registration`] and its driver's
+//! [`Handle`] (for the socket settings), the building block of every net
+//! type and of `AsyncFd`. Dropping it deregisters the source before
+//! closing it.
 
 use std::io;
 use std::ops::Deref;
@@ -26,7 +20,7 @@ pub(crate) struct PollIo<S: Source> {
     pub(crate) registration: Registration,
     /// The handle's shared part: the settings of the driver's sockets (and
     /// the reactor, which the registration reaches directly).
-    handle: Arc<HandleShared>,
+    pub(crate) handle: Arc<HandleShared>,
 }
 
 impl<S: Source> PollIo<S> {

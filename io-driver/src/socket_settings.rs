@@ -1,50 +1,25 @@
-//! What the sockets of one driver share besides the reactor: the
-//! receive-ahead switch and the host-name resolver ([`SocketSettings`]).
-//!
-//! # Why apart from the reactor
-//!
-//! Both are settings of the *socket* layer (`net/`): the reactor
-//! (`readiness/`) dispatches readiness and knows nothing of datagrams or
-//! names. They live here, below both `handle.rs` and `net/`, so that the
-//! [`Handle`](crate::Handle) can carry them to every socket without any
-//! module importing from a layer above it. A datagram receive reads the
-//! switch through its registration's handle: one pointer to these
-//! settings, one Relaxed load, as when the switch sat in the reactor's
-//! shared state.
+//! What the sockets of one driver share besides the reactor
+//! ([`SocketSettings`]): the throttled flag and the host-name resolver.
+//! Settings of the socket layer, kept below `handle.rs` and `net/` so
+//! that the [`Handle`](crate::Handle) carries them to every socket.
 
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 /// The settings a driver's sockets share, behind one `Arc` held by the
 /// driver and every [`Handle`](crate::Handle) (so by every socket).
 #[derive(Debug, Default)]
 pub(crate) struct SocketSettings {
-    /// The receive-ahead rule's switch (`net/recv_ahead.rs`).
-    pub(crate) recv_ahead: RecvAheadMode,
+    /// The driver is throttled: datagram sockets made now follow the
+    /// throttled receive rule (`net/recv_rule.rs`).
+    pub(crate) throttled: AtomicBool,
     /// Resolves host names for this driver's sockets (`net/addr.rs`).
     pub(crate) resolver: ResolverSlot,
-}
-
-/// The driver-wide switch of the receive-ahead rule (off by default).
-#[derive(Debug, Default)]
-pub(crate) struct RecvAheadMode {
-    enabled: AtomicBool,
-}
-
-impl RecvAheadMode {
-    /// Turns the rule on or off.
-    pub(crate) fn set_enabled(&self, enabled: bool) {
-        self.enabled.store(enabled, Relaxed);
-    }
-
-    pub(crate) fn is_enabled(&self) -> bool {
-        self.enabled.load(Relaxed)
-    }
 }
 
 /// A host-name lookup in progress: what [`Resolve::resolve`] returns.

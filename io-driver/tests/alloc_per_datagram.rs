@@ -1,5 +1,5 @@
 //! Allocations per received datagram after warm-up must be 0, in both the
-//! ordinary mode and with the receive-ahead rule, with `recv_from` and with
+//! ordinary mode and throttled, with `recv_from` and with
 //! `recv_from_with` (the thread's buffer), and per `recv_many` /
 //! `send_many` call once their batches are built. A counting global
 //! allocator counts the allocations of this test's thread only.
@@ -14,7 +14,7 @@ use std::time::Duration;
 use futures::task::noop_waker;
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket};
 use tempo_io::Driver;
-use tempo_park::Park;
+use tempo_park::{IoDriver, Park};
 use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadCounter};
 
 #[global_allocator]
@@ -24,14 +24,14 @@ static GLOBAL: CountingAllocator = CountingAllocator;
 /// per round, with `recv_from` or (`closure`) `recv_from_with`; returns
 /// the allocations counted after `warmup` rounds.
 fn allocations_after_warmup(
-    recv_ahead: bool,
+    throttled: bool,
     closure: bool,
     sockets: usize,
     warmup: u32,
     rounds: u32,
 ) -> (u64, u64) {
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(recv_ahead);
+    driver.set_throttled(throttled);
     let handle = driver.handle();
     let _enter = handle.enter();
     let received = Rc::new(Cell::new(0u64));
@@ -101,15 +101,16 @@ fn zero_allocations_per_received_datagram_after_warmup() {
     let ((), allocations) = count_on_this_thread(|| drop(std::hint::black_box(Box::new(1u64))));
     assert_eq!(allocations, 1);
 
-    for ahead in [false, true] {
+    for throttled in [false, true] {
         for closure in [false, true] {
-            let (allocations, datagrams) = allocations_after_warmup(ahead, closure, 100, 10, 60);
+            let (allocations, datagrams) =
+                allocations_after_warmup(throttled, closure, 100, 10, 60);
             println!(
-                "recv_ahead={ahead} closure={closure}: {allocations} allocations for {datagrams} datagrams"
+                "throttled={throttled} closure={closure}: {allocations} allocations for {datagrams} datagrams"
             );
             assert_eq!(
                 allocations, 0,
-                "recv_ahead={ahead} closure={closure}: allocations on the receive path"
+                "throttled={throttled} closure={closure}: allocations on the receive path"
             );
         }
     }
@@ -123,7 +124,7 @@ fn zero_allocations_per_received_datagram_after_warmup() {
 fn zero_allocations_per_batch_call_after_warmup() {
     let (sockets, warmup, rounds) = (50, 5u32, 30u32);
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
+    driver.set_throttled(true);
     let handle = driver.handle();
     let _enter = handle.enter();
     let received = Rc::new(Cell::new(0u64));

@@ -1,6 +1,6 @@
 //! `recv_many` / `send_many` (one `recvmmsg` / `sendmmsg`) on UDP and Unix
 //! datagram sockets, their limits and errors, and how they meet the
-//! receive-ahead rule.
+//! throttled receive rule.
 
 mod support;
 
@@ -10,10 +10,10 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use futures::task::noop_waker;
-use support::{block_on, block_on_bounded};
+use support::block_on;
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
 use tempo_io::Driver;
-use tempo_park::Park;
+use tempo_park::{IoDriver, Park};
 use tempo_test_support::net::{sent_all_and_queued, sent_and_queued, BatchQueued};
 
 fn udp_pair() -> (UdpSocket, UdpSocket) {
@@ -181,31 +181,6 @@ fn empty_and_oversized_batches_are_refused_or_free() {
     });
 }
 
-/// A datagram held by a receive-ahead `recv` comes first in the next
-/// `recv_many`, before the kernel's, in one call.
-#[test]
-fn recv_many_returns_the_held_datagram_first() {
-    let mut driver = Driver::new().unwrap();
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let (a, b) = udp_pair();
-    driver.set_recv_ahead(true); // after the sockets: edge-triggered, held datagrams
-    let to = b.local_addr().unwrap();
-    for payload in [b"1", b"2", b"3"] {
-        sent_and_queued(&b, || a.try_send_to(payload, to).unwrap());
-    }
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
-    let mut buf = [0u8; 8];
-    // Takes "1" and holds "2".
-    assert!(matches!(b.poll_recv(&mut cx, &mut buf), Poll::Ready(Ok(1))));
-    let mut batch = RecvBatch::new(4, 8).unwrap();
-    let outcome = block_on_bounded(&mut driver, 5, b.recv_many(&mut batch));
-    assert_eq!(outcome.output.unwrap(), 2);
-    assert_eq!((batch.payload(0), batch.payload(1)), (&b"2"[..], &b"3"[..]));
-    assert_eq!(outcome.parks, 0);
-}
-
 /// A batch that came back short knows the socket is drained: the next
 /// `recv_many` waits for a readiness event without a syscall, then gets
 /// the new datagram: at most one `recvmmsg` per socket per tick.
@@ -282,9 +257,9 @@ fn unix_datagram_batches_round_trip_with_paths() {
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     });
 
-    // A connected pair: unnamed sources, and the receive-ahead of recv_from.
+    // A connected pair: unnamed sources, and the throttled recv_from.
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
+    driver.set_throttled(true);
     block_on(&mut driver, async {
         let (a, b) = UnixDatagram::pair().unwrap();
         let mut out = SendBatch::new();
@@ -351,7 +326,7 @@ fn recv_many_spends_one_budget_unit_per_call() {
 }
 
 /// A batch receive knows by itself when the socket is drained, so a
-/// socket made level-triggered by the receive-ahead rule goes back to
+/// socket made level-triggered by the throttled rule goes back to
 /// edge-triggered (read and write) at its first `recv_many`, for good;
 /// datagrams queued before the switch are received all the same.
 #[test]
@@ -360,7 +335,7 @@ fn recv_many_makes_a_level_triggered_socket_edge_triggered() {
     use tempo_test_support::net::{epoll_entry, EpollEntry};
 
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
+    driver.set_throttled(true);
     let handle = driver.handle();
     let _enter = handle.enter();
     let (a, b) = udp_pair();
@@ -393,15 +368,14 @@ fn recv_many_makes_a_level_triggered_socket_edge_triggered() {
 }
 
 /// After a batch receive made a level-triggered socket edge-triggered,
-/// its plain receives drain a backlog one `recvfrom` each and never hold
-/// a datagram ahead (a receive that raced the switch could not pass a
-/// held one): the second datagram stays in the kernel until the next
-/// receive takes it, and a receive that finds the socket empty waits
-/// for the next datagram's event.
+/// its plain receives drain a backlog one `recvfrom` each: the second
+/// datagram stays in the kernel until the next receive takes it, and a
+/// receive that finds the socket empty waits for the next datagram's
+/// event.
 #[test]
-fn plain_receives_after_the_switch_hold_nothing_and_strand_nothing() {
+fn plain_receives_after_the_switch_strand_nothing() {
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
+    driver.set_throttled(true);
     let handle = driver.handle();
     let _enter = handle.enter();
     let (a, b) = udp_pair();
@@ -421,7 +395,6 @@ fn plain_receives_after_the_switch_hold_nothing_and_strand_nothing() {
         let got = b.poll_recv(&mut cx, &mut buf);
         assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
         assert_eq!(buf[0], expected);
-        assert!(!b.discard_held(), "nothing was held ahead");
     }
     assert!(b.poll_recv(&mut cx, &mut buf).is_pending(), "drained");
     sent_and_queued(&b, || a.try_send_to(b"r", to).unwrap());

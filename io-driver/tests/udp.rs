@@ -15,7 +15,7 @@ use futures::task::noop_waker;
 use support::{block_on, block_on_bounded, raise_fd_limit, WakeCount};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
-use tempo_park::Park;
+use tempo_park::{IoDriver, Park};
 use tempo_test_support::net::{epoll_entry, sent_all_and_queued, sent_and_queued, EpollEntry};
 
 #[test]
@@ -150,7 +150,7 @@ fn try_recv_attempts_the_syscall_even_without_cached_readiness() {
 }
 
 /// Bytes queued in the kernel for `socket` (`FIONREAD`): shows whether a
-/// datagram is held in user space or still in the kernel.
+/// datagram is still in the kernel.
 fn kernel_queued(socket: &impl AsRawFd) -> usize {
     let mut queued: libc::c_int = 0;
     // SAFETY: FIONREAD writes one c_int through the pointer, which is live.
@@ -159,55 +159,30 @@ fn kernel_queued(socket: &impl AsRawFd) -> usize {
     queued as usize
 }
 
-/// When a test's driver turns the receive-ahead rule on, if at all.
-#[derive(Clone, Copy)]
-enum RecvAheadRule {
-    /// Off: the basic scheduler's setting.
-    Off,
-    /// On once the socket is made: the socket stays edge-triggered, so
-    /// the rule's two-datagram receive applies (and holds datagrams).
-    OnAfterTheSocket,
-    /// On before the socket is made: the socket is level-triggered, one
-    /// receive per report (a throttled runtime's setting).
-    OnBeforeTheSocket,
-}
-
-/// Runs `test` with a driver entered, a bound socket, a std sender and
-/// the socket's address, the receive-ahead rule set as `rule` says.
+/// Runs `test` with a driver entered (throttled or not), a bound socket,
+/// a std sender and the socket's address.
 fn with_pair_under(
-    rule: RecvAheadRule,
+    throttled: bool,
     test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr),
 ) {
     let mut driver = Driver::new().unwrap();
-    if let RecvAheadRule::OnBeforeTheSocket = rule {
-        driver.set_recv_ahead(true);
-    }
+    driver.set_throttled(throttled);
     let handle = driver.handle();
     let _enter = handle.enter();
     let (socket, sender, to) = bound_pair();
-    if let RecvAheadRule::OnAfterTheSocket = rule {
-        driver.set_recv_ahead(true);
-    }
     test(&mut driver, socket, sender, to);
 }
 
-/// [`with_pair_under`] with the rule on after the socket was made: the
-/// setting of the held-datagram tests.
-fn with_recv_ahead_pair(
-    test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr),
-) {
-    with_pair_under(RecvAheadRule::OnAfterTheSocket, test);
-}
-
-/// [`with_pair_under`] with the rule off.
+/// [`with_pair_under`] not throttled: an edge-triggered socket that
+/// drains until `WouldBlock` (the basic scheduler's rule).
 fn with_pair(test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr)) {
-    with_pair_under(RecvAheadRule::Off, test);
+    with_pair_under(false, test);
 }
 
-/// [`with_pair_under`] with the rule on before the socket was made: a
-/// level-triggered socket.
+/// [`with_pair_under`] throttled: a level-triggered socket, one receive
+/// per report.
 fn with_level_pair(test: impl FnOnce(&mut Driver, UdpSocket, std::net::UdpSocket, SocketAddr)) {
-    with_pair_under(RecvAheadRule::OnBeforeTheSocket, test);
+    with_pair_under(true, test);
 }
 
 /// Sends `payload` to `socket` and dispatches its readiness event: the
@@ -232,21 +207,6 @@ fn assert_receives_now(socket: &UdpSocket, cx: &mut Context<'_>, expected: u8) {
     assert_eq!(buf[0], expected);
 }
 
-/// On an edge-triggered socket under the rule: sends "a" and "b", and
-/// receives "a" with one two-datagram call, which holds "b" (the kernel
-/// queue is empty).
-fn received_a_holding_b(
-    socket: &UdpSocket,
-    sender: &std::net::UdpSocket,
-    to: SocketAddr,
-    cx: &mut Context<'_>,
-) {
-    sent_and_queued(socket, || sender.send_to(b"a", to).unwrap());
-    sent_and_queued(socket, || sender.send_to(b"b", to).unwrap());
-    assert_receives_now(socket, cx, b'a');
-    assert_eq!(kernel_queued(socket), 0, "b left the kernel: it is held");
-}
-
 fn bound_pair() -> (UdpSocket, std::net::UdpSocket, SocketAddr) {
     let socket = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
@@ -254,12 +214,11 @@ fn bound_pair() -> (UdpSocket, std::net::UdpSocket, SocketAddr) {
     (socket, sender, to)
 }
 
-/// Two datagrams queued: the receive-ahead takes both in one call and the
-/// second receive returns the held one in the same tick (no park: no
-/// added tick of latency, none stranded).
+/// Two datagrams queued: a drain loop receives both in the tick they were
+/// queued in (no park: no added tick of latency, none stranded).
 #[test]
-fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
+fn a_drain_loop_receives_two_queued_datagrams_in_one_tick() {
+    with_pair(|driver, socket, sender, to| {
         sent_and_queued(&socket, || sender.send_to(b"one", to).unwrap());
         sent_and_queued(&socket, || sender.send_to(b"two", to).unwrap());
 
@@ -277,74 +236,13 @@ fn recv_ahead_receives_two_queued_datagrams_in_one_tick() {
     });
 }
 
-/// The second datagram of a receive-ahead call is held in user space: the
-/// kernel queue is empty, yet the next receive, `peek_from`, `readable`
-/// and `try_recv_from` see it, in order, and it is received once.
-#[test]
-fn held_datagram_comes_first_without_a_syscall() {
-    with_recv_ahead_pair(|_driver, socket, sender, to| {
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut buf = [0u8; 8];
-        received_a_holding_b(&socket, &sender, to, &mut cx);
-
-        assert!(socket.poll_recv_ready(&mut cx).is_ready(), "held: readable");
-        let (n, from) = socket.try_peek_from(&mut buf).unwrap();
-        assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
-        let (n, from) = socket.try_recv_from(&mut buf).unwrap();
-        assert_eq!((&buf[..n], from), (&b"b"[..], sender.local_addr().unwrap()));
-        assert_eq!(
-            socket.try_recv_from(&mut buf).unwrap_err().kind(),
-            io::ErrorKind::WouldBlock,
-            "received once"
-        );
-    });
-}
-
-/// Every way to look at or take the next datagram sees a held one first,
-/// without a syscall and without waiting for an event: `peek_sender`,
-/// `ready(READABLE)` and the `bytes` receives.
-#[test]
-fn held_datagram_is_seen_by_peek_sender_ready_and_buf_receives() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
-        let from = sender.local_addr().unwrap();
-        sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
-        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-        sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
-        let mut buf = [0u8; 8];
-        block_on(driver, socket.recv(&mut buf)).unwrap();
-        assert_eq!(kernel_queued(&socket), 1, "b is held, c is in the kernel");
-
-        assert_eq!(socket.try_peek_sender().unwrap(), from);
-        assert_eq!(block_on(driver, socket.peek_sender()).unwrap(), from);
-        let ready = block_on(driver, socket.ready(tempo_io::Interest::READABLE)).unwrap();
-        assert!(ready.is_readable(), "held: readable at once");
-
-        let mut bytes = Vec::with_capacity(64);
-        let (n, got_from) = block_on(driver, socket.recv_buf_from(&mut bytes)).unwrap();
-        assert_eq!(
-            (n, &bytes[..], got_from),
-            (1, &b"b"[..], from),
-            "the held one first"
-        );
-        bytes.clear();
-        assert_eq!(socket.try_recv_buf(&mut bytes).unwrap(), 1);
-        assert_eq!(&bytes[..], b"c");
-        assert_eq!(
-            socket.try_recv_buf(&mut bytes).unwrap_err().kind(),
-            io::ErrorKind::WouldBlock
-        );
-    });
-}
-
-/// A receive-ahead call that got one datagram knows the socket is
-/// drained: the next receive, even in a later dispatch round, waits for a
-/// readiness event *without a syscall* (a datagram sent meanwhile stays in
-/// the kernel until the driver reports it), then gets it. (The deferred
-/// retry this rule replaced made that syscall in the next round.)
+/// A throttled receive that took the datagram of a report marks the
+/// socket drained: the next receive, even in a later dispatch round,
+/// waits for a readiness report *without a syscall* (a datagram sent
+/// meanwhile stays in the kernel until the driver reports it), then gets it.
 #[test]
 fn drained_socket_waits_for_the_next_event_without_a_syscall() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
+    with_level_pair(|driver, socket, sender, to| {
         sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
         // Dispatch the socket's first events (writable, readable).
         driver.park_timeout(Duration::ZERO).unwrap();
@@ -380,11 +278,11 @@ fn spend_the_budget(cx: &mut Context<'_>) {
 /// the cooperative budget: with the budget spent it is `Pending` *without
 /// a wake* (an exhausted budget would wake the task at once, for a poll
 /// that could only wait again), and the datagram's event wakes it. Under
-/// receive-ahead every datagram's second receive takes this path, which
+/// throttling every datagram's second receive takes this path, which
 /// skips the budget, the operation and its error value.
 #[test]
 fn drained_receive_waits_for_its_event_not_for_the_budget() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
+    with_level_pair(|driver, socket, sender, to| {
         sent_and_dispatched(driver, &socket, &sender, to, b"a");
         let mut buf = [0u8; 8];
         assert_eq!(block_on(driver, socket.recv(&mut buf)).unwrap(), 1);
@@ -412,55 +310,10 @@ fn drained_receive_waits_for_its_event_not_for_the_budget() {
     });
 }
 
-/// `discard_held` (a flush) drops the held datagram: it is never
-/// received, and the next receive asks the kernel, which returns the
-/// datagram sent after it.
+/// A drain loop empties a backlog in the tick it is found.
 #[test]
-fn discard_held_drops_the_held_datagram() {
-    with_recv_ahead_pair(|_driver, socket, sender, to| {
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut buf = [0u8; 8];
-        received_a_holding_b(&socket, &sender, to, &mut cx);
-
-        assert!(socket.discard_held(), "b was held");
-        assert!(!socket.discard_held(), "nothing is held any more");
-        assert_eq!(
-            socket.try_recv(&mut buf).unwrap_err().kind(),
-            io::ErrorKind::WouldBlock,
-            "b is gone"
-        );
-        sent_and_queued(&socket, || sender.send_to(b"c", to).unwrap());
-        assert_receives_now(&socket, &mut cx, b'c');
-    });
-}
-
-/// After `discard_held` a receive makes the syscall even where the rule
-/// knew the socket drained and no event came since (a flush forgets what
-/// was learnt before it): the datagram sent meanwhile is returned at once.
-#[test]
-fn discard_held_forgets_that_the_socket_was_drained() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
-        sent_and_dispatched(driver, &socket, &sender, to, b"a");
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut buf = [0u8; 8];
-        assert_receives_now(&socket, &mut cx, b'a');
-        sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
-        assert!(!socket.discard_held(), "one arrived: nothing held");
-        assert!(
-            matches!(socket.poll_recv(&mut cx, &mut buf), Poll::Ready(Ok(1))),
-            "the receive made the syscall without waiting for an event"
-        );
-        assert_eq!(buf[0], b'b');
-        assert_eq!(kernel_queued(&socket), 0);
-    });
-}
-
-/// A backlog drains in the tick it is found, two datagrams per syscall.
-#[test]
-fn recv_ahead_drains_a_backlog_in_one_tick() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
+fn a_drain_loop_empties_a_backlog_in_one_tick() {
+    with_pair(|driver, socket, sender, to| {
         for i in 0..5u8 {
             sent_and_queued(&socket, || sender.send_to(&[i], to).unwrap());
         }
@@ -475,31 +328,6 @@ fn recv_ahead_drains_a_backlog_in_one_tick() {
         });
         assert_eq!(outcome.output, vec![0, 1, 2, 3, 4]);
         assert_eq!(outcome.parks, 0, "the backlog is drained in its tick");
-    });
-}
-
-/// A held datagram is cut as `recvfrom` into the buffer of the call that
-/// received it ahead would cut it; the caller's own datagram is cut to its
-/// buffer.
-#[test]
-fn held_datagram_is_cut_to_the_receiving_buffer_size() {
-    with_recv_ahead_pair(|_driver, socket, sender, to| {
-        sent_and_queued(&socket, || sender.send_to(b"0123456789", to).unwrap());
-        sent_and_queued(&socket, || sender.send_to(b"abcdefghij", to).unwrap());
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut small = [0u8; 4];
-        assert!(matches!(
-            socket.poll_recv(&mut cx, &mut small),
-            Poll::Ready(Ok(4))
-        ));
-        assert_eq!(&small, b"0123");
-        let mut large = [0u8; 64];
-        assert!(matches!(
-            socket.poll_recv(&mut cx, &mut large),
-            Poll::Ready(Ok(4))
-        ));
-        assert_eq!(&large[..4], b"abcd");
     });
 }
 
@@ -701,17 +529,14 @@ fn ready_waits_in_one_budget(mut wait: impl FnMut(&mut Context<'_>) -> Poll<()>)
     (ready, wakes.0.load(std::sync::atomic::Ordering::SeqCst))
 }
 
-/// A readiness wait made ready by a datagram that receive-ahead holds
-/// spends a unit of the cooperative budget, as one made ready by an event
-/// does: `readable`, `ready(READABLE)` and `poll_recv_ready` are each ready
+/// A ready readiness wait spends a unit of the cooperative budget:
+/// `readable`, `ready(READABLE)` and `poll_recv_ready` are each ready
 /// `INITIAL_BUDGET` times in one task poll, then `Pending` with the task
-/// woken (to be polled again with a fresh budget). They used to be ready
-/// all 1,000 times, spending nothing.
+/// woken (to be polled again with a fresh budget).
 #[test]
-fn held_datagram_readiness_spends_the_budget() {
-    with_recv_ahead_pair(|_driver, socket, sender, to| {
-        let waker = noop_waker();
-        received_a_holding_b(&socket, &sender, to, &mut Context::from_waker(&waker));
+fn ready_readiness_spends_the_budget() {
+    with_pair(|driver, socket, sender, to| {
+        sent_and_dispatched(driver, &socket, &sender, to, b"b");
 
         let budget = usize::from(tempo_park::coop::INITIAL_BUDGET);
         let readable = ready_waits_in_one_budget(|cx| {
@@ -734,7 +559,7 @@ fn held_datagram_readiness_spends_the_budget() {
             "poll_recv_ready: (ready, wakes)"
         );
 
-        // The readiness was the held datagram's all along.
+        // The readiness was the datagram's all along.
         let mut buf = [0u8; 8];
         let n = socket.try_recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"b");
@@ -748,7 +573,7 @@ fn held_datagram_readiness_spends_the_budget() {
 /// them. Ready, with the budget spent, they yield: the task is woken.
 #[test]
 fn an_unready_wait_waits_for_its_event_not_for_the_budget() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
+    with_pair(|driver, socket, sender, to| {
         let wakes = Arc::new(WakeCount::default());
         let waker = Waker::from(wakes.clone());
         let mut cx = Context::from_waker(&waker);
@@ -955,14 +780,12 @@ fn recv_from_with_takes_one_datagram_per_report_and_drains_a_backlog() {
     });
 }
 
-/// On an edge-triggered socket under the rule (whose `recv_from` takes two
-/// datagrams and holds the second), `recv_from_with` takes one and holds
-/// none (a held datagram's buffer would be 64 KiB): the second stays in
-/// the kernel, and the next receive makes the syscall for it in the same
-/// tick, without waiting for an event.
+/// On an edge-triggered socket `recv_with` takes one datagram: the second
+/// stays in the kernel, and the next receive makes the syscall for it in
+/// the same tick, without waiting for an event.
 #[test]
-fn recv_from_with_holds_nothing_on_an_edge_triggered_socket() {
-    with_recv_ahead_pair(|driver, socket, sender, to| {
+fn recv_with_drains_an_edge_triggered_socket_in_one_tick() {
+    with_pair(|driver, socket, sender, to| {
         sent_and_queued(&socket, || sender.send_to(b"a", to).unwrap());
         sent_and_queued(&socket, || sender.send_to(b"b", to).unwrap());
         let first = block_on_bounded(driver, 10, socket.recv_with(|d| d.to_vec()));

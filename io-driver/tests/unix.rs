@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use support::block_on;
 use tempo_io::net::{UnixDatagram, UnixListener, UnixStream};
 use tempo_io::Driver;
+use tempo_park::IoDriver;
 
 /// A fresh directory for socket paths, removed on drop.
 struct TempDir(PathBuf);
@@ -162,35 +163,6 @@ fn datagram_closure_receives_see_the_datagram_and_its_source() {
     });
 }
 
-/// `discard_held` drops the datagram a Unix datagram socket received
-/// ahead: the next receive returns the one sent after it.
-#[test]
-fn datagram_discard_held_drops_the_held_datagram() {
-    let mut driver = Driver::new().unwrap();
-    let (a, b) = {
-        let _enter = driver.handle().enter();
-        UnixDatagram::pair().unwrap()
-    };
-    // After the sockets: edge-triggered, so the rule holds datagrams.
-    driver.set_recv_ahead(true);
-    block_on(&mut driver, async {
-        a.send(b"one").await.unwrap();
-        a.send(b"two").await.unwrap();
-        let mut buf = [0u8; 8];
-        let n = b.recv(&mut buf).await.unwrap();
-        assert_eq!(&buf[..n], b"one", "and two is held");
-        assert!(b.discard_held());
-        a.send(b"new").await.unwrap();
-        let n = b.recv(&mut buf).await.unwrap();
-        assert_eq!(&buf[..n], b"new");
-    });
-}
-
-/// A send that waits for buffer space on a level-triggered socket (made
-/// while the rule is on) arms write interest for as long as it waits:
-/// it is woken when the peer has read, and the report after that, which
-/// finds no writer, drops the interest again (a level-triggered write
-/// interest would be reported at every poll).
 #[test]
 fn a_waiting_send_on_a_level_triggered_socket_arms_write_interest_while_it_waits() {
     use std::os::fd::AsRawFd;
@@ -209,7 +181,7 @@ fn a_waiting_send_on_a_level_triggered_socket_arms_write_interest_while_it_waits
     }
 
     let mut driver = Driver::new().unwrap();
-    driver.set_recv_ahead(true);
+    driver.set_throttled(true);
     let (a, b) = {
         let _enter = driver.handle().enter();
         UnixDatagram::pair().unwrap()

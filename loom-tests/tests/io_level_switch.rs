@@ -1,6 +1,6 @@
 //! Model: the level-triggered receive without a lock against the switch
-//! to edge-triggered (`net/recv_ahead.rs`, "The level-triggered
-//! receive").
+//! to edge-triggered (`net/recv_rule.rs`, the level-triggered
+//! receive).
 //!
 //! A level-triggered receive reads the registration's readiness, then the
 //! socket's `level` flag, makes one `recvfrom` and, if the flag was set,
@@ -13,7 +13,7 @@
 //! datagram left in the socket has a report on its way, or the next
 //! receive makes its syscall (its skip does not match).
 //!
-//! The receive-ahead state is reduced to its two words (`RecvAhead` uses
+//! The receive state is reduced to its two words (`DrainedMark` and `RecvRule` use
 //! std's atomics around a syscall); the readiness is the real
 //! `ScheduledIo`. The fake kernel's lock stands for epoll's, which orders
 //! the interest change before any report made after it. A receive that
@@ -67,18 +67,18 @@ impl LevelInterest for FakeInterest {
     }
 }
 
-/// The skip word of `event_seq` (as `recv_ahead::skip_word`).
+/// The skip word of `event_seq` (as `DrainedMark` in `readiness/registration.rs`).
 fn skip_word(event_seq: usize) -> usize {
     (event_seq << 1) | 1
 }
 
-/// The receive-ahead state's two words.
+/// The receive state's two words (the drained mark, the level flag).
 struct Ahead {
     skip: AtomicUsize,
     level: AtomicBool,
 }
 
-/// One receive as `RecvAhead::recv` and `DatagramIo::attempt` make it on
+/// One receive as `recv_rule::recv_one` and `Registration::poll_op` make it on
 /// a socket registered level-triggered.
 fn receive(io: &ScheduledIo, socket: &FakeSocket, ahead: &Ahead) {
     let seen = io.snapshot();
@@ -117,7 +117,7 @@ fn a_receive_racing_the_switch_to_edge_triggered_strands_no_datagram() {
         let switch = {
             let (io, ahead) = (io.clone(), ahead.clone());
             thread::spawn(move || {
-                // `RecvAhead::leave_level`, then its `to_edge`.
+                // `RecvRule::leave_level`, then its `make_edge_triggered`.
                 ahead.level.store(false, Ordering::Relaxed);
                 io.make_edge_triggered().unwrap();
             })

@@ -42,7 +42,7 @@ fn receive(io: &ScheduledIo, queued: &Mutex<bool>, cx: &mut Context<'_>) -> Outc
     receive_loop(io, queued, None, cx)
 }
 
-/// The loop of [`receive`]; with `drained` (receive-ahead), the "syscall"
+/// The loop of [`receive`]; with `drained` (a throttled receive), the "syscall"
 /// is skipped while the drained knowledge holds for the snapshot, and a
 /// syscall that finds the queue empty records it.
 fn receive_loop(
@@ -72,7 +72,7 @@ fn receive_loop(
     panic!("more retries than events");
 }
 
-/// The receive-ahead knowledge of `net/recv_ahead.rs`, reduced to what the
+/// The drained mark (`DrainedMark`, `readiness/registration.rs`), reduced to what the
 /// operation loop reads: the event sequence number at which the last
 /// receive found the socket drained.
 type Drained = Mutex<Option<usize>>;
@@ -161,8 +161,8 @@ fn reader_and_writer_are_woken_independently() {
     });
 }
 
-/// One receive poll as `Registration::poll_op_skipping` makes it under
-/// receive-ahead: if the receive would skip its syscall (drained at the
+/// One receive poll as `Registration::poll_receive_as` makes it with
+/// a drained mark: if the receive would skip its syscall (drained at the
 /// current event), wait at once (store the waker, re-check) and return
 /// `Pending` unless the re-check finds an event; otherwise (or then) the
 /// loop of [`receive_loop`] with the drained knowledge.

@@ -162,9 +162,9 @@
 //!
 //! # Flushing a socket
 //!
-//! `flush_start` drops what the element holds. A datagram socket of a
-//! throttling context holds nothing itself: what the element has not
-//! received is still in the kernel's queue (as threadshare's `udpsrc`
+//! `flush_start` drops what the element holds. A datagram socket holds
+//! nothing itself: what the element has not received is still in the
+//! kernel's queue, as with any socket (and as threadshare's `udpsrc`
 //! leaves it).
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]

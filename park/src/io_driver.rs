@@ -1,19 +1,8 @@
 //! [`IoDriver`]: what a runtime needs of its I/O backend besides parking
-//! on it.
-//!
-//! # Why a trait here
-//!
-//! A runtime composes its driver stack from an I/O backend at the bottom
-//! (and a timer driver, and a host's driver, above it). [`Park`] covers the
-//! dispatch itself; a scheduler also needs to know how many events one
-//! dispatch takes at most (a throttled tick that reached that many looks
-//! again after running its tasks), to take that *second look*, and to tell
-//! the backend it is throttled (so it applies its rule for throttled
-//! datagram receivers). With these in one trait, the runtime talks to its
-//! backend through the contract, not through one backend's concrete type:
-//! Tempo's readiness reactor (`tempo_io::Driver`, mio) implements it, and
-//! a completion backend (io_uring, IOCP) would implement the same four
-//! operations and plug in under the same stack.
+//! on it ([`Park`] is the dispatch): the events one dispatch takes at
+//! most, the tick's *second look*, and whether the scheduler throttles.
+//! The runtime talks to its backend through this contract only;
+//! `tempo_io::Driver` (`tempo::runtime::IoReactor`) implements it.
 
 use std::time::Duration;
 
@@ -68,17 +57,16 @@ pub trait IoDriver: Park {
 
     /// Tells the backend whether its scheduler throttles (polls it once
     /// per period), so that it applies, or stops applying, its rule for
-    /// throttled datagram receivers. `tempo_io::Driver`: the
-    /// receive-ahead rule (one receive syscall per datagram). A backend
-    /// without such a rule ignores it.
+    /// throttled datagram receivers (`tempo_io::Driver`: one `recvfrom` per
+    /// level-triggered report). A backend without such a rule ignores it.
     fn set_throttled(&mut self, throttled: bool);
 
     /// Whether a throttled tick should take a second look after *any*
     /// dispatch that reported I/O, not only after a full one: a backend
     /// whose throttled datagram rule finds backlogs that way says so
-    /// (`tempo_io::Driver` while its receive-ahead rule is on: its
-    /// level-triggered datagram sockets are reported again by the look
-    /// when a datagram is left). Default: `false`.
+    /// (`tempo_io::Driver` while throttled: the look reports a
+    /// level-triggered socket again when a datagram is left). Default:
+    /// `false`.
     fn looks_for_backlogs(&self) -> bool {
         false
     }

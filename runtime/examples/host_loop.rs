@@ -15,18 +15,18 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tempo::park::{DriverStats, Park};
-use tempo::runtime::{Builder, IoDriver};
+use tempo::runtime::{Builder, IoReactor};
 
 /// The host's driver: where the scheduler blocks between ticks when idle.
 /// A real host would poll its own sources here (and add them to `stats`);
 /// this one parks Tempo's I/O driver and counts.
 struct HostPark {
-    inner: IoDriver,
+    inner: IoReactor,
     parks: Arc<AtomicU32>,
 }
 
 impl Park for HostPark {
-    type Unpark = <IoDriver as Park>::Unpark;
+    type Unpark = <IoReactor as Park>::Unpark;
     type Error = std::io::Error;
 
     fn unpark(&self) -> Self::Unpark {

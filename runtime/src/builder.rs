@@ -488,8 +488,8 @@ impl Builder {
     /// [`enable_time`](Self::enable_time) the timer driver wraps the host's.
     ///
     /// The runtime configures the I/O driver before handing it over (under
-    /// [`max_throttling`](Self::max_throttling), the receive-ahead rule of
-    /// datagram receives is on; host names resolve on the blocking pool)
+    /// [`max_throttling`](Self::max_throttling), it is set throttled: one
+    /// `recvfrom` per datagram report; host names resolve on the blocking pool)
     /// and enters its handle while it runs: the host's driver only has to
     /// forward `park*`, `unpark` and `stats`
     /// (adding its own counts), following the contract of [`tempo_park`].
@@ -499,16 +499,16 @@ impl Builder {
     /// ```
     /// use std::time::Duration;
     /// use tempo::park::{DriverStats, Park};
-    /// use tempo::runtime::IoDriver;
+    /// use tempo::runtime::IoReactor;
     ///
     /// /// The host's driver: Tempo's I/O driver plus the host's own work.
     /// struct HostPark {
-    ///     io: IoDriver,
+    ///     io: IoReactor,
     ///     parks: u64,
     /// }
     ///
     /// impl Park for HostPark {
-    ///     type Unpark = <IoDriver as Park>::Unpark;
+    ///     type Unpark = <IoReactor as Park>::Unpark;
     ///     type Error = std::io::Error;
     ///
     ///     fn unpark(&self) -> Self::Unpark {
@@ -545,7 +545,7 @@ impl Builder {
     /// ```
     pub fn with_park_fn<F, P>(&mut self, make: F) -> &mut Builder
     where
-        F: FnOnce(crate::runtime::IoDriver) -> P + Send + 'static,
+        F: FnOnce(crate::runtime::IoReactor) -> P + Send + 'static,
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
@@ -646,7 +646,7 @@ impl Builder {
             // both rules agree, and the timer driver is told all the same.
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             pass_period: flavor.period(),
-            recv_ahead: flavor.recv_ahead(),
+            throttled: flavor.throttles_io(),
             io_events_capacity: self.io_events_capacity.or(flavor.io_events_capacity()),
         }
     }
@@ -703,7 +703,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Basic);
         assert_eq!(driver.firing_window, Duration::ZERO);
         assert_eq!(driver.pass_period, Duration::ZERO);
-        assert!(!driver.recv_ahead);
+        assert!(!driver.throttled);
         assert!(!driver.never_early);
         assert_eq!(driver.io_events_capacity, None, "the driver's 1,024");
         assert_eq!(scheduler.flavor, Flavor::Basic);
@@ -734,7 +734,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Throttle(expected));
         assert_eq!(driver.firing_window, T / 2);
         assert_eq!(driver.pass_period, T);
-        assert!(driver.recv_ahead);
+        assert!(driver.throttled);
         assert!(!driver.never_early);
         assert_eq!(scheduler.flavor, Flavor::Throttle(expected));
         assert_eq!(scheduler.event_interval, 61);
@@ -756,7 +756,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Throttle(expected));
         assert_eq!(driver.firing_window, Duration::ZERO);
         assert_eq!(driver.pass_period, T);
-        assert!(driver.recv_ahead);
+        assert!(driver.throttled);
         assert!(driver.never_early);
         assert_eq!(scheduler.flavor, Flavor::Throttle(expected));
     }
@@ -769,7 +769,7 @@ mod tests {
         assert_eq!(flavor, Flavor::Basic);
         assert!(driver.never_early);
         assert_eq!(driver.firing_window, Duration::ZERO);
-        assert!(!driver.recv_ahead);
+        assert!(!driver.throttled);
     }
 
     #[test]

@@ -22,21 +22,10 @@
 //! # The I/O backend seam
 //!
 //! The schedulers only see the type-erased [`Driver`]. The stack talks to
-//! its I/O backend through [`tempo_park::IoDriver`] (dispatch is `Park`;
-//! the events capacity sets the second-look threshold; `set_throttled`
-//! turns on the backend's rule for throttled datagram receivers; `look`
-//! is the second look), in [`Driver::on_io`], which is generic over it.
-//! The one place that names a concrete backend is [`IoBackend::build`]
-//! (which creates it and the handle its sockets find it by) and the type
-//! [`IoBase`] that a host's `with_park_fn` closure receives.
-//!
-//! A second backend (a completion-based one, say) would be a new
-//! [`IoBackend`] variant whose driver implements `IoDriver`; `IoBase`
-//! would become the enum of the two (itself an `IoDriver`, forwarding),
-//! so that `with_park_fn` wraps whichever was built. Its handle would join
-//! [`DriverHandles`] beside (or instead of) the readiness one, since the
-//! net types register through the thread's current handle. Nothing in the
-//! schedulers changes.
+//! its I/O backend through [`tempo_park::IoDriver`] only, in
+//! [`Driver::on_io`]; the one place that names the concrete backend is
+//! [`IoBackend::build`] (and [`IoReactor`], what a host's `with_park_fn`
+//! closure receives).
 //!
 //! The stack keeps the handles of its layers ([`DriverHandles`]) so that the
 //! runtime can *enter* them: that is how `tempo::net` sockets and
@@ -132,10 +121,11 @@ fn to_io_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> io::Er
     }
 }
 
-/// The I/O driver a backend builds, as a host's `with_park_fn` closure
-/// receives it. The rest of the stack only needs it to be an
-/// [`IoDriver`] (see the module docs for a second backend).
-pub(crate) type IoBase = tempo_io::Driver;
+/// Tempo's I/O driver (the readiness reactor and its sockets' settings),
+/// as handed to a host's driver by
+/// [`Builder::with_park_fn`](crate::runtime::Builder::with_park_fn). The
+/// rest of the stack only needs it to be an [`IoDriver`].
+pub use tempo_io::Driver as IoReactor;
 
 /// The I/O backend the runtime builds at the bottom of its driver stack.
 ///
@@ -151,7 +141,7 @@ impl IoBackend {
     /// Builds the I/O driver with the events buffer of `config`, and the
     /// handle that sockets find it by. What the scheduler needs of it is
     /// applied through [`IoDriver`], by [`Driver::on_io`].
-    pub(crate) fn build(self, config: &DriverConfig) -> io::Result<(IoBase, tempo_io::Handle)> {
+    pub(crate) fn build(self, config: &DriverConfig) -> io::Result<(IoReactor, tempo_io::Handle)> {
         match self {
             IoBackend::Readiness => {
                 let driver = match config.io_events_capacity {
@@ -169,7 +159,7 @@ impl IoBackend {
 type MakeReplacing = Box<dyn FnOnce(&DriverConfig) -> Driver + Send>;
 
 /// Builds the stack on a host's driver that wraps the given I/O driver.
-type MakeWrapping<B = IoBase> = Box<dyn FnOnce(B, &DriverConfig) -> Driver + Send>;
+type MakeWrapping<B = IoReactor> = Box<dyn FnOnce(B, &DriverConfig) -> Driver + Send>;
 
 /// A host's driver, given to the builder: in place of the I/O driver
 /// (`with_park`) or around it (`with_park_fn`).
@@ -196,7 +186,7 @@ impl HostPark {
     /// `with_park_fn`: `make` wraps the I/O driver in the host's driver.
     pub(crate) fn wrap_io<F, P>(make: F) -> HostPark
     where
-        F: FnOnce(IoBase) -> P + Send + 'static,
+        F: FnOnce(IoReactor) -> P + Send + 'static,
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
@@ -236,12 +226,9 @@ pub(crate) struct DriverConfig {
     /// for the basic scheduler): how late a never-early timer can be.
     pub(crate) pass_period: Duration,
     /// Tell the I/O backend that its scheduler throttles
-    /// ([`IoDriver::set_throttled`]): `tempo_io::Driver` then applies its
-    /// receive-ahead rule (a datagram receive asks for two datagrams in one
-    /// call, holds the second for the next receive, and knows the socket
-    /// drained when only one came; see
-    /// [`tempo_io::Driver::set_recv_ahead`]).
-    pub(crate) recv_ahead: bool,
+    /// ([`IoDriver::set_throttled`]): `tempo_io::Driver` then makes its
+    /// datagram sockets level-triggered, one `recvfrom` per report.
+    pub(crate) throttled: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
 }
@@ -327,7 +314,7 @@ impl Driver {
         B: IoDriver + 'static,
         B::Error: std::error::Error + Send + Sync + 'static,
     {
-        io.set_throttled(config.recv_ahead);
+        io.set_throttled(config.throttled);
         let look_threshold = if io.looks_for_backlogs() {
             1
         } else {

@@ -19,11 +19,10 @@
 //! Unlike tokio, `try_*` methods always attempt the syscall instead of
 //! trusting cached readiness: under throttling, readiness is refreshed only
 //! once per tick. Under the throttling scheduler a datagram receive loop
-//! pays one receive syscall per datagram: each receive asks the kernel for
-//! two datagrams, holds the second for the next receive, and knows the
-//! socket is drained when only one came (see
-//! [`tempo_io::Driver::set_recv_ahead`] and the [`tempo_io::net`] docs);
-//! `recv_many` / `send_many` take a whole batch per syscall.
+//! pays one receive syscall per datagram: the socket is level-triggered
+//! and a receive makes one `recvfrom` per readiness report (see the
+//! [`tempo_io::net`] docs); `recv_many` / `send_many` take a whole batch
+//! per syscall.
 //!
 //! ```
 //! use tempo::net::UdpSocket;

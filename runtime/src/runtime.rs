@@ -30,12 +30,13 @@ use crate::scheduler::{Scheduler, SchedulerCore};
 use crate::task::JoinHandle;
 
 pub use crate::builder::{Builder, TimerPolicy, MAX_THROTTLING, MIN_THROTTLING};
+pub use crate::driver::IoReactor;
 pub use crate::handle::{Handle, HandleEnterGuard, TryCurrentError};
 pub use crate::metrics::RuntimeMetrics;
 pub use crate::scheduler::Turn;
-/// Tempo's I/O driver, as handed to a host's driver by
-/// [`Builder::with_park_fn`].
-pub use tempo_io::Driver as IoDriver;
+/// Renamed [`IoReactor`]: `tempo_park::IoDriver` is the trait it implements.
+#[deprecated(note = "renamed `IoReactor`; `tempo::park::IoDriver` is the trait")]
+pub type IoDriver = IoReactor;
 /// The handle of a runtime's I/O driver (`IoHandle::current()` inside the
 /// runtime), e.g. to install a [`Resolve`](crate::net::Resolve) of your own
 /// with [`IoHandle::set_resolver`].

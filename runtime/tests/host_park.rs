@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tempo::net::UdpSocket;
 use tempo::park::{DriverStats, Park};
-use tempo::runtime::{Builder, IoDriver, Runtime};
+use tempo::runtime::{Builder, IoReactor, Runtime};
 
 mod support;
 use support::{on_each_flavor, Flavor};
@@ -16,7 +16,7 @@ use support::{on_each_flavor, Flavor};
 /// The host's driver: forwards to the I/O driver, counts its parks and
 /// publishes the I/O driver's dispatch round before each park returns.
 struct WrappingPark {
-    io: IoDriver,
+    io: IoReactor,
     parks: Arc<AtomicU64>,
     round: Arc<AtomicU64>,
 }
@@ -29,7 +29,7 @@ impl WrappingPark {
 }
 
 impl Park for WrappingPark {
-    type Unpark = <IoDriver as Park>::Unpark;
+    type Unpark = <IoReactor as Park>::Unpark;
     type Error = std::io::Error;
 
     fn unpark(&self) -> Self::Unpark {

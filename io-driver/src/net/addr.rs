@@ -1,22 +1,9 @@
 //! Address resolution: [`ToSocketAddrs`], [`lookup_host`], and the
-//! [`Resolve`] seam that moves host-name lookups off the runtime's thread.
-//!
-//! # Why a trait of our own
-//!
-//! `std::net::ToSocketAddrs` resolves host names with a blocking
-//! `getaddrinfo`, on the calling thread: on a runtime's thread, a slow DNS
-//! server would stall every task of the runtime. So, as tokio does, the
-//! socket constructors take a sealed [`ToSocketAddrs`] implemented for the
-//! same types as std's, which tells *addresses* (a `SocketAddr`, an
-//! `(IpAddr, u16)`, a string that parses as `ip:port`) from *names*.
-//!
-//! * Addresses, the common case, are used as they are: no allocation, no
-//!   thread hop, no `getaddrinfo`.
-//! * Names go to the [`Resolve`] installed on the socket's driver
-//!   ([`Handle::set_resolver`]); the `tempo` runtime installs one that runs
-//!   `getaddrinfo` on its blocking pool. Without one (tempo-io used alone)
-//!   names are resolved inline, blocking the calling thread, as
-//!   `std::net` does.
+//! [`Resolve`] seam. std's `ToSocketAddrs` runs a blocking `getaddrinfo`
+//! on the calling thread, which would stall every task of a runtime; as
+//! tokio's, this sealed trait tells addresses (used at once, no
+//! allocation) from names (resolved by the driver's [`Resolve`], the
+//! `tempo` runtime's blocking pool, or inline without one).
 
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
@@ -26,14 +13,10 @@ use crate::socket_settings::SocketSettings;
 pub use crate::socket_settings::{Resolve, Resolving};
 use crate::Handle;
 
-/// Addresses to bind, connect or send to: tokio's sealed
-/// `tokio::net::ToSocketAddrs`, implemented for the types std's
-/// `ToSocketAddrs` is (`SocketAddr`, `(IpAddr, u16)`, `"host:port"`,
-/// `(&str, u16)`, `&[SocketAddr]`, `String`, references).
-///
-/// IP addresses are used at once; host names are resolved by the driver's
-/// [`Resolve`] (the runtime's blocking pool under `tempo`), or inline
-/// without one. It cannot be implemented outside this crate.
+/// Addresses to bind, connect or send to (tokio's sealed
+/// `tokio::net::ToSocketAddrs`, for the types std's `ToSocketAddrs` takes):
+/// IP addresses are used at once, host names go to the driver's
+/// [`Resolve`].
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -217,9 +200,8 @@ pub(crate) fn no_address() -> io::Error {
 }
 
 /// Resolves `host` to its addresses, as tokio's `lookup_host`: IP addresses
-/// at once, names through the current driver's [`Resolve`] (under `tempo`,
-/// on the runtime's blocking pool, so the runtime's other tasks keep
-/// running), or inline when no driver or resolver is current.
+/// at once, names through the current driver's [`Resolve`], or inline
+/// when no driver or resolver is current.
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -241,13 +223,9 @@ pub async fn lookup_host<T: ToSocketAddrs>(
 }
 
 impl Handle {
-    /// Installs the resolver that the sockets of this driver use for host
-    /// names (replacing any previous one); see [`Resolve`]. Without one,
-    /// names are resolved inline on the calling thread.
-    ///
-    /// The `tempo` runtime installs one on its blocking pool when it is
-    /// built; a host that drives [`Driver`](crate::Driver) itself installs
-    /// its own (see [`Resolve`] for an example).
+    /// Installs the resolver the sockets of this driver use for host names
+    /// (replacing any previous one); without one, names are resolved inline
+    /// on the calling thread. The `tempo` runtime installs one.
     pub fn set_resolver(&self, resolver: Arc<dyn Resolve>) {
         self.settings().resolver.set(resolver);
     }

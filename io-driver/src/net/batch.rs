@@ -1,31 +1,11 @@
 //! [`RecvBatch`] and [`SendBatch`]: many datagrams per syscall.
 //!
-//! A media receiver that takes every datagram of a tick at once wants one
-//! `recvmmsg` per socket per tick instead of one `recvfrom` per datagram,
-//! and a sender that emits a tick's packets wants one `sendmmsg`. Both
-//! batch types own everything a call needs (payload buffers, addresses,
-//! control buffers for timestamps, and the kernel's `mmsghdr` / `iovec`
-//! arrays), so after a batch is built, a call allocates nothing.
-//!
-//! A receive touches a slot's memory only if a datagram lands in it: the
-//! kernel's header for each slot points at the slot's buffer, address and
-//! control space without reading them, and results are written for the
-//! datagrams received only. For a batch of up to 16 slots the headers are
-//! built on the stack, not in heap scratch: a receiver that keeps a batch
-//! per socket, and gets one datagram per call, then touches no cold cache
-//! line for the slots that stay empty.
-//!
-//! # Limits and errors
-//!
-//! * A batch holds 1 to [`MAX_BATCH`] datagrams (`UIO_MAXIOV`, 1,024 on
-//!   Linux: the kernel would silently shorten a longer vector).
-//!   [`RecvBatch::new`] refuses 0 or more with
-//!   [`io::ErrorKind::InvalidInput`]; [`SendBatch::push`] refuses the
-//!   datagram after the 1,024th the same way.
-//! * Sending an empty [`SendBatch`] returns `Ok(0)` without a syscall.
-//! * A datagram longer than a receive buffer is cut to the buffer, as
-//!   `recvfrom` cuts it, and [`RecvBatch::truncated`] says so for that
-//!   datagram (`MSG_TRUNC`, per datagram as `recvmmsg` reports it).
+//! Both types own everything a call needs (buffers, addresses, control
+//! space, the kernel's arrays): once built, a call allocates nothing, and
+//! a receive touches a slot's memory only if a datagram lands in it (up
+//! to 16 slots, the kernel's headers are on the stack). A batch holds 1 to
+//! [`MAX_BATCH`] datagrams (`UIO_MAXIOV`); a longer datagram is cut to its
+//! buffer, as `recvfrom` cuts it, and [`RecvBatch::truncated`] says so.
 
 use std::io;
 use std::net::SocketAddr;
@@ -73,13 +53,9 @@ fn invalid(message: &'static str) -> io::Error {
 ///
 /// # One batch for many sockets
 ///
-/// With thousands of sockets on one thread, each getting a datagram or
-/// two per tick, a batch per socket is cold at every receive, and its
-/// buffers spread the sockets' other state over more memory: measured
-/// under throttling at 1,000-2,000 sockets, a 4-slot batch per task cost
-/// 1.3x the CPU per datagram of one batch per thread (benches README,
-/// 2026-11-26). The tasks of one thread never run at once, so one batch
-/// can serve them all, lent to each receive inside its poll:
+/// A batch per socket is cold at every receive; the tasks of one thread
+/// never run at once, so one batch can serve them all, lent to each
+/// receive inside its poll:
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -109,9 +85,7 @@ fn invalid(message: &'static str) -> io::Error {
 /// assert_eq!(bytes, 3);
 /// # Ok(()) }).unwrap();
 /// ```
-///
-/// (`poll_recv_many` keeps one waker per socket, the last caller's: one
-/// task per socket, as here, is what it is for.)
+
 #[derive(Debug)]
 pub struct RecvBatch {
     buf_size: usize,
@@ -232,46 +206,25 @@ impl RecvBatch {
     }
 
     /// The kernel's receive time of datagram `i`: `None` without
-    /// [`with_timestamps`](Self::with_timestamps), and for a datagram that
-    /// an earlier `recv` / `recv_from` had already taken from the kernel
-    /// (the receive-ahead datagram, see the `net` module docs).
+    /// [`with_timestamps`](Self::with_timestamps).
     pub fn timestamp(&self, i: usize) -> Option<SystemTime> {
         self.check(i);
         self.results[i].timestamp
     }
 
-    /// Stores a datagram received earlier (the held one) in slot 0 and
-    /// makes it the batch's only entry.
-    pub(crate) fn set_first(&mut self, payload: &[u8], addr: RawAddr) {
-        let len = payload.len().min(self.buf_size);
-        self.data[..len].copy_from_slice(&payload[..len]);
-        self.addrs[0] = addr;
-        self.results[0] = Received {
-            len,
-            truncated: len < payload.len(),
-            addr_len: 0,
-            timestamp: None,
-        };
-        self.len = 1;
-    }
-
-    /// Forgets the last receive's datagrams.
-    pub(crate) fn reset(&mut self) {
+    /// One `recvmmsg` on `fd` into every slot, replacing the last
+    /// receive's datagrams; returns how many arrived and how many were
+    /// asked for.
+    pub(crate) fn recv_on(&mut self, fd: RawFd) -> io::Result<(usize, usize)> {
         self.len = 0;
-    }
-
-    /// One `recvmmsg` on `fd` into the slots from `self.len()` on; adds
-    /// what arrived to `len` and returns how many that was, and how many
-    /// were asked for.
-    pub(crate) fn recv_more(&mut self, fd: RawFd) -> io::Result<(usize, usize)> {
-        let start = self.len;
-        let asked = self.capacity() - start;
+        let asked = self.capacity();
         let buf_size = self.buf_size;
         let control_len = self.control_len;
-        let mut controls = self.control.chunks_mut(control_len.max(1)).skip(start);
-        let targets = self.data[start * buf_size..]
+        let mut controls = self.control.chunks_mut(control_len.max(1));
+        let targets = self
+            .data
             .chunks_mut(buf_size)
-            .zip(&mut self.addrs[start..])
+            .zip(&mut self.addrs[..])
             .map(|(buf, addr)| RecvTarget {
                 buf,
                 addr,
@@ -281,14 +234,14 @@ impl RecvBatch {
                     controls.next()
                 },
             });
-        let results = &mut self.results[start..];
+        let results = &mut self.results[..];
         let n = mmsg::recv_mmsg(fd, targets, &mut self.scratch, |i, received| {
             results[i] = received;
         })?;
-        for (addr, received) in self.addrs[start..start + n].iter_mut().zip(&results[..n]) {
+        for (addr, received) in self.addrs[..n].iter_mut().zip(&results[..n]) {
             addr.set_len(received.addr_len);
         }
-        self.len += n;
+        self.len = n;
         Ok((n, asked))
     }
 }

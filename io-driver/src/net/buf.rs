@@ -15,13 +15,10 @@
 //! truncated, so reserve room for the largest datagram first.
 
 use std::io;
-use std::os::fd::RawFd;
 
 use bytes::BufMut;
 
-use crate::net::recv_ahead::{Got, RecvAhead, RecvAttempt};
 use crate::net::thread_buf::{with_thread_buf, THREAD_BUF_LEN};
-use crate::sys::mmsg::RawAddr;
 
 /// Runs `op` (one receive syscall) on a scratch buffer as long as `buf`'s
 /// current chunk, and appends the `n` bytes it reports to `buf`.
@@ -44,21 +41,4 @@ fn fill<B: BufMut + ?Sized, T>(
     let (n, extra) = op(scratch)?;
     buf.put_slice(&scratch[..n]);
     Ok((n, extra))
-}
-
-/// One datagram receive under the receive-ahead rule (a held datagram
-/// first) into `buf`'s current chunk, for the `*_buf` receives of
-/// `DatagramIo`.
-pub(crate) fn recv_into<B: BufMut + ?Sized, A>(
-    ahead: &RecvAhead,
-    fd: RawFd,
-    attempt: RecvAttempt,
-    buf: &mut B,
-    decode: impl FnOnce(&RawAddr) -> A,
-) -> io::Result<Got<A>> {
-    read_into(buf, |dst| {
-        let got = ahead.recv(fd, attempt, dst, decode)?;
-        Ok((got.len, got))
-    })
-    .map(|(_, got)| got)
 }

@@ -1,31 +1,10 @@
-//! The calling thread's receive buffer: where `recv_with` /
-//! `recv_from_with` receive a datagram before handing it to their closure,
-//! and the `*_buf` receives (feature `bytes`, `net/buf.rs`) before copying
-//! it into the caller's `BufMut`.
-//!
-//! # Why
-//!
-//! A receive loop per socket (`recv_from(&mut buf).await`) keeps a buffer
-//! per socket. At one datagram per socket per tick, that buffer is cold
-//! when the kernel copies the datagram into it, and the caller's first
-//! read of it misses again: a throttled receiver of thousands of sockets
-//! measured 8-18 % more CPU per datagram with a buffer per task than with
-//! one buffer per thread (benches README, 2026-11-26), and the buffers
-//! themselves (2 KiB per socket in the benchmark) spread the sockets'
-//! other state over more pages. A hand-written event loop has one buffer,
-//! always in cache. The closure receives give async code the same: every
-//! receive on a thread lands in one buffer that the previous receive left
-//! in cache, and no socket keeps a buffer of its own.
-//!
-//! # The buffer
-//!
-//! 64 KiB, so a datagram is never cut (the largest UDP payload is 65,507
-//! bytes over IPv4), allocated at a thread's first closure receive and
-//! kept until the thread ends. The closure runs with the buffer taken
-//! out of its thread-local slot: a closure receive made inside the
-//! closure (polled by hand) gets a fresh buffer of its own, and a closure
-//! that panics takes the buffer with it (the next receive allocates
-//! another). Neither can make a receive see another one's bytes.
+//! The calling thread's receive buffer (64 KiB: a datagram is never
+//! cut), where `recv_with` / `recv_from_with` and the `*_buf` receives
+//! land a datagram: one buffer per thread, left in cache by the previous
+//! receive, instead of a cold buffer per socket. A receive takes it out
+//! of its thread-local slot and puts it back: a nested receive gets a
+//! fresh one, and a panicking closure takes it with it, so no receive can
+//! see another one's bytes.
 
 use std::cell::Cell;
 
@@ -42,17 +21,28 @@ fn fresh() -> Box<[u8]> {
     vec![0; THREAD_BUF_LEN].into_boxed_slice()
 }
 
-/// Runs `f` with the calling thread's receive buffer (a fresh one if it is
-/// out, or the thread is ending), and puts it back afterwards.
-pub(crate) fn with_thread_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
-    let mut buf = THREAD_BUF
+/// Takes the calling thread's receive buffer out of its slot (a fresh one
+/// if it is out, or the thread is ending); [`put_back`] returns it.
+pub(crate) fn take() -> Box<[u8]> {
+    THREAD_BUF
         .try_with(Cell::take)
         .ok()
         .flatten()
-        .unwrap_or_else(fresh);
-    let result = f(&mut buf);
-    // A thread whose locals are being destroyed just drops it.
+        .unwrap_or_else(fresh)
+}
+
+/// Puts `buf` back in the thread's slot (a thread whose locals are being
+/// destroyed just drops it).
+pub(crate) fn put_back(buf: Box<[u8]>) {
     let _ = THREAD_BUF.try_with(|slot| slot.set(Some(buf)));
+}
+
+/// Runs `f` with the calling thread's receive buffer and puts it back
+/// afterwards (not if `f` panics: the buffer goes with the panic).
+pub(crate) fn with_thread_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
+    let mut buf = take();
+    let result = f(&mut buf);
+    put_back(buf);
     result
 }
 

@@ -1,6 +1,4 @@
-//! [`UdpSocket`]: the main use case of Tempo (many low-rate datagram
-//! streams on one thread), so a receive that finds a datagram queued costs
-//! exactly one `recvfrom`.
+//! [`UdpSocket`]: many low-rate datagram streams on one thread.
 
 use std::fmt;
 use std::future::Future;
@@ -17,14 +15,7 @@ use crate::ready::{Direction, Interest, Ready};
 use crate::Handle;
 
 /// An async UDP socket, registered with the current thread's I/O driver.
-///
-/// Its methods take `&self`, so one socket can be shared (`Arc`) by a
-/// receive loop and senders. A socket is created inside the runtime
-/// (`Runtime::block_on`, a task, or after `Runtime::enter`); the examples
-/// here run on a bare [`Driver`](crate::Driver) instead, since tempo-io
-/// comes without the runtime.
-///
-/// An echo server and a client:
+/// Its methods take `&self`, so one socket can be shared (`Arc`).
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -111,44 +102,9 @@ impl UdpSocket {
         })
     }
 
-    /// Drops the datagram held by the receive-ahead rule, if one is held
-    /// (see the [`net`](crate::net) docs: it left the kernel already), and
-    /// returns whether one was: for a flush that must drop what was
-    /// received but not yet read. The next receive makes the syscall (it
-    /// does not rely on an earlier call having found the socket empty), so
-    /// it returns the next datagram still queued in the kernel, never the
-    /// dropped one. Datagrams queued in the kernel stay there. Only a
-    /// socket in the rule's two-datagram form holds one (made before the
-    /// rule was turned on); a socket of a throttling runtime is
-    /// level-triggered and holds none, and this returns `false`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"old").await?;
-    /// b.discard_held(); // e.g. on a seek: nothing received ahead survives
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?; // still queued in the kernel
-    /// assert_eq!(&buf[..len], b"old");
-    /// # Ok(()) }).unwrap();
-    /// ```
-    pub fn discard_held(&self) -> bool {
-        self.io.discard_held()
-    }
-
     /// Deregisters the socket and returns it as a std socket (still
     /// non-blocking), e.g. to move it to another runtime.
     ///
-    /// A datagram held by the receive-ahead rule (see the
-    /// [`net`](crate::net) docs: it left the kernel already) is dropped
-    /// with the Tempo socket; `readable()` is ready at once while one is
-    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         self.io.into_inner().map(Into::into)
     }
@@ -181,8 +137,7 @@ impl UdpSocket {
         each_addr(&addr, self.io.settings(), |addr| self.io.connect(addr)).await
     }
 
-    /// Waits until the socket may be readable: at once while a datagram
-    /// is held (see the `net` module docs). A `try_*` receive that
+    /// Waits until the socket may be readable. A `try_*` receive that
     /// returns `WouldBlock` makes the next call wait for a new event.
     ///
     /// ```
@@ -212,11 +167,7 @@ impl UdpSocket {
         self.io.readable().await
     }
 
-    /// Polls for read readiness without reading (ready at once while a
-    /// datagram is held).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
+    /// Polls for read readiness without reading.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.poll_recv_ready(cx)
     }
@@ -248,9 +199,6 @@ impl UdpSocket {
     }
 
     /// Polls for write readiness without writing.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -277,9 +225,6 @@ impl UdpSocket {
     }
 
     /// Polls [`send`](Self::send).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_send(cx, buf)
     }
@@ -313,14 +258,11 @@ impl UdpSocket {
     }
 
     /// Polls [`recv`](Self::recv).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_recv(cx, buf)
     }
 
-    /// [`recv`](Self::recv) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv`](Self::recv) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.try_recv(buf)
     }
@@ -352,21 +294,10 @@ impl UdpSocket {
         self.io.recv_from(buf)
     }
 
-    /// Receives a datagram into the calling thread's receive buffer and
-    /// returns what `f` makes of it and its source address (no tokio
-    /// counterpart).
-    ///
-    /// For many sockets on one thread: every receive lands in one 64 KiB
-    /// buffer per thread, which the previous receive left in cache, and no
-    /// socket keeps a buffer of its own. A receive loop per socket with a
-    /// buffer per task touches a cold buffer at every datagram (measured
-    /// 8-18 % more CPU per datagram at 1,000-2,000 sockets under
-    /// throttling; the benches README). The datagram is never cut (64 KiB
-    /// holds the largest), and the receive follows the same rules as
-    /// [`recv_from`](Self::recv_from) (one receive syscall per datagram
-    /// under throttling), except that nothing is ever held ahead. `f` runs
-    /// once, when a datagram was received, inside the poll that received
-    /// it; dropping the future before that drops `f` uncalled.
+    /// Receives a datagram into the thread's 64 KiB receive buffer (never
+    /// cut, no buffer per socket) and returns what `f` makes of it and its
+    /// source. `f` runs once, in the poll that received the datagram;
+    /// dropping the future before that drops `f` uncalled.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -401,9 +332,6 @@ impl UdpSocket {
     }
 
     /// Polls [`recv_from`](Self::recv_from).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,
@@ -412,14 +340,13 @@ impl UdpSocket {
         self.io.poll_recv_from(cx, buf)
     }
 
-    /// [`recv_from`](Self::recv_from) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv_from`](Self::recv_from) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io.try_recv_from(buf)
     }
 
     /// Receives as many datagrams as `batch` holds and are queued,
-    /// with one `recvmmsg` (a datagram held by an earlier receive
-    /// comes first), and returns how many (at least 1). Spends one
+    /// with one `recvmmsg`, and returns how many (at least 1). Spends one
     /// unit of the task's cooperative budget per call. See
     /// [`RecvBatch`](crate::net::RecvBatch).
     ///
@@ -452,9 +379,6 @@ impl UdpSocket {
     }
 
     /// Polls [`recv_many`](Self::recv_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_many(
         &self,
         cx: &mut Context<'_>,
@@ -463,7 +387,7 @@ impl UdpSocket {
         self.io.poll_recv_many(cx, batch)
     }
 
-    /// [`recv_many`](Self::recv_many) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv_many`](Self::recv_many) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.try_recv_many(batch)
     }
@@ -500,9 +424,6 @@ impl UdpSocket {
     }
 
     /// Polls [`send_many`](Self::send_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_many(
         &self,
         cx: &mut Context<'_>,
@@ -543,9 +464,6 @@ impl UdpSocket {
     }
 
     /// Polls a send to `target`.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -564,9 +482,7 @@ impl UdpSocket {
             .try_io(Direction::Write, || self.io.send_to(buf, target))
     }
 
-    /// Receives a datagram without removing it from the queue (the held
-    /// datagram, without a syscall, if one is held: see the `net` module
-    /// docs).
+    /// Receives a datagram without removing it from the queue.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -588,14 +504,11 @@ impl UdpSocket {
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io
             .registration
-            .io(Direction::Read, || self.peek_op(buf))
+            .io(Direction::Read, || self.io.peek_from(buf))
             .await
     }
 
     /// Polls [`peek_from`](Self::peek_from).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek_from(
         &self,
         cx: &mut Context<'_>,
@@ -603,26 +516,15 @@ impl UdpSocket {
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
         self.io
             .registration
-            .poll_io(cx, Direction::Read, || self.peek_op(buf))
+            .poll_io(cx, Direction::Read, || self.io.peek_from(buf))
     }
 
-    /// [`peek_from`](Self::peek_from) now (the held datagram, else always
-    /// one syscall), or fails with `WouldBlock`.
+    /// [`peek_from`](Self::peek_from) now (always one syscall), or fails
+    /// with `WouldBlock`.
     pub fn try_peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io
             .registration
-            .try_io(Direction::Read, || self.peek_op(buf))
-    }
-
-    /// One peek attempt: the held datagram copied into `buf` if one is
-    /// held, else the `peek_from` syscall. Checked on every attempt, not
-    /// once before waiting: another task's receive may hold a datagram
-    /// (and leave the kernel queue empty) while this peek waits.
-    fn peek_op(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
-        match self.io.peek_held(buf) {
-            Some((len, addr)) => addr.map(|addr| (len, addr)),
-            None => self.io.peek_from(buf),
-        }
+            .try_io(Direction::Read, || self.io.peek_from(buf))
     }
 
     /// Sets `IP_TTL`.
@@ -700,12 +602,9 @@ impl UdpSocket {
         self.io.take_error()
     }
 
-    /// Waits until the socket is ready for any part of `interest`, and
-    /// returns the readiness states found (a subset of what `interest`
-    /// covers; a closed side or an error counts as ready), as tokio's
-    /// `ready`. Nothing is read or written: follow with `try_*`
-    /// operations, whose `WouldBlock` makes the next `ready` wait for a
-    /// new event. Any number of tasks may wait at once.
+    /// Waits until the socket is ready for any part of `interest` and
+    /// returns the readiness found, as tokio's `ready`; follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -729,43 +628,19 @@ impl UdpSocket {
         self.io.ready(interest).await
     }
 
-    /// The source address of the next datagram, without removing it
-    /// from the queue (tokio's `peek_sender`): a zero-length
-    /// `recvfrom(MSG_PEEK)`, so the datagram's contents are not copied (or the
-    /// held datagram's source, without a syscall, if one is held).
-    /// Use it to decide where a datagram goes before receiving it into
-    /// the right buffer.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let from = b.peek_sender().await?;
-    /// let mut buf = [0u8; 1500];
-    /// let (len, same) = b.recv_from(&mut buf).await?;
-    /// assert_eq!(from, same); // the peeked datagram is still the next one
-    /// # let _ = len; Ok(()) }).unwrap();
-    /// ```
+    /// The source address of the next datagram, without removing it from
+    /// the queue (a zero-length `recvfrom(MSG_PEEK)`).
     pub async fn peek_sender(&self) -> io::Result<SocketAddr> {
         self.peek_from(&mut []).await.map(|(_, from)| from)
     }
 
     /// Polls [`peek_sender`](Self::peek_sender).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek_sender(&self, cx: &mut Context<'_>) -> Poll<io::Result<SocketAddr>> {
         self.poll_peek_from(cx, &mut []).map_ok(|(_, from)| from)
     }
 
-    /// [`peek_sender`](Self::peek_sender) now (the held datagram's source,
-    /// else always one syscall), or fails with `WouldBlock`.
+    /// [`peek_sender`](Self::peek_sender) now (always one syscall), or
+    /// fails with `WouldBlock`.
     pub fn try_peek_sender(&self) -> io::Result<SocketAddr> {
         self.try_peek_from(&mut []).map(|(_, from)| from)
     }
@@ -795,9 +670,8 @@ impl UdpSocket {
         self.io.recv_buf(buf).await
     }
 
-    /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
-    /// syscall, else one syscall), or fails
-    /// with `WouldBlock`. Available with feature `bytes`.
+    /// [`recv_buf`](Self::recv_buf) now (always one syscall), or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -853,8 +727,8 @@ impl UdpSocket {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
-    /// without a syscall, else one syscall), or fails with `WouldBlock`.
+    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
+    /// with `WouldBlock`.
     /// Available with feature `bytes`.
     ///
     /// ```
@@ -883,135 +757,5 @@ impl UdpSocket {
         buf: &mut B,
     ) -> io::Result<(usize, SocketAddr)> {
         self.io.try_recv_buf_from(buf)
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use std::future::Future;
-    use std::pin::pin;
-    use std::sync::atomic::{AtomicBool, Ordering::SeqCst};
-    use std::sync::Arc;
-    use std::task::{Context, Poll, Wake, Waker};
-    use std::time::Duration;
-
-    use futures::task::noop_waker;
-    use tempo_park::Park;
-    use tempo_test_support::net::sent_and_queued;
-
-    use super::UdpSocket;
-    use crate::Driver;
-
-    struct Flag(AtomicBool);
-    impl Wake for Flag {
-        fn wake(self: Arc<Self>) {
-            self.0.store(true, SeqCst);
-        }
-    }
-
-    /// A peek that waits while another task's receive holds a datagram
-    /// (and so empties the kernel queue) returns the held one when woken,
-    /// instead of finding the queue empty and waiting for a later event.
-    #[test]
-    fn waiting_peek_sees_a_datagram_held_meanwhile() {
-        let mut driver = Driver::new().unwrap();
-        let handle = driver.handle();
-        let _enter = handle.enter();
-        let a = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
-        let b = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
-        a.io.connect(b.local_addr().unwrap()).unwrap();
-        // After the sockets: edge-triggered, so the rule holds datagrams.
-        driver.set_recv_ahead(true);
-
-        let flag = Arc::new(Flag(AtomicBool::new(false)));
-        let waker = Waker::from(flag.clone());
-        let mut cx = Context::from_waker(&waker);
-        let mut peek_buf = [0u8; 16];
-        let peeked = {
-            let mut peek = pin!(b.peek_from(&mut peek_buf));
-            assert!(peek.as_mut().poll(&mut cx).is_pending());
-
-            // Both queued before the receive below: it must find two.
-            sent_and_queued(&b, || a.try_send(b"one").unwrap());
-            sent_and_queued(&b, || a.try_send(b"two").unwrap());
-            for _ in 0..100 {
-                if flag.0.load(SeqCst) {
-                    break;
-                }
-                driver.park_timeout(Duration::from_secs(1)).unwrap();
-            }
-            assert!(flag.0.load(SeqCst), "the datagrams' event woke the peek");
-
-            // Another task's receive runs first: one datagram returned,
-            // the second held, the kernel queue empty.
-            let mut recv_buf = [0u8; 16];
-            match b.poll_recv(&mut cx, &mut recv_buf) {
-                Poll::Ready(Ok(len)) => assert_eq!(&recv_buf[..len], b"one"),
-                other => panic!("expected the first datagram, got {other:?}"),
-            }
-            assert!(b.io.has_held());
-
-            peek.as_mut().poll(&mut cx)
-        };
-        match peeked {
-            Poll::Ready(Ok((len, from))) => {
-                assert_eq!(from, a.local_addr().unwrap());
-                assert_eq!(&peek_buf[..len], b"two");
-            }
-            other => panic!("expected the held datagram, got {other:?}"),
-        }
-    }
-
-    /// A batch receive whose `recvmmsg` fails (here on the `ECONNREFUSED`
-    /// an ICMP port-unreachable left) reports the error and keeps the
-    /// datagram held before it for the next receive.
-    #[test]
-    fn failed_batch_receive_keeps_the_held_datagram() {
-        let mut driver = Driver::new().unwrap();
-        let handle = driver.handle();
-        let _enter = handle.enter();
-        let a = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
-        // After the socket: edge-triggered, so the rule holds datagrams.
-        driver.set_recv_ahead(true);
-        a.connect(b.local_addr().unwrap()).unwrap();
-        b.io.connect(a.local_addr().unwrap()).unwrap();
-        sent_and_queued(&b, || a.send(b"one").unwrap());
-        sent_and_queued(&b, || a.send(b"two").unwrap());
-
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut buf = [0u8; 16];
-        let len = loop {
-            match b.poll_recv(&mut cx, &mut buf) {
-                Poll::Ready(result) => break result.unwrap(),
-                Poll::Pending => driver.park_timeout(Duration::from_secs(1)).unwrap(),
-            }
-        };
-        assert_eq!(&buf[..len], b"one");
-        assert!(b.io.has_held());
-
-        // The peer is gone: a send draws an ICMP port-unreachable, which
-        // leaves ECONNREFUSED pending on `b`: wait for its error event.
-        drop(a);
-        b.try_send(b"ping").unwrap();
-        let mut error_seen = false;
-        for _ in 0..100 {
-            driver.park_timeout(Duration::from_millis(100)).unwrap();
-            let ready = pin!(b.ready(crate::Interest::WRITABLE)).poll(&mut cx);
-            if let Poll::Ready(Ok(ready)) = ready {
-                if ready.is_error() {
-                    error_seen = true;
-                    break;
-                }
-            }
-        }
-        assert!(error_seen, "no ICMP error arrived");
-
-        let mut batch = crate::net::RecvBatch::new(4, 16).unwrap();
-        let err = b.try_recv_many(&mut batch).unwrap_err();
-        assert_eq!(err.kind(), std::io::ErrorKind::ConnectionRefused);
-        assert_eq!(b.try_recv_many(&mut batch).unwrap(), 1);
-        assert_eq!(batch.payload(0), b"two");
     }
 }

@@ -1,59 +1,19 @@
 //! [`Reactor`]: the mio readiness reactor inside the public
-//! [`Driver`](crate::Driver). It owns the `mio::Poll` and its `Events`
-//! buffer: each dispatch round (one `park*` of the driver) waits in
-//! `epoll_wait`, then dispatches the events to the registrations, every
-//! event that was pending when it started.
-//!
-//! # One dispatch pass, no allocation
+//! [`Driver`](crate::Driver). Each dispatch round (one `park*`) waits in
+//! `epoll_wait` and dispatches every event that was pending when it
+//! started.
 //!
 //! Under the registrations lock, each event's token is resolved (stale
-//! tokens are dropped), its readiness is ORed into the registration, and the
-//! wakers it concerns are *moved* into a buffer owned by the driver. The
-//! lock is released before the wakers run, so a waker that drops a socket
-//! (and so deregisters) cannot deadlock. The `Events` buffer, the waker
-//! buffer are reused from park to park: after warm-up a park allocates
-//! nothing.
+//! tokens are dropped), its readiness ORed into the registration, and the
+//! wakers it concerns *moved* into a buffer the driver reuses; they run
+//! after the lock is released, so a waker that drops a socket cannot
+//! deadlock, and a park allocates nothing after warm-up.
 //!
-//! # Every pending event in one park
-//!
-//! The `Events` buffer has a fixed capacity (1,024 by default). When a poll
-//! fills it, more events may be pending, and a throttled tick polls the
-//! driver once per period: leaving them to the next park would make every
-//! socket beyond the first 1,024 wait one more tick (at 4,000 ready
-//! sockets, two to three ticks). So a `park*` whose poll came back full
-//! dispatches it, polls again with a zero timeout (a blocking park blocks
-//! in its first poll only) and dispatches again, until a poll returns
-//! fewer events than the capacity, or after `ceil((registered + 1) /
-//! capacity)` polls, enough for every registration to be reported once.
-//! epoll hands out the events a full buffer left behind before any that
-//! arrived since, so that bound takes every event pending at the start
-//! however busy the sockets are, and a storm of new readiness cannot keep
-//! one park going. The wakers run once, after the last poll.
-//!
-//! Cost: the extra `epoll_wait` calls happen only when a buffer came back
-//! full. With fewer ready sockets than the capacity (one event per socket
-//! per tick, fewer than 1,024 sockets), a park is one `epoll_wait`, as it
-//! was; with `n` ready sockets it is `ceil((n + 1) / capacity)`, against
-//! which the alternative was that many parks (ticks) instead. Both
-//! schedulers get it: the basic one parks after every `event_interval`
-//! task polls, and waking all ready tasks at once only queues them in
-//! arrival order (tokio dispatches one buffer per park; the difference is
-//! fewer `epoll_wait` calls, not a different order of service).
-//!
-//! Each `park*` call is one *dispatch round*, numbered from 0
-//! ([`Driver::dispatch_round`](crate::Driver::dispatch_round)).
-//!
-//! Each event wakes *every* waiter of the directions it concerns: the
-//! `poll_*` slot and all async waiters (see `scheduled_io`).
-//!
-//! # A panicking waker
-//!
-//! A waker may be foreign (another executor's, a user's `Wake` impl) and
-//! may panic. The driver then still wakes every other waker of the batch,
-//! and re-raises the first panic afterwards: from `park*` for a dispatch,
-//! from `drop` for shutdown (unless the thread is already unwinding). The
-//! same holds when a socket's registration is dropped. No task is left
-//! unwoken because another one's waker panicked.
+//! A poll that fills the `Events` buffer may have left events pending: the
+//! park polls again with a zero timeout, at most [`drain_polls`] times, so
+//! a throttled tick serves every ready socket, not only the first
+//! `capacity`. A panicking waker does not stop the batch: the others are
+//! woken, then the first panic is re-raised (see `wake_batch`).
 //!
 //! # What `stats` counts
 //!
@@ -248,14 +208,10 @@ impl Reactor {
 /// The most polls one `park*` makes: enough to take every event that was
 /// pending when it started, and no more.
 ///
-/// Each registration (and the driver's own waker) is reported at most once
-/// per poll, and the kernel hands the events a full buffer left behind out
-/// first at the next poll, before any readiness that arrived since (epoll:
-/// the unreported part of its ready list goes back to the list's head). So
-/// `registered + 1` pending events take `ceil((registered + 1) / capacity)`
-/// polls, however busy the sockets are: a storm of new readiness can make
-/// the last of these polls full again, but not one more. Below `capacity`
-/// registrations this is 1: one `epoll_wait` per park, as before.
+/// Each registration (and the driver's waker) is reported at most once per
+/// poll, and epoll hands out the events a full buffer left behind before
+/// any that arrived since: `registered + 1` pending events take
+/// `ceil((registered + 1) / capacity)` polls, however busy the sockets are.
 fn drain_polls(registered: usize, capacity: usize) -> usize {
     (registered + 1).div_ceil(capacity.max(1)).max(1)
 }

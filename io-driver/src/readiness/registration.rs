@@ -1,57 +1,30 @@
 //! [`Registration`]: one socket's entry in the driver, and the operation
 //! loop every net type uses.
 //!
-//! # The operation loop
-//!
 //! An operation first *tries the syscall* (data already queued never goes
-//! through the waker path). Only on `WouldBlock` does it clear the readiness
-//! it saw before the syscall (checked against the registration's event
-//! sequence number, see
-//! [`ScheduledIo`](super::scheduled_io)) and register its waker; if an event
-//! arrived meanwhile, it retries at once.
+//! through the waker path). Only on `WouldBlock` does it clear the
+//! readiness it saw before the syscall (checked against the event
+//! sequence number, see `scheduled_io`) and store its waker; if an event
+//! arrived meanwhile, it retries at once. The `poll_*` form keeps its
+//! waker in the direction's single slot, the async form in a waiter entry
+//! of its own, so any number of async operations may wait on one socket.
 //!
-//! Each operation comes in two forms over one loop: the `poll_*` form
-//! (`poll_io`) leaves its waker in the direction's single
-//! `poll_*` slot, the async form (`io`, `ready`) in a waiter
-//! entry of its own that lives as long as its future, so any number of
-//! async operations may wait on one socket and every one is woken.
+//! Budget: an operation asks the task's [cooperative budget](tempo_park::coop)
+//! for a unit before the syscall; with the budget spent it wakes the task
+//! and returns `Pending` without the syscall. A completed operation keeps
+//! its unit spent, a `Pending` one gives it back; `try_*` never asks. The
+//! readiness waits do no I/O and ask for the unit only once ready.
 //!
-//! Before all that, an operation asks the task's [cooperative
-//! budget](tempo_park::coop) for a unit; when the budget is spent it wakes
-//! the task and returns `Pending` *without the syscall*, so a flooded socket
-//! cannot keep one task running forever and an exhausted budget adds no
-//! syscall. A completed operation keeps its unit spent; one that ends up
-//! `Pending` gives it back. `try_io` never consults the budget.
-//!
-//! The readiness waits (`poll_ready`, `ready`, `ready_for`) do no I/O, so
-//! they ask for the unit only once they find the socket ready, whatever
-//! made it ready: an event from the reactor, or readiness the socket has
-//! of its own, which its caller reports with the `*_or` forms
-//! (`ready_now`: a datagram socket's held datagram, see
-//! `net/datagram.rs`). A wait that is not ready stores its waker and
-//! returns `Pending` having touched no budget (the unit it would take
-//! comes back anyway); a ready one with the budget spent wakes the task
-//! and returns `Pending` (its readiness stays, for the next poll). So no
-//! net type's method can return ready without spending a unit (a loop of
-//! `readable()` on a socket with a held datagram yields like any other).
-//!
-//! An operation that learns more than `WouldBlock` tells (a datagram
-//! receive that found the socket drained) takes the readiness it started
-//! from ([`poll_io_seen`](Registration::poll_io_seen) and its forms) and
-//! [clears](Registration::clear_readiness) it itself.
-//!
-//! Such an operation can also tell, from the readiness alone, that it
-//! would return `WouldBlock` without a syscall (a datagram socket found
-//! drained at the current event, see `net/recv_ahead.rs`): its `skips`
-//! test. A poll for which `skips` holds waits at once, before the budget:
-//! it stores its waker, re-checks the readiness, and returns `Pending` if
-//! no event came, having spent nothing, run no operation and made no error
-//! value (under receive-ahead, the second receive of every datagram). If
-//! the re-check finds the socket ready, or shut down, the poll goes on
-//! through the loop above as if `skips` had not held.
+//! Receives ([`Registration::receive`] and its forms) also learn when a
+//! socket is drained: the operation says so, and the loop records it in
+//! the socket's [`DrainedMark`] and clears the readiness it saw. A poll
+//! whose readiness the mark covers waits at once, before the budget: it
+//! stores its waker, re-checks the readiness, and returns `Pending` if no
+//! event came, having spent nothing and run no operation.
 
 use std::future::poll_fn;
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -134,42 +107,16 @@ impl Registration {
         cx: &mut Context<'_>,
         direction: Direction,
     ) -> Poll<io::Result<()>> {
-        self.poll_ready_or(cx, direction, || false)
-    }
-
-    /// [`poll_ready`](Self::poll_ready), ready without an event too when
-    /// `ready_now` says so (the budget is asked once ready: see the
-    /// module docs).
-    pub(crate) fn poll_ready_or(
-        &self,
-        cx: &mut Context<'_>,
-        direction: Direction,
-        ready_now: impl Fn() -> bool,
-    ) -> Poll<io::Result<()>> {
-        if !ready_now() {
-            ready!(self.io.poll_ready(cx, direction))?;
-        }
+        ready!(self.io.poll_ready(cx, direction))?;
         spend_unit(cx)
     }
 
     /// Waits for readiness in `direction` without doing I/O (async form:
     /// the future has its own waiter entry).
     pub(crate) async fn ready(&self, direction: Direction) -> io::Result<()> {
-        self.ready_or(direction, || false).await
-    }
-
-    /// [`ready`](Self::ready), ready without an event too when `ready_now`
-    /// says so (checked on every poll, after the budget).
-    pub(crate) async fn ready_or(
-        &self,
-        direction: Direction,
-        ready_now: impl Fn() -> bool,
-    ) -> io::Result<()> {
         let mut waiter = Waiter::new(&self.io, direction);
         poll_fn(|cx| {
-            if !ready_now() {
-                ready!(waiter.poll_ready(cx))?;
-            }
+            ready!(waiter.poll_ready(cx))?;
             spend_unit(cx)
         })
         .await
@@ -180,16 +127,6 @@ impl Registration {
     /// form: one waiter entry per direction of interest, so a socket ready
     /// in either direction completes it).
     pub(crate) async fn ready_for(&self, interest: Interest) -> io::Result<Ready> {
-        self.ready_for_or(interest, || false).await
-    }
-
-    /// [`ready_for`](Self::ready_for), readable without an event too when
-    /// `readable_now` says so.
-    pub(crate) async fn ready_for_or(
-        &self,
-        interest: Interest,
-        readable_now: impl Fn() -> bool,
-    ) -> io::Result<Ready> {
         let mut read = interest
             .is_readable()
             .then(|| Waiter::new(&self.io, Direction::Read));
@@ -197,11 +134,6 @@ impl Registration {
             .is_writable()
             .then(|| Waiter::new(&self.io, Direction::Write));
         poll_fn(|cx| {
-            if interest.is_readable() && readable_now() {
-                ready!(spend_unit(cx))?;
-                let ready = self.io.snapshot().ready() | Ready::READABLE;
-                return Poll::Ready(Ok(ready & interest.mask()));
-            }
             for waiter in [read.as_mut(), write.as_mut()].into_iter().flatten() {
                 if let Poll::Ready(result) = waiter.poll_ready(cx) {
                     let event = result?;
@@ -223,7 +155,7 @@ impl Registration {
         direction: Direction,
         op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_io_as(cx, &mut Wait::Poll(direction), op)
+        self.poll_op(cx, &mut Wait::Poll(direction), None, &mut Plain(op))
     }
 
     /// [`poll_io`](Self::poll_io) as a future with its own waiter entry:
@@ -231,88 +163,97 @@ impl Registration {
     pub(crate) async fn io<R>(
         &self,
         direction: Direction,
-        mut op: impl FnMut() -> io::Result<R>,
+        op: impl FnMut() -> io::Result<R>,
     ) -> io::Result<R> {
         let mut wait = Wait::Waiter(Waiter::new(&self.io, direction));
-        poll_fn(|cx| self.poll_io_as(cx, &mut wait, &mut op)).await
+        let mut op = Plain(op);
+        poll_fn(|cx| self.poll_op(cx, &mut wait, None, &mut op)).await
     }
 
-    /// The operation loop shared by the `poll_*` and async forms.
-    fn poll_io_as<R>(
+    /// A receive: [`poll_io`](Self::poll_io) for an `op` that may mark the
+    /// socket drained in `mark`, and that waits at once while `mark` holds
+    /// for the current readiness (see the module docs).
+    pub(crate) fn poll_receive<O: IoOp>(
         &self,
         cx: &mut Context<'_>,
-        wait: &mut Wait<'_>,
-        mut op: impl FnMut() -> io::Result<R>,
-    ) -> Poll<io::Result<R>> {
-        self.poll_op(cx, wait, |_| op())
+        mark: &DrainedMark,
+        op: &mut O,
+    ) -> Poll<io::Result<O::Output>> {
+        self.poll_receive_as(cx, &mut Wait::Poll(Direction::Read), mark, op)
     }
 
-    /// [`poll_io`](Self::poll_io) whose `op` gets the readiness seen before
-    /// it (to [clear](Self::clear_readiness) it when it learns the socket
-    /// is drained).
-    ///
-    /// `skips(seen)`: `op` would return `WouldBlock` without a syscall
-    /// from the readiness `seen` (see the module docs).
-    pub(crate) fn poll_io_seen<R>(
-        &self,
-        cx: &mut Context<'_>,
-        direction: Direction,
-        skips: impl Fn(ReadyEvent) -> bool,
-        op: impl FnMut(ReadyEvent) -> io::Result<R>,
-    ) -> Poll<io::Result<R>> {
-        self.poll_op_skipping(cx, &mut Wait::Poll(direction), skips, op)
-    }
-
-    /// [`poll_io_seen`](Self::poll_io_seen) as a future with its own
-    /// waiter entry (see [`IoSeen`]).
-    pub(crate) fn io_seen<R, S, O>(&self, direction: Direction, skips: S, op: O) -> IoSeen<'_, S, O>
-    where
-        S: Fn(ReadyEvent) -> bool,
-        O: FnMut(ReadyEvent) -> io::Result<R>,
-    {
-        IoSeen {
+    /// [`poll_receive`](Self::poll_receive) as a future with its own
+    /// waiter entry (see [`Receive`]).
+    pub(crate) fn receive<'a, O: IoOp>(&'a self, mark: &'a DrainedMark, op: O) -> Receive<'a, O> {
+        Receive {
             registration: self,
-            wait: Wait::Waiter(Waiter::new(&self.io, direction)),
-            skips,
+            wait: Wait::Waiter(Waiter::new(&self.io, Direction::Read)),
+            mark,
             op,
         }
     }
 
-    /// Clears the readiness of `direction` seen in `seen`, unless an event
-    /// arrived since: the next readiness wait (and operation) waits for a
-    /// new event.
-    pub(crate) fn clear_readiness(&self, seen: ReadyEvent, direction: Direction) {
-        self.io.clear_readiness(seen, direction);
+    /// A `try_*` receive: one attempt, never skipped; marks the socket
+    /// drained if `op` says so, clears the readiness it saw on `WouldBlock`.
+    pub(crate) fn try_receive<O: IoOp>(
+        &self,
+        mark: &DrainedMark,
+        mut op: O,
+    ) -> io::Result<O::Output> {
+        let seen = self.io.snapshot();
+        match op.attempt(seen) {
+            Ok((value, drained)) => {
+                if drained {
+                    mark.set(seen);
+                    self.io.clear_readiness(seen, Direction::Read);
+                }
+                Ok(value)
+            }
+            Err(e) => {
+                if e.kind() == io::ErrorKind::WouldBlock {
+                    self.io.clear_readiness(seen, Direction::Read);
+                }
+                Err(e)
+            }
+        }
     }
 
-    /// The operation loop after the wait `skips` announces (see the module
-    /// docs): `Pending` at once when `skips` holds and no event came.
-    fn poll_op_skipping<R>(
+    /// The receive loop: `Pending` at once when `mark` holds and no event
+    /// came, else the operation loop.
+    fn poll_receive_as<O: IoOp>(
         &self,
         cx: &mut Context<'_>,
         wait: &mut Wait<'_>,
-        skips: impl Fn(ReadyEvent) -> bool,
-        op: impl FnMut(ReadyEvent) -> io::Result<R>,
-    ) -> Poll<io::Result<R>> {
-        if skips(self.io.snapshot()) && wait.poll_ready(&self.io, cx).is_pending() {
+        mark: &DrainedMark,
+        op: &mut O,
+    ) -> Poll<io::Result<O::Output>> {
+        if mark.skips(self.io.snapshot()) && wait.poll_ready(&self.io, cx).is_pending() {
             return Poll::Pending;
         }
-        self.poll_op(cx, wait, op)
+        self.poll_op(cx, wait, Some(mark), op)
     }
 
-    /// The operation loop. `op` gets the readiness seen before it.
-    fn poll_op<R>(
+    /// The operation loop. `op` gets the readiness seen before it; with a
+    /// `mark`, an attempt the mark skips is a `WouldBlock` without a
+    /// syscall, and one that reports the socket drained marks it and
+    /// clears the readiness it saw.
+    fn poll_op<O: IoOp>(
         &self,
         cx: &mut Context<'_>,
         wait: &mut Wait<'_>,
-        mut op: impl FnMut(ReadyEvent) -> io::Result<R>,
-    ) -> Poll<io::Result<R>> {
+        mark: Option<&DrainedMark>,
+        op: &mut O,
+    ) -> Poll<io::Result<O::Output>> {
         let direction = wait.direction();
         // Before the syscall: an exhausted budget costs none.
         let progress = ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_RETRIES {
             let seen = self.io.snapshot();
-            match op(seen) {
+            let attempt = match mark {
+                Some(mark) if mark.skips(seen) => Err(io::ErrorKind::WouldBlock.into()),
+                _ => op.attempt(seen),
+            };
+            match attempt {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
                     self.io.clear_readiness(seen, direction);
                     match wait.poll_ready(&self.io, cx) {
@@ -324,9 +265,17 @@ impl Registration {
                         Poll::Ready(Ok(_)) => continue, // a new event: retry
                     }
                 }
-                result => {
+                Ok((value, drained)) => {
+                    if let Some(mark) = mark.filter(|_| drained) {
+                        mark.set(seen);
+                        self.io.clear_readiness(seen, direction);
+                    }
                     progress.made_progress();
-                    return Poll::Ready(result);
+                    return Poll::Ready(Ok(value));
+                }
+                Err(e) => {
+                    progress.made_progress();
+                    return Poll::Ready(Err(e));
                 }
             }
         }
@@ -342,22 +291,62 @@ impl Registration {
         direction: Direction,
         op: impl FnOnce() -> io::Result<R>,
     ) -> io::Result<R> {
-        self.try_io_seen(direction, |_| op())
-    }
-
-    /// [`try_io`](Self::try_io) whose `op` gets the readiness seen before
-    /// it.
-    pub(crate) fn try_io_seen<R>(
-        &self,
-        direction: Direction,
-        op: impl FnOnce(ReadyEvent) -> io::Result<R>,
-    ) -> io::Result<R> {
         let seen = self.io.snapshot();
-        let result = op(seen);
+        let result = op();
         if matches!(&result, Err(e) if e.kind() == io::ErrorKind::WouldBlock) {
             self.io.clear_readiness(seen, direction);
         }
         result
+    }
+}
+
+/// One attempt of an operation of the loop, from the readiness `seen`
+/// before it: its value, and whether it left the socket known drained at
+/// `seen` (only a receive with a [`DrainedMark`] says so).
+pub(crate) trait IoOp {
+    /// What a successful attempt returns.
+    type Output;
+    /// One attempt (one syscall at most).
+    fn attempt(&mut self, seen: ReadyEvent) -> io::Result<(Self::Output, bool)>;
+}
+
+/// A closure operation (sends, streams, peeks): never drained.
+struct Plain<F>(F);
+
+impl<R, F: FnMut() -> io::Result<R>> IoOp for Plain<F> {
+    type Output = R;
+
+    #[inline]
+    fn attempt(&mut self, _seen: ReadyEvent) -> io::Result<(R, bool)> {
+        Ok(((self.0)()?, false))
+    }
+}
+
+/// The event sequence number at which a receive found its socket
+/// drained, as a word that is never 0 (event sequence numbers have fewer
+/// bits than `usize`): a receive seeing that number waits for the next
+/// event without a syscall. Written without a lock: every value written
+/// is the number of a report whose datagrams were taken, so an
+/// out-of-date one costs at most a syscall, never a stranded datagram.
+#[derive(Debug, Default)]
+pub(crate) struct DrainedMark(AtomicUsize);
+
+impl DrainedMark {
+    #[inline]
+    fn word(seen: ReadyEvent) -> usize {
+        (seen.event_seq() << 1) | 1
+    }
+
+    /// Whether a receive seeing `seen` skips its syscall.
+    #[inline]
+    pub(crate) fn skips(&self, seen: ReadyEvent) -> bool {
+        self.0.load(Ordering::Acquire) == DrainedMark::word(seen)
+    }
+
+    /// Marks the socket drained at `seen`.
+    #[inline]
+    pub(crate) fn set(&self, seen: ReadyEvent) {
+        self.0.store(DrainedMark::word(seen), Ordering::Release);
     }
 }
 
@@ -378,40 +367,28 @@ impl Drop for Registration {
     }
 }
 
-/// The future of [`Registration::io_seen`]: the operation loop with its
-/// own waiter entry, removed when the future is dropped.
-///
-/// A named type rather than an `async fn`: an async receive is polled
-/// once per datagram, and a generator keeps its arguments twice (as
-/// captures and as the locals the body moved them into), so the three
-/// layers of a closure receive (`UdpSocket`, `DatagramIo`, here) took 176
-/// bytes, and `recv_from`'s 224, spread over three or four cache lines of
-/// the task, each a cold line per datagram at thousands of sockets. This
-/// holds what a poll reads: 64 and 80 bytes (guarded by
-/// `a_receive_future_is_only_what_its_poll_reads` in `tests/udp.rs`).
+/// The future of [`Registration::receive`]: the receive loop with its
+/// own waiter entry, removed when the future is dropped. A named type
+/// rather than an `async fn`, so that it holds only what a poll reads
+/// (see `a_receive_future_is_only_what_its_poll_reads` in `tests/udp.rs`).
 #[must_use = "futures do nothing unless polled"]
-pub(crate) struct IoSeen<'a, S, O> {
+pub(crate) struct Receive<'a, O> {
     registration: &'a Registration,
     wait: Wait<'a>,
-    skips: S,
+    mark: &'a DrainedMark,
     op: O,
 }
 
-// `skips` and `op` are only ever called through `&` / `&mut`, never
-// pinned: the future may move between polls like any `Unpin` value.
-impl<S, O> Unpin for IoSeen<'_, S, O> {}
+// `op` is only called through `&mut`, never pinned.
+impl<O> Unpin for Receive<'_, O> {}
 
-impl<R, S, O> std::future::Future for IoSeen<'_, S, O>
-where
-    S: Fn(ReadyEvent) -> bool,
-    O: FnMut(ReadyEvent) -> io::Result<R>,
-{
-    type Output = io::Result<R>;
+impl<O: IoOp> std::future::Future for Receive<'_, O> {
+    type Output = io::Result<O::Output>;
 
-    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         this.registration
-            .poll_op_skipping(cx, &mut this.wait, &this.skips, &mut this.op)
+            .poll_receive_as(cx, &mut this.wait, this.mark, &mut this.op)
     }
 }
 
@@ -451,4 +428,25 @@ impl Wait<'_> {
 fn spend_unit(cx: &mut Context<'_>) -> Poll<io::Result<()>> {
     ready!(coop::poll_proceed(cx)).made_progress();
     Poll::Ready(Ok(()))
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::ready::Ready;
+
+    /// The mark skips only the readiness it was set at: a new event, or
+    /// a mark never set, makes the next receive try its syscall.
+    #[test]
+    fn the_mark_skips_only_the_readiness_it_was_set_at() {
+        let io = ScheduledIo::new();
+        let mark = DrainedMark::default();
+        io.set_readiness(Ready::READABLE);
+        let seen = io.snapshot();
+        assert!(!mark.skips(seen), "nothing known yet");
+        mark.set(seen);
+        assert!(mark.skips(seen), "drained at this event, none since");
+        io.set_readiness(Ready::READABLE);
+        assert!(!mark.skips(io.snapshot()), "a new event: the syscall");
+    }
 }

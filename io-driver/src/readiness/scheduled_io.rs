@@ -3,94 +3,59 @@
 //!
 //! # The readiness word
 //!
-//! One `AtomicUsize` holds three fields:
-//!
 //! ```text
 //!  usize::BITS-1            7         6          5         4 .. 0
 //! [ event_seq (wrapping)  ][ backlog ][ shutdown ][ ready bits ]
 //! ```
 //!
-//! * The driver ORs each event's bits in and increments the *event
-//!   sequence number* `event_seq`, which counts the readiness events this
-//!   registration received ([`ScheduledIo::set_readiness`]).
-//! * An operation takes a [`ReadyEvent`] snapshot (bits and `event_seq`) *before*
-//!   its syscall. If the syscall returns `WouldBlock`, it clears the bits of
-//!   its direction with [`ScheduledIo::clear_readiness`], which does nothing
-//!   if `event_seq` moved: an event that arrived between the snapshot and the
-//!   clear is never erased, so no edge is lost (edge-triggered epoll would
-//!   not repeat it). Closed states stay set once seen; they are final.
-//! * `backlog`: the registration is level-triggered and the dispatch
-//!   round before this event's reported it too (in a throttled tick: its
-//!   poll, then, after the tasks ran, its *look*): its task took one
-//!   datagram and one is left, a backlog, which its receives drain until
-//!   `WouldBlock` (see `net/recv_ahead.rs`). Cleared with the read
-//!   readiness.
+//! * The driver ORs each event's bits in and increments `event_seq`
+//!   ([`ScheduledIo::set_readiness`]).
+//! * An operation takes a [`ReadyEvent`] snapshot *before* its syscall; on
+//!   `WouldBlock` it clears its direction's bits with
+//!   [`ScheduledIo::clear_readiness`], which does nothing if `event_seq`
+//!   moved: an event between the snapshot and the clear is never erased,
+//!   so no edge is lost. Closed states are final.
+//! * `backlog`: a level-triggered registration reported by two dispatch
+//!   rounds in a row (a throttled tick's poll and its look) still holds a
+//!   datagram after its task took one; its receives drain until
+//!   `WouldBlock` (`net/recv_rule.rs`). Cleared with the read readiness.
 //!
 //! # Level-triggered registrations
 //!
-//! A datagram socket made on a throttled driver is registered
-//! *level-triggered* for reading (see `net/recv_ahead.rs` for why): the
-//! poller reports it at every poll while it holds a datagram. Two rules
-//! keep that from reporting what nobody waits for, both applied under the
-//! waiters' lock, where wakers are stored and taken, so that an interest
-//! change and a waiter's store are ordered:
+//! A datagram socket made on a throttled driver is level-triggered for
+//! reading: the poller reports it at every poll while it holds a datagram.
+//! Two rules, applied under the waiters' lock (so an interest change and a
+//! waiter's store are ordered), keep it from reporting what nobody waits
+//! for:
 //!
-//! * **Disarm on reports nobody waits for.** An event that finds no
-//!   waker (and no waiter's entry) in a direction drops that direction
-//!   from the poller's interest: write at once (a datagram socket is
-//!   nearly always writable: level-triggered, it would be reported at
-//!   every poll); read when the event is the second in a row that nobody
-//!   read (the read readiness of the one before is still set), so that
-//!   a task that is about to receive (woken by something else, its
-//!   socket reported before it runs) finds its socket armed. A disarmed
-//!   read makes the entry edge-triggered, so that errors, which the
-//!   poller reports whatever the interest, come once. An unread socket
-//!   is thus reported twice (a throttled tick's poll and look), not at
-//!   every poll, and an idle runtime stays idle.
-//! * **Arm on a store.** Storing a waker in a direction that is not armed
-//!   arms it (one `epoll_ctl`), *before* the caller re-checks readiness;
-//!   the poller checks the socket's state when its interest changes, so a
-//!   datagram (or buffer space) that came while the direction was
-//!   disarmed is reported at the next poll.
+//! * **Disarm on reports nobody waits for.** An event that finds no waker
+//!   (and no waiter's entry) in a direction drops it from the interest:
+//!   write at once, read at the second unread report in a row (so a task
+//!   about to receive finds its socket armed). A disarmed read makes the
+//!   entry edge-triggered, so errors come once. An unread socket is
+//!   reported twice, not at every poll, and an idle runtime stays idle.
+//! * **Arm on a store.** Storing a waker in a disarmed direction arms it
+//!   (one `epoll_ctl`) *before* the caller re-checks readiness; the poller
+//!   checks the socket as its interest changes, so nothing that came while
+//!   disarmed is missed.
 //!
-//! In the steady state of a receiver (its task waits between datagrams),
-//! neither rule runs: no `epoll_ctl` per datagram. Write interest is
-//! armed only while a send waits for buffer space: a level-triggered
-//! registration starts writable.
+//! A receiver's steady state runs neither rule (no `epoll_ctl` per
+//! datagram); write interest is armed only while a send waits.
 //!
 //! # Waiters: any number per direction
 //!
-//! Any number of tasks may wait on one socket in each direction (two tasks
-//! `recv_from` on one `Arc<UdpSocket>`, fifty tasks `accept` on one
-//! listener): an event wakes *every* waiter of the directions it concerns,
-//! as tokio does. Each direction keeps, behind one small mutex
-//! (parking_lot's, loom's under `cfg(loom)`):
+//! An event wakes *every* waiter of the directions it concerns, as
+//! tokio's does. Each direction keeps, behind one small mutex, the
+//! **`poll_*` slot** (the last `poll_*` caller's waker, tokio's semantics)
+//! and the **async waiters**: each async future owns a [`Waiter`] entry,
+//! made on its first `Pending`, updated on later polls, removed on drop.
+//! The first entry is inline (a single waiter never allocates), further
+//! ones live in a boxed [`Slab`] made at the first second waiter: no
+//! `unsafe`, and each key is owned by exactly one `Waiter`.
 //!
-//! * **the `poll_*` slot**: one waker, the last `poll_*` caller's. A
-//!   `poll_*` method has no place to keep a registration between calls, so
-//!   this is tokio's documented semantics for its `poll_recv_from`,
-//!   `poll_read_ready`, ...: only the most recent caller is woken.
-//! * **the async waiters**: each async method's future owns a [`Waiter`],
-//!   an entry in the list made on its first `Pending`, updated (not
-//!   re-inserted) on later polls, removed when the future completes or is
-//!   dropped. The first entry is inline, so the common single waiter never
-//!   allocates; further entries live in a [`Slab`] (boxed, made at the
-//!   first second waiter) that grows once to the largest number of
-//!   simultaneous waiters and is reused afterwards.
-//!
-//! Why a slab and not an intrusive list (tokio's choice): the slab needs no
-//! `unsafe`, its keys are owned by exactly one `Waiter` each (so no stale
-//! key can name another future's entry), and an event touches each entry
-//! once. The cost is that a wake visits every slot up to the high-water
-//! mark; with the handful of waiters sockets have, that is nothing.
-//!
-//! The driver *takes* the wakers (no clone, no allocation) and leaves the
-//! entries in place, empty: a woken waiter that is re-polled and finds no
-//! readiness (another waiter took the datagram) stores its waker again in
-//! its own entry. The driver wakes them after releasing its locks.
-//! Registration ("store waker, then re-check readiness") happens under the
-//! mutex, which is uncontended in practice, and keeps the protocol
-//! obviously free of lost wake-ups.
+//! The driver *takes* the wakers (no clone) and leaves the entries in
+//! place; it wakes them after releasing its locks. "Store waker, then
+//! re-check readiness" happens under the mutex, so no wake-up is lost.
 
 use std::fmt;
 use std::io;
@@ -170,9 +135,8 @@ impl ReadyEvent {
 }
 
 /// The wakers waiting in one direction: the `poll_*` slot and the async
-/// waiters (see the module docs). 40 bytes, `repr(C)`: see
-/// [`ScheduledIo`]'s layout. Whether the inline entry is taken is kept in
-/// [`Waiters`]' head (an `Option<Option<Waker>>` would take 24 bytes).
+/// waiters (see the module docs). 40 bytes, `repr(C)` (see
+/// [`ScheduledIo`]); whether the inline entry is taken is in [`Waiters`].
 #[derive(Debug, Default)]
 #[repr(C)]
 struct WaiterList {
@@ -233,9 +197,7 @@ impl WaiterList {
     /// Moves every waker (the `poll_*` slot's and every async waiter's)
     /// into `out`, leaving the entries registered.
     fn take_into(&mut self, out: &mut Vec<Waker>) {
-        // Plain pushes: `extend` with an `Option` reserves first, and this
-        // runs once per event (callgrind, with the caller: 58 instructions
-        // per event, now 40).
+        // Plain pushes: `extend` with an `Option` reserves first.
         if let Some(waker) = self.poll.take() {
             out.push(waker);
         }
@@ -255,10 +217,7 @@ impl WaiterList {
 #[repr(C)]
 struct Waiters {
     /// Per direction (read, write): a waker was stored in the list since
-    /// the driver last took them all. `false` means the list holds no
-    /// waker, so an event need not look at it (the writer list is on
-    /// the registration's second cache line, and nearly every datagram
-    /// socket's events say writable too).
+    /// the driver last took them all (`false`: an event need not look).
     may_wake: [bool; 2],
     /// Per direction: the inline async entry belongs to a [`Waiter`].
     inline_taken: [bool; 2],
@@ -428,8 +387,7 @@ impl<'a> Waiter<'a> {
 
 impl Drop for Waiter<'_> {
     /// Inlined: nearly every operation completes without waiting, and
-    /// then there is no entry to remove (a call to find that out cost
-    /// the register saves of the removal path, twice per datagram).
+    /// then there is no entry to remove.
     #[inline]
     fn drop(&mut self) {
         if let Some(key) = self.key.take() {
@@ -456,30 +414,13 @@ enum WakerSlot<'a> {
 
 /// Readiness and wakers of one registered source.
 ///
-/// # Layout: small, and what a datagram touches first
-///
-/// At one datagram per socket per tick this state is cold at every event.
-/// `repr(C)` orders it so that the first 80 bytes hold everything an event
-/// and a receive touch: the readiness word (8 bytes), the waiters' lock (8
-/// with padding), the flags, the arming and the round (8), the reader
-/// list (40: the `poll_*` slot, the inline waiter, the pointer to the
-/// further waiters) and the level-triggered interest (16, read by every
-/// event and every store to see whether there is one); the writer list
+/// `repr(C)`: at one datagram per socket per tick this state is cold at
+/// every event, so the first 80 bytes hold everything an event and a
+/// receive touch (the readiness word, the waiters' lock, the flags, the
+/// reader list and the level-triggered interest); the writer list
 /// follows and is read only when a waker was stored there since the last
-/// take (nearly every datagram socket's events say writable too). The
-/// whole `Arc` is 136 bytes (it was 176): registrations made one after
-/// the other sit close together, which the hardware prefetcher follows
-/// when a tick's events come in socket order.
-///
-/// The interest was after the writer list until 2026-11-26: one more
-/// line per event and per store at most allocation offsets (callgrind's
-/// cache simulation of the throttled receiver counted 0.8 first-level
-/// misses per datagram on reading it at the store and 1.0 at the event).
-///
-/// Measured and dropped: `align(64)` (the hot part on exactly one line).
-/// Aligned allocations broke the registrations' contiguity, and the
-/// dispatch's first touch of each registration cost more than the line
-/// it saved (`perf record` of the throttled receiver at 2,000 sockets).
+/// take. Not `align(64)`: registrations made one after the other stay
+/// contiguous.
 #[derive(Debug)]
 #[repr(C)]
 pub struct ScheduledIo {

@@ -1,30 +1,13 @@
-//! The `recvmmsg` / `sendmmsg` calls and the socket addresses they carry:
-//! the only place in tempo-io that talks to libc directly.
+//! The `recvmmsg` / `recvfrom` / `sendmmsg` calls and the socket
+//! addresses they carry. Every `unsafe` of those lives here, behind safe
+//! functions whose arguments cannot dangle: every pointer handed to the
+//! kernel is made from a borrow that outlives the call.
 //!
-//! mio and std offer one datagram per syscall. Two things need more: the
-//! receive-ahead rule (`recv_ahead`: one `recvmmsg` asking for two
-//! datagrams tells "drained" from "more queued") and the batch API
-//! ([`RecvBatch`](crate::net::RecvBatch) / [`SendBatch`](crate::net::SendBatch)).
-//! Everything `unsafe` of those lives here, behind safe functions whose
-//! arguments cannot dangle: every pointer handed to the kernel is made from
-//! a borrow that outlives the call.
-//!
-//! `libc` is a normal dependency of tempo-io for this (it was already in
-//! the tree through mio).
-//!
-//! # Raw syscalls
-//!
-//! The receive and send calls go through `libc::syscall` (`SYS_recvmmsg`,
-//! `SYS_recvfrom`, `SYS_sendmmsg`), not glibc's `recvmmsg` / `recvfrom` /
-//! `sendmmsg` wrappers. Those wrappers are pthread cancellation points:
-//! around every call they enable and then disable asynchronous
-//! cancellation, bookkeeping that cost more user-space time than the
-//! receive itself on a receiver making one call per datagram (about 6% of
-//! its samples). Tempo never uses pthread cancellation, and the calls are
-//! non-blocking (`MSG_DONTWAIT`), so there is nothing to cancel: the raw
-//! syscall does the same kernel work and reports errors the same way
-//! (`-1` and `errno`). tempo-io is Linux-only, so the syscall numbers are
-//! always there.
+//! The calls go through `libc::syscall`, not glibc's wrappers: those are
+//! pthread cancellation points and toggle asynchronous cancellation around
+//! every call. Tempo never uses pthread cancellation and the calls are
+//! non-blocking (`MSG_DONTWAIT`), so the raw syscall does the same kernel
+//! work and reports errors the same way (`-1` and `errno`).
 
 use std::ffi::OsStr;
 use std::io;
@@ -52,11 +35,9 @@ pub const MAX_BATCH: usize = libc::UIO_MAXIOV as usize;
 
 /// A socket address as the kernel writes and reads it.
 ///
-/// Only the first `len` bytes of `storage` are ever read: they are the
-/// ones the kernel (or a constructor here) wrote. The rest stays
-/// uninitialized, so that a receive target costs no 128-byte zeroing per
-/// call. `repr(C)` with the length first: an IP address and its length
-/// lie together in the first 36 bytes, not 128 bytes apart.
+/// Only the first `len` bytes of `storage` are ever read: the ones the
+/// kernel (or a constructor here) wrote; the rest stays uninitialized (no
+/// zeroing per receive). `repr(C)`, the length first, next to the bytes.
 #[derive(Clone, Copy)]
 #[repr(C)]
 pub(crate) struct RawAddr {
@@ -322,28 +303,6 @@ impl MmsgScratch {
 pub(crate) const STACK_BATCH: usize = 16;
 
 /// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
-/// a fixed number of targets, with the kernel's arrays on the stack: the
-/// receive-ahead rule's two-datagram call. Returns how many were filled
-/// and, for those, what the kernel reported (the rest are default).
-/// `WouldBlock` if nothing was queued.
-pub(crate) fn recv_mmsg_array<const N: usize>(
-    fd: RawFd,
-    targets: [RecvTarget<'_>; N],
-) -> io::Result<(usize, [Received; N])> {
-    let mut headers = [MaybeUninit::<libc::mmsghdr>::uninit(); N];
-    let mut iovecs = [MaybeUninit::<libc::iovec>::uninit(); N];
-    let mut received = [Received::default(); N];
-    let n = recv_mmsg_into(
-        fd,
-        targets.into_iter(),
-        &mut headers,
-        &mut iovecs,
-        |i, got| received[i] = got,
-    )?;
-    Ok((n, received))
-}
-
-/// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
 /// `targets` (1 to [`MAX_BATCH`]): `each(i, result)` is called for each
 /// message received, in order, and the count is returned. The kernel's
 /// arrays are on the stack for up to [`STACK_BATCH`] targets (only the
@@ -457,11 +416,9 @@ fn recv_mmsg_into<'a>(
     Ok(n)
 }
 
-/// One datagram with `recvfrom(MSG_DONTWAIT)` (the raw syscall, see the
-/// module docs) into `buf`, its source into
-/// `addr`; returns the length received (cut to `buf`). The receive when the
-/// receive-ahead rule is off (the basic scheduler, `try_*`): a one-slot
-/// `recvmmsg` does the same work with more set-up in the kernel.
+/// One datagram with `recvfrom(MSG_DONTWAIT)` (the raw syscall) into
+/// `buf`, its source into `addr`; returns the length received (cut to
+/// `buf`).
 #[inline]
 pub(crate) fn recv_from(fd: RawFd, buf: &mut [u8], addr: &mut RawAddr) -> io::Result<usize> {
     let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;

@@ -3,7 +3,7 @@
 //! interface, in the spirit of mio's `sys/` seam.
 //!
 //! * `mmsg`: `recvmmsg` / `sendmmsg` and the socket addresses and control
-//!   messages they carry (the receive-ahead rule and the batch API);
+//!   messages they carry (the datagram receives and the batch API);
 //! * `epoll`: a datagram socket's level-triggered registration (its
 //!   interest changed with `epoll_ctl`, on mio's epoll);
 //! * `socket`: `TcpSocket`'s socket options, `bind`, `listen(backlog)` and
@@ -13,8 +13,7 @@
 //!
 //! Each function takes borrows that outlive the call, so no pointer handed
 //! to the kernel can dangle; each `unsafe` block names its invariant in a
-//! `// SAFETY:` comment. `libc` is a normal dependency for this (it was
-//! already in the tree through mio).
+//! `// SAFETY:` comment.
 
 pub(crate) mod epoll;
 pub(crate) mod mmsg;

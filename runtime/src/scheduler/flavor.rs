@@ -2,7 +2,7 @@
 //!
 //! "Throttling on or off" has consequences in three layers: the timer
 //! driver (its firing window and the spacing of its fire passes), the I/O
-//! driver (the receive-ahead rule of datagram receives, the default events
+//! driver (its throttled datagram receive rule, the default events
 //! buffer) and the scheduler
 //! (which loop runs, with which period and tick budget). Each of them is
 //! derived here from the one [`Flavor`] value, so that no layer decides it
@@ -57,10 +57,10 @@ impl Flavor {
         }
     }
 
-    /// The I/O driver's receive-ahead rule for datagram receives: on under
-    /// throttling, where a receive that also tells "drained" saves the
-    /// empty `recvfrom` of every socket at every tick.
-    pub(crate) fn recv_ahead(&self) -> bool {
+    /// Whether the I/O driver is told it is throttled (its datagram
+    /// sockets then take one `recvfrom` per readiness report, saving the
+    /// empty `recvfrom` of every socket at every tick).
+    pub(crate) fn throttles_io(&self) -> bool {
         matches!(self, Flavor::Throttle(_))
     }
 

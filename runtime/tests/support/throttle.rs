@@ -12,7 +12,7 @@ use std::task::{Context, Poll, Waker};
 use std::thread;
 use std::time::Duration;
 
-use tempo::runtime::{Builder, IoDriver, Runtime, TimerPolicy};
+use tempo::runtime::{Builder, IoReactor, Runtime, TimerPolicy};
 use tempo::time::{self, Instant};
 use tempo_park::{DriverStats, Park, ParkThread};
 
@@ -169,7 +169,7 @@ pub struct BlockProbe {
 
 impl BlockProbe {
     /// The probe around `io`, for `with_park_fn`.
-    pub fn wrap(self, io: IoDriver) -> ProbedPark {
+    pub fn wrap(self, io: IoReactor) -> ProbedPark {
         ProbedPark { io, probe: self }
     }
 
@@ -195,13 +195,13 @@ impl BlockProbe {
 
 /// The I/O driver under a [`BlockProbe`].
 pub struct ProbedPark {
-    io: IoDriver,
+    io: IoReactor,
     probe: BlockProbe,
 }
 
 impl Park for ProbedPark {
-    type Unpark = <IoDriver as Park>::Unpark;
-    type Error = <IoDriver as Park>::Error;
+    type Unpark = <IoReactor as Park>::Unpark;
+    type Error = <IoReactor as Park>::Error;
 
     fn unpark(&self) -> Self::Unpark {
         self.io.unpark()

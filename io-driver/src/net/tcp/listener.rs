@@ -20,10 +20,6 @@ const DEFAULT_BACKLOG: u32 = 1024;
 /// the listener's driver. Several tasks may accept on one listener (an
 /// `Arc<TcpListener>`).
 ///
-/// A server that answers each connection with a greeting, and a client
-/// (the server accepts one connection here; a real one loops and spawns
-/// a task per connection):
-///
 /// ```
 /// # tempo_io::__doc_block_on(async {
 /// use tempo_io::net::{TcpListener, TcpStream};
@@ -73,17 +69,10 @@ impl AsFd for TcpListener {
 }
 
 impl TcpListener {
-    /// Binds to the first address of `addr` that works (a host name is
-    /// resolved off the runtime's thread, see [`ToSocketAddrs`]) and
-    /// listens, with `SO_REUSEADDR` set as mio and tokio do. A port in use
-    /// gives [`io::ErrorKind::AddrInUse`].
-    ///
-    /// The backlog (connections the kernel queues before `accept`) is
-    /// 1,024 connections as in tokio, not
-    /// std's and mio's 128, which a burst of a few hundred clients
-    /// overflows (each refused SYN is retried a second later). Use
-    /// [`TcpSocket::listen`](crate::net::TcpSocket::listen) to choose
-    /// another.
+    /// Binds to the first address of `addr` that works and listens, with
+    /// `SO_REUSEADDR` and a backlog of 1,024 as tokio (use
+    /// [`TcpSocket::listen`](crate::net::TcpSocket::listen) for another). A
+    /// port in use gives [`io::ErrorKind::AddrInUse`].
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -143,9 +132,6 @@ impl TcpListener {
     }
 
     /// Polls an accept.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(TcpStream, SocketAddr)>> {
         self.io.poll_accept(cx)
     }

@@ -1,26 +1,10 @@
 //! [`TcpSocket`]: a TCP socket before it connects or listens, to set the
-//! options that must be set first (tokio's `TcpSocket`).
-//!
-//! # Why it exists
-//!
-//! `std` and mio create, bind and listen in one call, with a backlog of
-//! 128 and no say over `SO_REUSEPORT` or the buffer sizes. A backlog of 128
-//! is too small for a burst of connections: a 200-client burst overflowed
-//! it and the refused SYNs were retried a second later. `TcpSocket` gives
-//! the steps one by one (`new_v4`, options, `bind`, then `listen(backlog)`
-//! or `connect(addr)`), and [`TcpListener::bind`](crate::net::TcpListener::bind)
-//! goes through it with a backlog of 1,024, as tokio does.
-//!
-//! # The system calls
-//!
-//! Neither std nor mio has these steps, so this module calls `libc`
-//! (already in the dependency tree through mio) directly; every `unsafe`
-//! block lives in the `sys` module below, each a single FFI call on an fd
-//! this socket owns, with pointers to locals that outlive the call. The
-//! socket itself is held in a `std::net::TcpStream`, std's plain wrapper of
-//! a TCP fd, whose getters (`local_addr`, `take_error`, `nodelay`) are
-//! `getsockname`/`getsockopt` calls valid on any TCP socket, connected or
-//! not.
+//! options that must come first (tokio's `TcpSocket`). std and mio bind
+//! and listen in one call with a backlog of 128, too small for a burst of
+//! connections; [`TcpListener::bind`](crate::net::TcpListener::bind) goes
+//! through this type with a backlog of 1,024, as tokio does. The FFI
+//! calls are in `sys/socket.rs`; the socket is held in a
+//! `std::net::TcpStream`, whose getters work on any TCP socket.
 
 use crate::sys::socket as sys;
 use std::io;
@@ -140,47 +124,21 @@ impl TcpSocket {
     /// Sets `SO_REUSEPORT`: several sockets (of one user) bind the same
     /// port, and the kernel spreads connections over their listeners; one
     /// runtime per core, each with its own listener, is the usual use.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_reuseport(true)?;
-    /// assert!(socket.reuseport()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_reuseport(&self, reuseport: bool) -> io::Result<()> {
         self.set_flag(libc::SOL_SOCKET, libc::SO_REUSEPORT, reuseport)
     }
 
     /// Gets `SO_REUSEPORT`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(!socket.reuseport()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn reuseport(&self) -> io::Result<bool> {
         self.flag(libc::SOL_SOCKET, libc::SO_REUSEPORT)
     }
 
     /// Sets `SO_KEEPALIVE`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_keepalive(true)?;
-    /// assert!(socket.keepalive()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_keepalive(&self, keepalive: bool) -> io::Result<()> {
         self.set_flag(libc::SOL_SOCKET, libc::SO_KEEPALIVE, keepalive)
     }
 
     /// Gets `SO_KEEPALIVE`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(!socket.keepalive()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn keepalive(&self) -> io::Result<bool> {
         self.flag(libc::SOL_SOCKET, libc::SO_KEEPALIVE)
     }
@@ -214,24 +172,11 @@ impl TcpSocket {
     /// reports the doubled value).
     ///
     /// [`send_buffer_size`]: TcpSocket::send_buffer_size
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_send_buffer_size(64 * 1024)?;
-    /// assert!(socket.send_buffer_size()? >= 64 * 1024);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_send_buffer_size(&self, size: u32) -> io::Result<()> {
         self.set_int(libc::SOL_SOCKET, libc::SO_SNDBUF, clamp(size))
     }
 
     /// Gets `SO_SNDBUF`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(socket.send_buffer_size()? > 0);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn send_buffer_size(&self) -> io::Result<u32> {
         self.int(libc::SOL_SOCKET, libc::SO_SNDBUF)
             .map(|size| size.max(0) as u32)
@@ -240,24 +185,11 @@ impl TcpSocket {
     /// Sets `SO_RCVBUF`, the kernel's receive buffer size, in bytes (see
     /// [`set_send_buffer_size`](TcpSocket::set_send_buffer_size) on
     /// doubling).
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_recv_buffer_size(64 * 1024)?;
-    /// assert!(socket.recv_buffer_size()? >= 64 * 1024);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_recv_buffer_size(&self, size: u32) -> io::Result<()> {
         self.set_int(libc::SOL_SOCKET, libc::SO_RCVBUF, clamp(size))
     }
 
     /// Gets `SO_RCVBUF`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(socket.recv_buffer_size()? > 0);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn recv_buffer_size(&self) -> io::Result<u32> {
         self.int(libc::SOL_SOCKET, libc::SO_RCVBUF)
             .map(|size| size.max(0) as u32)
@@ -266,26 +198,11 @@ impl TcpSocket {
     /// Sets `SO_LINGER`: with `Some(d)`, closing the stream waits up to `d`
     /// (whole seconds) for unsent data; `Some(ZERO)` resets the
     /// connection on close; `None` (the default) closes in the background.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_linger(Some(Duration::from_secs(2)))?;
-    /// assert_eq!(socket.linger()?, Some(Duration::from_secs(2)));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_linger(&self, linger: Option<Duration>) -> io::Result<()> {
         sys::set_linger(self.as_fd(), linger)
     }
 
     /// Gets `SO_LINGER`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert_eq!(socket.linger()?, None);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn linger(&self) -> io::Result<Option<Duration>> {
         sys::linger(self.as_fd())
     }
@@ -304,12 +221,6 @@ impl TcpSocket {
     }
 
     /// Takes the pending `SO_ERROR`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(socket.take_error()?.is_none());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn take_error(&self) -> io::Result<Option<io::Error>> {
         self.inner.take_error()
     }

@@ -39,30 +39,6 @@ use crate::net::TcpStream;
 pub struct ReadHalf<'a>(&'a TcpStream);
 
 /// The write half of a borrowed split ([`TcpStream::split`]).
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::{TcpListener, TcpStream};
-///
-/// let listener = TcpListener::bind("127.0.0.1:0").await?;
-/// let mut stream = TcpStream::connect(listener.local_addr()?).await?;
-/// let (peer, _) = listener.accept().await?;
-///
-/// let (_reader, writer) = stream.split();
-/// writer.write_all(b"hi").await?;
-/// writer.shutdown().await?; // the peer reads end of stream after "hi"
-/// let mut buf = [0u8; 8];
-/// let mut received = Vec::new();
-/// loop {
-///     let n = peer.read(&mut buf).await?;
-///     if n == 0 {
-///         break;
-///     }
-///     received.extend_from_slice(&buf[..n]);
-/// }
-/// assert_eq!(received, b"hi");
-/// # Ok(()) }).unwrap();
-/// ```
 #[derive(Debug)]
 pub struct WriteHalf<'a>(&'a TcpStream);
 
@@ -95,30 +71,6 @@ pub struct OwnedReadHalf {
 
 /// The owned write half ([`TcpStream::into_split`]). Dropping it shuts
 /// down the write side, so the peer sees end of stream.
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::{TcpListener, TcpStream};
-///
-/// let listener = TcpListener::bind("127.0.0.1:0").await?;
-/// let stream = TcpStream::connect(listener.local_addr()?).await?;
-/// let (peer, _) = listener.accept().await?;
-///
-/// let (_reader, writer) = stream.into_split();
-/// writer.write_all(b"hi").await?;
-/// drop(writer); // the peer reads end of stream after "hi"
-/// let mut buf = [0u8; 8];
-/// let mut received = Vec::new();
-/// loop {
-///     let n = peer.read(&mut buf).await?;
-///     if n == 0 {
-///         break;
-///     }
-///     received.extend_from_slice(&buf[..n]);
-/// }
-/// assert_eq!(received, b"hi");
-/// # Ok(()) }).unwrap();
-/// ```
 #[derive(Debug)]
 pub struct OwnedWriteHalf {
     inner: Arc<TcpStream>,
@@ -127,22 +79,6 @@ pub struct OwnedWriteHalf {
 
 /// [`OwnedReadHalf::reunite`] was given halves of two different streams.
 /// It hands both halves back.
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::{TcpListener, TcpStream};
-///
-/// let listener = TcpListener::bind("127.0.0.1:0").await?;
-/// let one = TcpStream::connect(listener.local_addr()?).await?;
-/// let two = TcpStream::connect(listener.local_addr()?).await?;
-/// let (read_one, _write_one) = one.into_split();
-/// let (_read_two, write_two) = two.into_split();
-///
-/// let error = read_one.reunite(write_two).unwrap_err();
-/// let (read_one, write_two) = (error.0, error.1); // both halves back
-/// # drop((read_one, write_two));
-/// # Ok(()) }).unwrap();
-/// ```
 #[derive(Debug)]
 pub struct ReuniteError(pub OwnedReadHalf, pub OwnedWriteHalf);
 
@@ -183,9 +119,6 @@ impl ReadHalf<'_> {
     }
 
     /// Polls a read ([`TcpStream::poll_read`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.0.poll_read(cx, buf)
     }
@@ -229,9 +162,6 @@ impl WriteHalf<'_> {
     }
 
     /// Polls a write ([`TcpStream::poll_write`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.0.poll_write(cx, buf)
     }
@@ -279,9 +209,6 @@ impl OwnedReadHalf {
     }
 
     /// Polls a read ([`TcpStream::poll_read`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.inner.poll_read(cx, buf)
     }
@@ -315,21 +242,6 @@ impl OwnedReadHalf {
 
     /// Puts the halves back together; fails if they are from different
     /// streams.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let stream = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (peer, _) = listener.accept().await?;
-    ///
-    /// let (reader, writer) = stream.into_split();
-    /// let stream = reader.reunite(writer).expect("halves of one stream");
-    /// stream.write_all(b"whole again").await?;
-    /// # drop(peer);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
         reunite(self, other)
     }
@@ -347,9 +259,6 @@ impl OwnedWriteHalf {
     }
 
     /// Polls a write ([`TcpStream::poll_write`]).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.inner.poll_write(cx, buf)
     }

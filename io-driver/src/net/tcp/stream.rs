@@ -36,13 +36,8 @@ use std::task::{Context, Poll};
 /// # Ok(()) }).unwrap();
 /// ```
 ///
-/// # The I/O traits
-///
-/// With the `futures-io` feature (on by default) the stream implements
-/// `futures_io::AsyncRead` / `AsyncWrite`, so the `futures` crate's
-/// extension methods (`read_to_end`, `copy`, ...) work on it; with the
-/// `tokio-io` feature (off by default), tokio's `AsyncRead` /
-/// `AsyncWrite`, for tokio-util codecs and tokio-based protocol crates:
+/// With the `futures-io` feature (default) it implements
+/// `futures_io::AsyncRead` / `AsyncWrite`; with `tokio-io`, tokio's:
 ///
 /// ```
 /// # tempo_io::__doc_block_on(async {
@@ -232,9 +227,6 @@ impl TcpStream {
     }
 
     /// Polls for read readiness without reading.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Read)
     }
@@ -266,9 +258,6 @@ impl TcpStream {
     }
 
     /// Polls for write readiness without writing.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -304,9 +293,6 @@ impl TcpStream {
     }
 
     /// Polls [`read`](Self::read).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_read(cx, buf)
     }
@@ -337,9 +323,6 @@ impl TcpStream {
     }
 
     /// Polls [`write`](Self::write).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_write(cx, buf)
     }
@@ -379,9 +362,6 @@ impl TcpStream {
     }
 
     /// Polls [`peek`](Self::peek).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_peek(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         let op = || self.io.peek(buf);
         self.io.registration.poll_io(cx, Direction::Read, op)
@@ -409,27 +389,6 @@ impl TcpStream {
 
     /// Splits into halves that borrow the stream, to read and write in
     /// one task at once (with `join!` or `select!`).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// let mut a = a;
-    /// let (reader, writer) = a.split();
-    /// writer.write_all(b"ping").await?;
-    /// b.write_all(b"pong").await?;
-    /// let mut buf = [0u8; 4];
-    /// let mut filled = 0;
-    /// while filled < buf.len() {
-    ///     filled += reader.read(&mut buf[filled..]).await?;
-    /// }
-    /// assert_eq!(&buf, b"pong");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn split(&mut self) -> (ReadHalf<'_>, WriteHalf<'_>) {
         split(self)
     }
@@ -437,42 +396,13 @@ impl TcpStream {
     /// Splits into owned halves that can move to different tasks; dropping
     /// the write half shuts down the write side.
     /// [`reunite`](OwnedReadHalf::reunite) puts them back together.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// let (reader, writer) = a.into_split();
-    /// writer.write_all(b"ping").await?;
-    /// drop(writer); // b reads end of stream after "ping"
-    ///
-    /// let mut received = Vec::new();
-    /// let mut buf = [0u8; 1024];
-    /// loop {
-    ///     let n = b.read(&mut buf).await?;
-    ///     if n == 0 {
-    ///         break;
-    ///     }
-    ///     received.extend_from_slice(&buf[..n]);
-    /// }
-    /// assert_eq!(received, b"ping");
-    /// # drop(reader);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn into_split(self) -> (OwnedReadHalf, OwnedWriteHalf) {
         split_owned(self)
     }
 
-    /// Waits until the socket is ready for any part of `interest`, and
-    /// returns the readiness states found (a subset of what `interest`
-    /// covers; a closed side or an error counts as ready), as tokio's
-    /// `ready`. Nothing is read or written: follow with `try_*`
-    /// operations, whose `WouldBlock` makes the next `ready` wait for a
-    /// new event. Any number of tasks may wait at once.
+    /// Waits until the socket is ready for any part of `interest` and
+    /// returns the readiness found, as tokio's `ready`; follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {

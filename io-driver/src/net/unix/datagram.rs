@@ -1,6 +1,5 @@
 //! [`UnixDatagram`]: a Unix datagram socket. Receives follow the same
-//! rules as [`UdpSocket`](crate::net::UdpSocket)'s, the receive-ahead
-//! rule included.
+//! rules as [`UdpSocket`](crate::net::UdpSocket)'s.
 
 use std::fmt;
 use std::future::Future;
@@ -143,35 +142,8 @@ impl UnixDatagram {
         )
     }
 
-    /// Drops the datagram held by the receive-ahead rule, if one is held
-    /// (see the [`net`](crate::net) docs: it left the kernel already), and
-    /// returns whether one was: for a flush that must drop what was
-    /// received but not yet read. The next receive makes the syscall (it
-    /// does not rely on an earlier call having found the socket empty), so
-    /// it returns the next datagram still queued in the kernel, never the
-    /// dropped one. Datagrams queued in the kernel stay there.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"old").await?;
-    /// b.discard_held(); // e.g. on a seek: nothing received ahead survives
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?; // still queued in the kernel
-    /// assert_eq!(&buf[..len], b"old");
-    /// # Ok(()) }).unwrap();
-    /// ```
-    pub fn discard_held(&self) -> bool {
-        self.io.discard_held()
-    }
-
     /// Deregisters the socket and returns it as a std socket.
     ///
-    /// A datagram held by the receive-ahead rule (see the
-    /// [`net`](crate::net) docs: it left the kernel already) is dropped
-    /// with the Tempo socket; `readable()` is ready at once while one is
-    /// held, so receive it first if it matters.
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         self.io.into_inner().map(Into::into)
     }
@@ -219,8 +191,7 @@ impl UnixDatagram {
         self.io.shutdown(how)
     }
 
-    /// Waits until the socket may be readable: at once while a datagram
-    /// is held (see the `net` module docs). A `try_*` receive that
+    /// Waits until the socket may be readable. A `try_*` receive that
     /// returns `WouldBlock` makes the next call wait for a new event.
     ///
     /// ```
@@ -245,11 +216,7 @@ impl UnixDatagram {
         self.io.readable().await
     }
 
-    /// Polls for read readiness without reading (ready at once while a
-    /// datagram is held).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
+    /// Polls for read readiness without reading.
     pub fn poll_recv_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.poll_recv_ready(cx)
     }
@@ -276,9 +243,6 @@ impl UnixDatagram {
     }
 
     /// Polls for write readiness without writing.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -300,9 +264,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`send`](Self::send).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_send(cx, buf)
     }
@@ -331,14 +292,11 @@ impl UnixDatagram {
     }
 
     /// Polls [`recv`](Self::recv).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_recv(cx, buf)
     }
 
-    /// [`recv`](Self::recv) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv`](Self::recv) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.try_recv(buf)
     }
@@ -386,9 +344,6 @@ impl UnixDatagram {
     }
 
     /// Polls [`recv_from`](Self::recv_from).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_from(
         &self,
         cx: &mut Context<'_>,
@@ -397,44 +352,19 @@ impl UnixDatagram {
         self.io.poll_recv_from(cx, buf)
     }
 
-    /// [`recv_from`](Self::recv_from) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv_from`](Self::recv_from) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io.try_recv_from(buf)
     }
 
-    /// Receives as many datagrams as `batch` holds and are queued,
-    /// with one `recvmmsg` (a datagram held by an earlier receive
-    /// comes first), and returns how many (at least 1). Spends one
-    /// unit of the task's cooperative budget per call. See
-    /// [`RecvBatch`](crate::net::RecvBatch).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    /// use tempo_io::net::RecvBatch;
-    ///
-    /// a.send(b"one").await?;
-    /// a.send(b"two").await?;
-    ///
-    /// let mut batch = RecvBatch::new(32, 1500)?; // reused from call to call
-    /// let mut received = Vec::new();
-    /// while received.len() < 2 {
-    ///     let n = b.recv_many(&mut batch).await?;
-    ///     for i in 0..n {
-    ///         received.push(batch.payload(i).to_vec());
-    ///     }
-    /// }
-    /// assert_eq!(received, [b"one".to_vec(), b"two".to_vec()]);
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Receives as many datagrams as `batch` holds and are queued, with
+    /// one `recvmmsg`, and returns how many (at least 1); see
+    /// [`UdpSocket::recv_many`](crate::net::UdpSocket::recv_many).
     pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.recv_many(batch).await
     }
 
     /// Polls [`recv_many`](Self::recv_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_recv_many(
         &self,
         cx: &mut Context<'_>,
@@ -443,41 +373,19 @@ impl UnixDatagram {
         self.io.poll_recv_many(cx, batch)
     }
 
-    /// [`recv_many`](Self::recv_many) now (a held datagram without a syscall, else always one syscall), or fails with `WouldBlock`.
+    /// [`recv_many`](Self::recv_many) now (always one syscall), or fails with `WouldBlock`.
     pub fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.try_recv_many(batch)
     }
 
-    /// Sends the datagrams of `batch` not yet sent with one
-    /// `sendmmsg` and returns how many were sent (those leave the
-    /// batch); `Ok(0)` without a syscall for an empty batch. See
-    /// [`SendBatch`](crate::net::SendBatch).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    /// use tempo_io::net::SendBatch;
-    ///
-    /// let mut batch = SendBatch::new(); // reused after `clear`
-    /// batch.push_connected(b"one")?;
-    /// batch.push_connected(b"two")?;
-    /// while !batch.is_empty() {
-    ///     a.send_many(&mut batch).await?; // sent ones leave the batch
-    /// }
-    ///
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"one");
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Sends the datagrams of `batch` not yet sent with one `sendmmsg` and
+    /// returns how many were sent; see
+    /// [`UdpSocket::send_many`](crate::net::UdpSocket::send_many).
     pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
         self.io.send_many(batch).await
     }
 
     /// Polls [`send_many`](Self::send_many).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_many(
         &self,
         cx: &mut Context<'_>,
@@ -517,9 +425,6 @@ impl UnixDatagram {
     }
 
     /// Polls a send to `path`.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_send_to(
         &self,
         cx: &mut Context<'_>,
@@ -538,12 +443,9 @@ impl UnixDatagram {
             .try_io(Direction::Write, || self.io.send_to(buf, path))
     }
 
-    /// Waits until the socket is ready for any part of `interest`, and
-    /// returns the readiness states found (a subset of what `interest`
-    /// covers; a closed side or an error counts as ready), as tokio's
-    /// `ready`. Nothing is read or written: follow with `try_*`
-    /// operations, whose `WouldBlock` makes the next `ready` wait for a
-    /// new event. Any number of tasks may wait at once.
+    /// Waits until the socket is ready for any part of `interest` and
+    /// returns the readiness found, as tokio's `ready`; follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -582,9 +484,8 @@ impl UnixDatagram {
         self.io.recv_buf(buf).await
     }
 
-    /// [`recv_buf`](Self::recv_buf) now (a held datagram without a
-    /// syscall, else one syscall), or fails
-    /// with `WouldBlock`. Available with feature `bytes`.
+    /// [`recv_buf`](Self::recv_buf) now (always one syscall), or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
@@ -630,8 +531,8 @@ impl UnixDatagram {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (a held datagram
-    /// without a syscall, else one syscall), or fails with `WouldBlock`.
+    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
+    /// with `WouldBlock`.
     /// Available with feature `bytes`.
     ///
     /// ```

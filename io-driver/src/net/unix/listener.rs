@@ -64,16 +64,6 @@ impl AsFd for UnixListener {
 impl UnixListener {
     /// Binds to `path` (which must not exist: [`io::ErrorKind::AddrInUse`])
     /// and registers the listener with the current driver.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-listener-bind-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let listener = tempo_io::net::UnixListener::bind(&path)?;
-    /// assert_eq!(listener.local_addr()?.as_pathname(), Some(path.as_path()));
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixListener> {
         Ok(UnixListener {
             io: PollIo::new(mio::net::UnixListener::bind(path)?)?,
@@ -96,36 +86,11 @@ impl UnixListener {
     /// Accepts a connection. Running out of file descriptors fails with
     /// the OS error (`EMFILE`, "Too many open files"); the pending
     /// connection stays queued and a later `accept` can take it.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{UnixListener, UnixStream};
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let listener = UnixListener::bind(&path)?;
-    /// let client = UnixStream::connect(&path).await?;
-    ///
-    /// let (server, peer) = listener.accept().await?;
-    /// println!("connection from {peer:?}");
-    /// client.write_all(b"hello").await?;
-    /// let mut buf = [0u8; 5];
-    /// let mut filled = 0;
-    /// while filled < buf.len() {
-    ///     filled += server.read(&mut buf[filled..]).await?;
-    /// }
-    /// assert_eq!(&buf, b"hello");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn accept(&self) -> io::Result<(UnixStream, SocketAddr)> {
         self.io.accept().await
     }
 
     /// Polls an accept.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_accept(&self, cx: &mut Context<'_>) -> Poll<io::Result<(UnixStream, SocketAddr)>> {
         self.io.poll_accept(cx)
     }

@@ -71,20 +71,6 @@ impl UnixStream {
     /// Connects to the socket at `path`. Nothing listening there fails
     /// with [`io::ErrorKind::ConnectionRefused`] or
     /// [`io::ErrorKind::NotFound`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{UnixListener, UnixStream};
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-stream-connect-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let listener = UnixListener::bind(&path)?;
-    /// let stream = UnixStream::connect(&path).await?;
-    /// stream.write_all(b"hello").await?;
-    /// # drop(listener);
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn connect<P: AsRef<Path>>(path: P) -> io::Result<UnixStream> {
         let stream =
             UnixStream::from_mio(mio::net::UnixStream::connect(path)?, Handle::try_current()?)?;
@@ -100,19 +86,6 @@ impl UnixStream {
     }
 
     /// A connected pair, both registered with the current driver.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    /// a.write_all(b"ping").await?;
-    /// let mut buf = [0u8; 4];
-    /// let mut filled = 0;
-    /// while filled < buf.len() {
-    ///     filled += b.read(&mut buf[filled..]).await?;
-    /// }
-    /// assert_eq!(&buf, b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn pair() -> io::Result<(UnixStream, UnixStream)> {
         let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixStream::pair()?;
@@ -177,9 +150,6 @@ impl UnixStream {
     }
 
     /// Polls for read readiness without reading.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Read)
     }
@@ -207,9 +177,6 @@ impl UnixStream {
     }
 
     /// Polls for write readiness without writing.
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write_ready(&self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         self.io.registration.poll_ready(cx, Direction::Write)
     }
@@ -241,9 +208,6 @@ impl UnixStream {
     }
 
     /// Polls [`read`](Self::read).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_read(&self, cx: &mut Context<'_>, buf: &mut [u8]) -> Poll<io::Result<usize>> {
         self.io.poll_read(cx, buf)
     }
@@ -270,9 +234,6 @@ impl UnixStream {
     }
 
     /// Polls [`write`](Self::write).
-    ///
-    /// Only the last task to call a `poll_*` method of this direction is
-    /// woken (as with tokio); the async methods have no such limit.
     pub fn poll_write(&self, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
         self.io.poll_write(cx, buf)
     }
@@ -310,12 +271,9 @@ impl UnixStream {
         self.io.shutdown(Shutdown::Write)
     }
 
-    /// Waits until the socket is ready for any part of `interest`, and
-    /// returns the readiness states found (a subset of what `interest`
-    /// covers; a closed side or an error counts as ready), as tokio's
-    /// `ready`. Nothing is read or written: follow with `try_*`
-    /// operations, whose `WouldBlock` makes the next `ready` wait for a
-    /// new event. Any number of tasks may wait at once.
+    /// Waits until the socket is ready for any part of `interest` and
+    /// returns the readiness found, as tokio's `ready`; follow with `try_*`
+    /// operations, whose `WouldBlock` makes the next `ready` wait.
     ///
     /// ```
     /// # tempo_io::__doc_block_on(async {
