@@ -1,0 +1,286 @@
+//! What the elements share: the context properties, acquiring a context,
+//! waiting for a task transition from a state change, and the data queue
+//! that `tempoqueue` and `tempoudpsink` hand their input over with.
+
+use std::collections::VecDeque;
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::task::{Context as TaskCx, Poll, Waker};
+use std::time::Duration;
+
+use gst::glib;
+use gst::prelude::*;
+use tempo::context::Context;
+use tempo_media::{Ack, TransitionError};
+
+/// How long a state change waits for a task transition. A transition
+/// waits for the item being handled (a push downstream); only a
+/// downstream element that blocks the context's thread makes it this long.
+pub(crate) const ACK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The `context` and `context-wait` properties every element has.
+pub(crate) fn context_properties() -> [glib::ParamSpec; 2] {
+    [
+        glib::ParamSpecString::builder("context")
+            .nick("Context")
+            .blurb(
+                "Name of the Tempo context (thread) this element runs on; elements naming \
+                 the same context share its thread (empty: a context of its own, named after \
+                 the element)",
+            )
+            .default_value(Some(""))
+            .mutable_ready()
+            .build(),
+        glib::ParamSpecUInt::builder("context-wait")
+            .nick("Context Wait")
+            .blurb(
+                "Throttling period of the context in ms: it wakes at most once per period \
+                 and serves everything due (0: wake on every event; else 1 to 1000)",
+            )
+            .maximum(1000)
+            .default_value(0)
+            .mutable_ready()
+            .build(),
+    ]
+}
+
+/// The context called `name` (the element's own name if empty), started
+/// with a throttling period of `wait_ms` if it is not running.
+pub(crate) fn acquire_context(
+    element: &gst::Element,
+    name: &str,
+    wait_ms: u32,
+) -> Result<Context, gst::ErrorMessage> {
+    let name = if name.is_empty() {
+        element.name().to_string()
+    } else {
+        name.to_owned()
+    };
+    let wait = Duration::from_millis(wait_ms.into());
+    Context::acquire(&name, wait).map_err(|err| {
+        if err.kind() == std::io::ErrorKind::AlreadyExists {
+            gst::error_msg!(
+                gst::LibraryError::Settings,
+                (
+                    "Context '{name}' already runs with another context-wait than {wait_ms} ms: \
+                     give every element of a context the same context-wait, or use another \
+                     context name"
+                ),
+                ["{err}"]
+            )
+        } else {
+            gst::error_msg!(
+                gst::LibraryError::Init,
+                ("Could not start context '{name}': {err}. Check the process's thread and \
+                  file descriptor limits"),
+                ["{err:?}"]
+            )
+        }
+    })
+}
+
+/// Waits for `ack` (a transition asked by a state change): an error
+/// message for the bus if the transition failed or did not answer.
+pub(crate) fn wait_ack(ack: Ack, what: &str) -> Result<(), gst::ErrorMessage> {
+    match ack.wait(ACK_TIMEOUT) {
+        Ok(_) => Ok(()),
+        Err(TransitionError::Failed { error, .. }) => Err(gst::error_msg!(
+            gst::ResourceError::Failed,
+            ("Could not {what}: {error}")
+        )),
+        Err(TransitionError::TimedOut { trigger }) => Err(gst::error_msg!(
+            gst::CoreError::StateChange,
+            (
+                "Could not {what}: the task did not answer within {} s. A downstream element \
+                 blocks the context's thread: give it sync=false / async=false, or put a \
+                 queue in front of it",
+                ACK_TIMEOUT.as_secs()
+            ),
+            ["{trigger:?} timed out"]
+        )),
+        Err(err) => Err(gst::error_msg!(
+            gst::CoreError::StateChange,
+            ("Could not {what}: {err}")
+        )),
+    }
+}
+
+/// What a queue holds: a buffer, or a serialized event kept in order with
+/// the buffers.
+pub(crate) enum Item {
+    Buffer(gst::Buffer),
+    Event(gst::Event),
+}
+
+/// The limits of a [`DataQueue`]; 0 means no limit.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Limits {
+    pub(crate) buffers: u32,
+    pub(crate) bytes: u32,
+    pub(crate) time: gst::ClockTime,
+}
+
+/// Why [`DataQueue::push`] did not queue a buffer.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum PushError {
+    /// The queue is flushing: the caller returns `FLUSHING`.
+    Flushing,
+    /// The queue is full and the caller runs on a context's thread, which
+    /// must not block: the buffer was dropped.
+    Dropped,
+}
+
+struct QueueState {
+    items: VecDeque<Item>,
+    buffers: u32,
+    bytes: u64,
+    flushing: bool,
+    limits: Limits,
+    /// The consumer's waker (the task of the queue's context).
+    waker: Option<Waker>,
+}
+
+impl QueueState {
+    fn timestamp(item: &Item) -> Option<gst::ClockTime> {
+        match item {
+            Item::Buffer(b) => b.dts_or_pts(),
+            Item::Event(_) => None,
+        }
+    }
+
+    /// The time between the oldest and the newest timestamped buffer.
+    fn level_time(&self) -> gst::ClockTime {
+        let first = self.items.iter().find_map(Self::timestamp);
+        let last = self.items.iter().rev().find_map(Self::timestamp);
+        match (first, last) {
+            (Some(first), Some(last)) => last.saturating_sub(first),
+            _ => gst::ClockTime::ZERO,
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        let l = self.limits;
+        (l.buffers != 0 && self.buffers >= l.buffers)
+            || (l.bytes != 0 && self.bytes >= u64::from(l.bytes))
+            || (!l.time.is_zero() && self.level_time() >= l.time)
+    }
+}
+
+/// A bounded queue from any thread to one consumer task on a context.
+///
+/// A producer off a context blocks while the queue is full (GStreamer's
+/// `queue` does the same); a producer on a context's thread must not block
+/// that thread, so a full queue drops its buffer. Events are never
+/// dropped. A flushing queue refuses buffers and drops what it holds.
+pub(crate) struct DataQueue {
+    state: Mutex<QueueState>,
+    not_full: Condvar,
+}
+
+impl DataQueue {
+    pub(crate) fn new(limits: Limits) -> DataQueue {
+        DataQueue {
+            state: Mutex::new(QueueState {
+                items: VecDeque::new(),
+                buffers: 0,
+                bytes: 0,
+                flushing: true,
+                limits,
+                waker: None,
+            }),
+            not_full: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, QueueState> {
+        // No code that can panic runs under the lock but VecDeque growth.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn set_limits(&self, limits: Limits) {
+        self.lock().limits = limits;
+        self.not_full.notify_all();
+    }
+
+    /// Queues a buffer (waiting for room, see the type docs).
+    pub(crate) fn push_buffer(&self, buffer: gst::Buffer) -> Result<(), PushError> {
+        let mut state = self.lock();
+        let mut on_context = None;
+        while !state.flushing && state.is_full() {
+            if *on_context.get_or_insert_with(|| Context::current().is_some()) {
+                return Err(PushError::Dropped);
+            }
+            state = self.not_full.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        if state.flushing {
+            return Err(PushError::Flushing);
+        }
+        state.buffers += 1;
+        state.bytes += buffer.size() as u64;
+        state.items.push_back(Item::Buffer(buffer));
+        Self::wake(state);
+        Ok(())
+    }
+
+    /// Queues a serialized event behind the buffers; refused (`false`)
+    /// while flushing.
+    pub(crate) fn push_event(&self, event: gst::Event) -> bool {
+        let mut state = self.lock();
+        if state.flushing {
+            return false;
+        }
+        state.items.push_back(Item::Event(event));
+        Self::wake(state);
+        true
+    }
+
+    fn wake(mut state: MutexGuard<'_, QueueState>) {
+        let waker = state.waker.take();
+        drop(state);
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+
+    /// The next item, or pending until one is queued.
+    pub(crate) fn poll_pop(&self, cx: &mut TaskCx<'_>) -> Poll<Item> {
+        let mut state = self.lock();
+        match state.items.pop_front() {
+            Some(item) => {
+                if let Item::Buffer(b) = &item {
+                    state.buffers -= 1;
+                    state.bytes -= b.size() as u64;
+                }
+                drop(state);
+                self.not_full.notify_one();
+                Poll::Ready(item)
+            }
+            None => {
+                if !state.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    state.waker = Some(cx.waker().clone());
+                }
+                Poll::Pending
+            }
+        }
+    }
+
+    /// Starts (`true`: drops everything queued, refuses new buffers and
+    /// releases blocked producers) or ends a flush.
+    pub(crate) fn set_flushing(&self, flushing: bool) {
+        let dropped = {
+            let mut state = self.lock();
+            state.flushing = flushing;
+            state.buffers = 0;
+            state.bytes = 0;
+            std::mem::take(&mut state.items)
+        };
+        self.not_full.notify_all();
+        // Buffers and events are released outside the lock.
+        drop(dropped);
+    }
+
+    /// Current fill level: (buffers, bytes, time).
+    pub(crate) fn level(&self) -> (u32, u64, gst::ClockTime) {
+        let state = self.lock();
+        (state.buffers, state.bytes, state.level_time())
+    }
+}
