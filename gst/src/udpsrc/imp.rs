@@ -741,3 +741,33 @@ impl TaskImpl for SrcTask {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_datagram_is_stamped_with_its_arrival_not_its_read() {
+        let real_now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let stamp = Stamp {
+            clock_now: Some(gst::ClockTime::from_mseconds(100)),
+            real_now,
+            base_time: gst::ClockTime::from_mseconds(10),
+        };
+        // Arrived 15 ms before the read: running time 100 - 15 - 10.
+        let arrived = real_now - Duration::from_millis(15);
+        assert_eq!(
+            stamp.running_time(Some(arrived)),
+            Some(gst::ClockTime::from_mseconds(75))
+        );
+        // No kernel timestamp: the read time.
+        assert_eq!(stamp.running_time(None), Some(gst::ClockTime::from_mseconds(90)));
+        // Arrived before the pipeline started: running time 0, never negative.
+        let early = real_now - Duration::from_millis(500);
+        assert_eq!(stamp.running_time(Some(early)), Some(gst::ClockTime::ZERO));
+        // No clock yet: no timestamp.
+        let no_clock = Stamp { clock_now: None, ..stamp };
+        assert_eq!(no_clock.running_time(Some(arrived)), None);
+    }
+}
