@@ -60,11 +60,9 @@ pub(crate) fn acquire_context(
         if err.kind() == std::io::ErrorKind::AlreadyExists {
             gst::error_msg!(
                 gst::LibraryError::Settings,
-                (
-                    "Context '{name}' already runs with another context-wait than {wait_ms} ms: \
+                ("Context '{name}' already runs with another context-wait than {wait_ms} ms: \
                      give every element of a context the same context-wait, or use another \
-                     context name"
-                ),
+                     context name"),
                 ["{err}"]
             )
         } else {
@@ -255,7 +253,11 @@ impl DataQueue {
                 Poll::Ready(item)
             }
             None => {
-                if !state.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                if !state
+                    .waker
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
                     state.waker = Some(cx.waker().clone());
                 }
                 Poll::Pending

@@ -23,7 +23,10 @@ fn fails_to_ready(description: &str) -> String {
 #[test]
 fn an_address_that_does_not_parse() {
     let error = fails_to_ready("tempoudpsrc address=not-an-ip port=0 ! fakesink");
-    assert!(error.contains("'not-an-ip' is not an IP address"), "{error}");
+    assert!(
+        error.contains("'not-an-ip' is not an IP address"),
+        "{error}"
+    );
     assert!(error.contains("set address to"), "{error}");
 }
 
@@ -40,7 +43,10 @@ fn a_port_in_use() {
     let error = fails_to_ready(&format!(
         "tempoudpsrc address=127.0.0.1 port={port} reuse=false ! fakesink"
     ));
-    assert!(error.contains(&format!("UDP port {port} on 127.0.0.1 is in use")), "{error}");
+    assert!(
+        error.contains(&format!("UDP port {port} on 127.0.0.1 is in use")),
+        "{error}"
+    );
     assert!(error.contains("choose a free port"), "{error}");
 }
 
@@ -49,7 +55,10 @@ fn a_socket_that_is_not_a_udp_socket() {
     let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let fd = std::os::fd::AsRawFd::as_raw_fd(&tcp);
     let error = fails_to_ready(&format!("tempoudpsrc fd={fd} ! fakesink"));
-    assert!(error.contains(&format!("Socket fd {fd} cannot be used")), "{error}");
+    assert!(
+        error.contains(&format!("Socket fd {fd} cannot be used")),
+        "{error}"
+    );
     assert!(error.contains("not a datagram socket"), "{error}");
 }
 
@@ -57,7 +66,10 @@ fn a_socket_that_is_not_a_udp_socket() {
 fn a_closed_descriptor() {
     // A descriptor number far above any this process has open.
     let error = fails_to_ready("tempoudpsrc fd=1000000 ! fakesink");
-    assert!(error.contains("Socket fd 1000000 cannot be used"), "{error}");
+    assert!(
+        error.contains("Socket fd 1000000 cannot be used"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -65,9 +77,11 @@ fn a_context_asked_for_with_two_periods() {
     init();
     let first = pipeline("tempoudpsrc port=0 context=err-period context-wait=10 ! fakesink");
     first.set_state(gst::State::Ready).unwrap();
-    let error =
-        fails_to_ready("tempoudpsrc port=0 context=err-period context-wait=20 ! fakesink");
-    assert!(error.contains("Context 'err-period' already runs"), "{error}");
+    let error = fails_to_ready("tempoudpsrc port=0 context=err-period context-wait=20 ! fakesink");
+    assert!(
+        error.contains("Context 'err-period' already runs"),
+        "{error}"
+    );
     assert!(error.contains("same context-wait"), "{error}");
     first.set_state(gst::State::Null).unwrap();
 }

@@ -104,13 +104,21 @@ fn the_queue_hands_buffers_and_events_over_in_order_in_the_check_harness() {
         let buffer = h.pull().expect("a queued buffer");
         let map = buffer.map_readable().unwrap();
         assert_eq!(u32::from_be_bytes(map[..4].try_into().unwrap()), seq);
-        assert_eq!(buffer.pts(), Some(gst::ClockTime::from_mseconds(seq.into())));
+        assert_eq!(
+            buffer.pts(),
+            Some(gst::ClockTime::from_mseconds(seq.into()))
+        );
     }
     // A flush drops nothing that was already pushed and the queue goes on.
     assert!(h.push_event(gst::event::FlushStart::new()));
     assert!(h.push_event(gst::event::FlushStop::new(true)));
-    h.push_event(gst::event::Segment::new(&gst::FormattedSegment::<gst::ClockTime>::new()));
-    assert_eq!(h.push(gst::Buffer::from_slice(datagram(100))), Ok(gst::FlowSuccess::Ok));
+    h.push_event(gst::event::Segment::new(&gst::FormattedSegment::<
+        gst::ClockTime,
+    >::new()));
+    assert_eq!(
+        h.push(gst::Buffer::from_slice(datagram(100))),
+        Ok(gst::FlowSuccess::Ok)
+    );
     let buffer = h.pull().expect("a buffer after the flush");
     assert_eq!(&buffer.map_readable().unwrap()[..4], &100u32.to_be_bytes());
     // EOS comes out after the data.

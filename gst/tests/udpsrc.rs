@@ -36,7 +36,9 @@ fn a_thousand_datagrams_arrive_once_each_in_order_with_arrival_timestamps() {
             assert_eq!(buffer.dts(), Some(pts));
             assert!(pts >= last_pts, "arrival times do not go back");
             last_pts = pts;
-            let from = buffer.meta::<gst_net::NetAddressMeta>().expect("sender address");
+            let from = buffer
+                .meta::<gst_net::NetAddressMeta>()
+                .expect("sender address");
             let from: gst_net::gio::InetSocketAddress = from.addr().downcast().unwrap();
             assert_eq!(from.port(), tx.local_addr().unwrap().port());
         }
@@ -189,13 +191,13 @@ fn two_pipelines_naming_one_context_share_its_thread_with_the_application() {
     let (threads_tx, threads) = mpsc::channel();
     for p in [&a, &b] {
         let tx = threads_tx.clone();
-        by_name(p, "src")
-            .static_pad("src")
-            .unwrap()
-            .add_probe(gst::PadProbeType::BUFFER, move |_, _| {
+        by_name(p, "src").static_pad("src").unwrap().add_probe(
+            gst::PadProbeType::BUFFER,
+            move |_, _| {
                 let _ = tx.send(std::thread::current().id());
                 gst::PadProbeReturn::Ok
-            });
+            },
+        );
         p.set_state(gst::State::Playing).unwrap();
     }
     let tx = sender();

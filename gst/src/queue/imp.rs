@@ -164,9 +164,9 @@ impl ObjectImpl for Queue {
             "max-size-bytes" => s.limits.bytes.to_value(),
             "max-size-time" => s.limits.time.nseconds().to_value(),
             "current-level-buffers" => self.queue.level().0.to_value(),
-            "current-level-bytes" => {
-                u32::try_from(self.queue.level().1).unwrap_or(u32::MAX).to_value()
-            }
+            "current-level-bytes" => u32::try_from(self.queue.level().1)
+                .unwrap_or(u32::MAX)
+                .to_value(),
             name => unreachable!("property {name}"),
         }
     }
@@ -206,8 +206,13 @@ impl ElementImpl for Queue {
                     &any,
                 )
                 .unwrap(),
-                gst::PadTemplate::new("src", gst::PadDirection::Src, gst::PadPresence::Always, &any)
-                    .unwrap(),
+                gst::PadTemplate::new(
+                    "src",
+                    gst::PadDirection::Src,
+                    gst::PadPresence::Always,
+                    &any,
+                )
+                .unwrap(),
             ]
         });
         TEMPLATES.as_ref()
@@ -267,7 +272,10 @@ impl Queue {
             src_pad: self.src_pad.clone(),
             queue: self.queue.clone(),
         };
-        wait_ack(self.task.prepare(imp, context.clone()), "prepare on its context")?;
+        wait_ack(
+            self.task.prepare(imp, context.clone()),
+            "prepare on its context",
+        )?;
         *self.context.lock().unwrap() = Some(context);
         Ok(())
     }

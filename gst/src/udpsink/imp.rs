@@ -65,10 +65,8 @@ impl Settings {
             let addrs = (host, port).to_socket_addrs().map_err(|err| {
                 gst::error_msg!(
                     gst::ResourceError::NotFound,
-                    (
-                        "client '{spec}' does not resolve ({err}): give an IP address or a \
-                         host name this machine can resolve"
-                    )
+                    ("client '{spec}' does not resolve ({err}): give an IP address or a \
+                         host name this machine can resolve")
                 )
             })?;
             let first = addrs.into_iter().next().ok_or_else(|| {
@@ -86,17 +84,20 @@ impl Settings {
             let port = u16::try_from(self.port).expect("port property range");
             add(&format!("{}:{port}", self.host), &self.host, port)?;
         }
-        for spec in self.clients.split(',').map(str::trim).filter(|c| !c.is_empty()) {
+        for spec in self
+            .clients
+            .split(',')
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+        {
             let parsed = spec
                 .rsplit_once(':')
                 .and_then(|(host, port)| Some((host, port.parse::<u16>().ok()?)));
             let (host, port) = parsed.ok_or_else(|| {
                 gst::error_msg!(
                     gst::ResourceError::Settings,
-                    (
-                        "client '{spec}' is not host:port: write clients as \
-                         host:port[,host:port...], e.g. 127.0.0.1:5004"
-                    )
+                    ("client '{spec}' is not host:port: write clients as \
+                         host:port[,host:port...], e.g. 127.0.0.1:5004")
                 )
             })?;
             let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -173,7 +174,9 @@ impl ObjectImpl for UdpSink {
                     .build(),
                 glib::ParamSpecString::builder("clients")
                     .nick("Clients")
-                    .blurb("More destinations, as host:port[,host:port...]; each buffer goes to all")
+                    .blurb(
+                        "More destinations, as host:port[,host:port...]; each buffer goes to all",
+                    )
                     .default_value(Some(""))
                     .mutable_ready()
                     .build(),
@@ -324,7 +327,10 @@ impl UdpSink {
             v4: None,
             v6: None,
         };
-        wait_ack(self.task.prepare(imp, context.clone()), "prepare the socket on its context")?;
+        wait_ack(
+            self.task.prepare(imp, context.clone()),
+            "prepare the socket on its context",
+        )?;
         *self.context.lock().unwrap() = Some(context);
         Ok(())
     }

@@ -352,32 +352,29 @@ impl UdpSrc {
             IpAddr::V6(v6) if v6.is_multicast() => IpAddr::V6(Ipv6Addr::UNSPECIFIED),
             ip => ip,
         };
-        let socket = sys::bind_udp(SocketAddr::new(bind_ip, port), s.reuse).map_err(|err| {
-            match err.kind() {
-                std::io::ErrorKind::AddrInUse => gst::error_msg!(
-                    gst::ResourceError::Busy,
-                    (
-                        "UDP port {port} on {bind_ip} is in use by another socket: choose a \
+        let socket =
+            sys::bind_udp(SocketAddr::new(bind_ip, port), s.reuse).map_err(|err| {
+                match err.kind() {
+                    std::io::ErrorKind::AddrInUse => gst::error_msg!(
+                        gst::ResourceError::Busy,
+                        ("UDP port {port} on {bind_ip} is in use by another socket: choose a \
                          free port (port=0 picks one, see used-port), or set reuse=true on \
-                         every socket that shares it"
+                         every socket that shares it"),
+                        ["{err}"]
                     ),
-                    ["{err}"]
-                ),
-                std::io::ErrorKind::AddrNotAvailable => gst::error_msg!(
-                    gst::ResourceError::OpenRead,
-                    (
-                        "address {bind_ip} is not an address of this machine: use one of its \
-                         interface addresses, or 0.0.0.0 / :: for all"
+                    std::io::ErrorKind::AddrNotAvailable => gst::error_msg!(
+                        gst::ResourceError::OpenRead,
+                        ("address {bind_ip} is not an address of this machine: use one of its \
+                         interface addresses, or 0.0.0.0 / :: for all"),
+                        ["{err}"]
                     ),
-                    ["{err}"]
-                ),
-                _ => gst::error_msg!(
-                    gst::ResourceError::OpenRead,
-                    ("Could not bind a UDP socket to {bind_ip}:{port}: {err}"),
-                    ["{err:?}"]
-                ),
-            }
-        })?;
+                    _ => gst::error_msg!(
+                        gst::ResourceError::OpenRead,
+                        ("Could not bind a UDP socket to {bind_ip}:{port}: {err}"),
+                        ["{err:?}"]
+                    ),
+                }
+            })?;
         let joined = match ip {
             IpAddr::V4(group) if group.is_multicast() => {
                 socket.join_multicast_v4(&group, &Ipv4Addr::UNSPECIFIED)
@@ -409,9 +406,8 @@ impl UdpSrc {
         let pool = gst::BufferPool::new();
         let mut config = pool.config();
         config.set_params(None, s.mtu, 0, 0);
-        pool.set_config(config).map_err(|err| {
-            gst::error_msg!(gst::CoreError::Negotiation, ("Buffer pool: {err}"))
-        })?;
+        pool.set_config(config)
+            .map_err(|err| gst::error_msg!(gst::CoreError::Negotiation, ("Buffer pool: {err}")))?;
         let imp = SrcTask {
             element: obj.downgrade(),
             pad: self.src_pad.clone(),
@@ -491,14 +487,16 @@ impl UdpSrc {
             gst::EventView::Seek(seek) => {
                 let (_, flags, ..) = seek.get();
                 if !flags.contains(gst::SeekFlags::FLUSH) {
-                    gst::debug!(CAT, imp = self, "a live source cannot do a non-flushing seek");
+                    gst::debug!(
+                        CAT,
+                        imp = self,
+                        "a live source cannot do a non-flushing seek"
+                    );
                     return false;
                 }
                 let seqnum = event.seqnum();
                 self.flush_start(gst::event::FlushStart::builder().seqnum(seqnum).build())
-                    && self.flush_stop(
-                        gst::event::FlushStop::builder(true).seqnum(seqnum).build(),
-                    )
+                    && self.flush_stop(gst::event::FlushStop::builder(true).seqnum(seqnum).build())
             }
             _ => gst::Pad::event_default(pad, Some(&*self.obj()), event),
         }
@@ -762,12 +760,18 @@ mod tests {
             Some(gst::ClockTime::from_mseconds(75))
         );
         // No kernel timestamp: the read time.
-        assert_eq!(stamp.running_time(None), Some(gst::ClockTime::from_mseconds(90)));
+        assert_eq!(
+            stamp.running_time(None),
+            Some(gst::ClockTime::from_mseconds(90))
+        );
         // Arrived before the pipeline started: running time 0, never negative.
         let early = real_now - Duration::from_millis(500);
         assert_eq!(stamp.running_time(Some(early)), Some(gst::ClockTime::ZERO));
         // No clock yet: no timestamp.
-        let no_clock = Stamp { clock_now: None, ..stamp };
+        let no_clock = Stamp {
+            clock_now: None,
+            ..stamp
+        };
         assert_eq!(no_clock.running_time(Some(arrived)), None);
     }
 }

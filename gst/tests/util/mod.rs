@@ -26,7 +26,9 @@ pub fn pipeline(description: &str) -> gst::Pipeline {
 }
 
 pub fn by_name(pipeline: &gst::Pipeline, name: &str) -> gst::Element {
-    pipeline.by_name(name).unwrap_or_else(|| panic!("no element {name}"))
+    pipeline
+        .by_name(name)
+        .unwrap_or_else(|| panic!("no element {name}"))
 }
 
 pub fn appsink(pipeline: &gst::Pipeline, name: &str) -> gst_app::AppSink {
