@@ -214,3 +214,41 @@ fn two_pipelines_naming_one_context_share_its_thread_with_the_application() {
     a.set_state(gst::State::Null).unwrap();
     b.set_state(gst::State::Null).unwrap();
 }
+
+#[test]
+fn a_socket_handed_over_by_fd_with_caps_and_the_latency_of_one_tick() {
+    init();
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&socket);
+    let p = pipeline(&format!(
+        "tempoudpsrc name=src fd={fd} context=src-fd context-wait=15 \
+         caps=\"application/x-rtp,media=audio\" ! appsink name=sink sync=false"
+    ));
+    p.set_state(gst::State::Playing).unwrap();
+    assert_eq!(src_addr(&p, "src"), socket.local_addr().unwrap());
+    sender()
+        .send_to(&datagram(3), socket.local_addr().unwrap())
+        .unwrap();
+    let sample = pull(&appsink(&p, "sink"));
+    assert_eq!(seq_of(&sample), 3);
+    let caps = sample.caps().unwrap();
+    assert_eq!(caps.structure(0).unwrap().name(), "application/x-rtp");
+
+    let mut q = gst::query::Latency::new();
+    let src_pad = by_name(&p, "src").static_pad("src").unwrap();
+    assert!(src_pad.query(&mut q));
+    assert_eq!(q.result(), (true, gst::ClockTime::from_mseconds(15), None));
+    p.set_state(gst::State::Null).unwrap();
+    // The application's socket stays open and usable after the element
+    // closed its duplicate.
+    socket.set_nonblocking(false).unwrap();
+    socket
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    sender()
+        .send_to(&datagram(4), socket.local_addr().unwrap())
+        .unwrap();
+    let mut buf = [0u8; 256];
+    let (len, _) = socket.recv_from(&mut buf).unwrap();
+    assert_eq!(&buf[..len], &datagram(4)[..]);
+}

@@ -177,7 +177,8 @@ impl ObjectImpl for UdpSrc {
                     .nick("Socket fd")
                     .blurb(
                         "An open UDP socket to receive on instead of binding address:port \
-                         (-1: none); the element uses a duplicate and sets it non-blocking",
+                         (-1: none); the element receives on a duplicate, and the socket \
+                         becomes non-blocking for its owner too",
                     )
                     .minimum(-1)
                     .default_value(-1)
