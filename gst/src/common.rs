@@ -286,3 +286,84 @@ impl DataQueue {
         (state.buffers, state.bytes, state.level_time())
     }
 }
+
+/// Whether pushing to `peer` (the element downstream) may block the
+/// context's thread: it is not in PLAYING, with no state change pending.
+///
+/// A sink left at `async=true` takes the first buffer of a live pipeline
+/// as its preroll and holds the pushing thread until every sink of the
+/// pipeline has prerolled and the pipeline is PLAYING; on a context shared
+/// by N sources, the first such push would keep the other N-1 from ever
+/// prerolling. The same holds in PAUSED, where a sink prerolls again.
+pub(crate) fn peer_may_block(peer: Option<&gst::Element>) -> bool {
+    let Some(peer) = peer else {
+        return false;
+    };
+    let (_, current, pending) = peer.state(gst::ClockTime::ZERO);
+    current != gst::State::Playing || pending != gst::State::VoidPending
+}
+
+/// The element downstream of `pad` (its peer's parent), if linked.
+pub(crate) fn peer_element(pad: &gst::Pad) -> Option<gst::Element> {
+    pad.peer().and_then(|peer| peer.parent_element())
+}
+
+/// Pushes `buffer` on `pad`, from a short-lived thread of its own when
+/// `peer_may_block` (see there): the context's thread awaits the result
+/// instead of blocking in a downstream preroll. Buffers stay in order
+/// because the caller awaits each push.
+pub(crate) async fn push_buffer(
+    pad: &gst::Pad,
+    peer: Option<&gst::Element>,
+    buffer: gst::Buffer,
+) -> Result<gst::FlowSuccess, gst::FlowError> {
+    if !peer_may_block(peer) {
+        return pad.push(buffer);
+    }
+    struct Slot {
+        result: Mutex<Option<Result<gst::FlowSuccess, gst::FlowError>>>,
+        waker: Mutex<Option<Waker>>,
+    }
+    let slot = std::sync::Arc::new(Slot {
+        result: Mutex::new(None),
+        waker: Mutex::new(None),
+    });
+    let (thread_slot, thread_pad) = (slot.clone(), pad.clone());
+    // The buffer comes back if the thread cannot start (then it is pushed
+    // here, as without a helper).
+    let buffer = std::sync::Arc::new(Mutex::new(Some(buffer)));
+    let thread_buffer = buffer.clone();
+    let spawned = std::thread::Builder::new()
+        .name("tempo-preroll".into())
+        .spawn(move || {
+            let buffer = thread_buffer.lock().unwrap().take();
+            let result = match buffer {
+                Some(buffer) => thread_pad.push(buffer),
+                None => Err(gst::FlowError::Error),
+            };
+            *thread_slot.result.lock().unwrap() = Some(result);
+            if let Some(waker) = thread_slot.waker.lock().unwrap().take() {
+                waker.wake();
+            }
+        });
+    let Ok(thread) = spawned else {
+        let buffer = buffer.lock().unwrap().take().expect("thread did not start");
+        return pad.push(buffer);
+    };
+    let result = std::future::poll_fn(|cx| {
+        if let Some(result) = slot.result.lock().unwrap().take() {
+            return Poll::Ready(result);
+        }
+        *slot.waker.lock().unwrap() = Some(cx.waker().clone());
+        // Stored before this second look: a result sent in between is seen.
+        match slot.result.lock().unwrap().take() {
+            Some(result) => Poll::Ready(result),
+            None => Poll::Pending,
+        }
+    })
+    .await;
+    // The thread has sent its result and is exiting: no thread outlives
+    // the push.
+    let _ = thread.join();
+    result
+}

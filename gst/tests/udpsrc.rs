@@ -184,9 +184,11 @@ fn two_pipelines_naming_one_context_share_its_thread_with_the_application() {
     let make = |i: u32| {
         pipeline(&format!(
             "tempoudpsrc name=src port=0 context={context} context-wait=20 \
-             ! appsink name=sink{i} sync=false"
+             ! appsink name=sink{i} sync=false async=false"
         ))
     };
+    // async=false: no preroll, so every push runs on the context's thread
+    // (a push into a sink waiting for its preroll runs on a helper thread).
     let (a, b) = (make(0), make(1));
     let (threads_tx, threads) = mpsc::channel();
     for p in [&a, &b] {
@@ -251,4 +253,48 @@ fn a_socket_handed_over_by_fd_with_caps_and_the_latency_of_one_tick() {
     let mut buf = [0u8; 256];
     let (len, _) = socket.recv_from(&mut buf).unwrap();
     assert_eq!(&buf[..len], &datagram(4)[..]);
+}
+
+#[test]
+fn ten_sources_on_one_context_into_default_fakesinks_all_flow() {
+    init();
+    let p = gst::Pipeline::new();
+    let (tx, arrivals) = mpsc::channel();
+    let mut ports = Vec::new();
+    for i in 0..10usize {
+        let src = gst::ElementFactory::make("tempoudpsrc")
+            .property("port", 0i32)
+            .property("context", "src-ten")
+            .property("context-wait", 10u32)
+            .build()
+            .unwrap();
+        // fakesink's defaults: async=true (it would wait for a preroll).
+        let sink = gst::ElementFactory::make("fakesink")
+            .property("signal-handoffs", true)
+            .build()
+            .unwrap();
+        let tx = tx.clone();
+        sink.connect("handoff", false, move |_| {
+            let _ = tx.send(i);
+            None
+        });
+        p.add_many([&src, &sink]).unwrap();
+        src.link(&sink).unwrap();
+        ports.push(src);
+    }
+    p.set_state(gst::State::Playing).unwrap();
+    let out = sender();
+    for src in &ports {
+        let port: i32 = src.property("used-port");
+        out.send_to(&datagram(0), ("127.0.0.1", port as u16))
+            .unwrap();
+    }
+    let mut flowed = HashSet::new();
+    while flowed.len() < 10 {
+        let i = arrivals
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .unwrap_or_else(|_| panic!("streams that flowed: {flowed:?}"));
+        flowed.insert(i);
+    }
+    p.set_state(gst::State::Null).unwrap();
 }

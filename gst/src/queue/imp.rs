@@ -15,7 +15,7 @@ use gst::glib;
 use gst::prelude::*;
 use gst::subclass::prelude::*;
 use tempo::context::Context;
-use tempo_media::{FlowError, Task, TaskImpl, Trigger};
+use tempo_media::{BoxError, FlowError, Task, TaskImpl, Trigger};
 
 use crate::common::{self, wait_ack, DataQueue, Item, Limits, PushError};
 
@@ -271,6 +271,7 @@ impl Queue {
             element: obj.downgrade(),
             src_pad: self.src_pad.clone(),
             queue: self.queue.clone(),
+            peer: None,
         };
         wait_ack(
             self.task.prepare(imp, context.clone()),
@@ -338,10 +339,21 @@ struct QueueTask {
     element: glib::WeakRef<super::TempoQueue>,
     src_pad: gst::Pad,
     queue: Arc<DataQueue>,
+    /// The element downstream, looked up at each start.
+    peer: Option<gst::Element>,
 }
 
 impl TaskImpl for QueueTask {
     type Item = Item;
+
+    async fn start(&mut self) -> Result<(), BoxError> {
+        self.peer = common::peer_element(&self.src_pad);
+        Ok(())
+    }
+
+    async fn unprepare(&mut self) {
+        self.peer = None;
+    }
 
     async fn try_next(&mut self) -> Result<Item, FlowError> {
         Ok(poll_fn(|cx| self.queue.poll_pop(cx)).await)
@@ -349,12 +361,14 @@ impl TaskImpl for QueueTask {
 
     async fn handle_item(&mut self, item: Item) -> Result<(), FlowError> {
         match item {
-            Item::Buffer(buffer) => match self.src_pad.push(buffer) {
-                Ok(_) => Ok(()),
-                Err(gst::FlowError::Flushing) => Err(FlowError::Flushing),
-                Err(gst::FlowError::Eos) => Err(FlowError::Eos),
-                Err(err) => Err(FlowError::Error(format!("{err:?}").into())),
-            },
+            Item::Buffer(buffer) => {
+                match common::push_buffer(&self.src_pad, self.peer.as_ref(), buffer).await {
+                    Ok(_) => Ok(()),
+                    Err(gst::FlowError::Flushing) => Err(FlowError::Flushing),
+                    Err(gst::FlowError::Eos) => Err(FlowError::Eos),
+                    Err(err) => Err(FlowError::Error(format!("{err:?}").into())),
+                }
+            }
             Item::Event(event) => {
                 let eos = matches!(event.view(), gst::EventView::Eos(_));
                 self.src_pad.push_event(event);

@@ -422,6 +422,7 @@ impl UdpSrc {
             pending: VecDeque::with_capacity(BATCH_LEN),
             clock: None,
             base_time: gst::ClockTime::ZERO,
+            peer: None,
         };
         wait_ack(
             self.task.prepare(imp, context.clone()),
@@ -566,6 +567,8 @@ struct SrcTask {
     pending: VecDeque<gst::Buffer>,
     clock: Option<gst::Clock>,
     base_time: gst::ClockTime,
+    /// The element downstream, looked up at each start.
+    peer: Option<gst::Element>,
 }
 
 /// How the arrival time of a batch's datagrams becomes running time: the
@@ -679,6 +682,7 @@ impl TaskImpl for SrcTask {
 
     async fn unprepare(&mut self) {
         self.socket = None;
+        self.peer = None;
         self.pending.clear();
         let _ = self.pool.set_active(false);
     }
@@ -689,6 +693,7 @@ impl TaskImpl for SrcTask {
             self.base_time = element.base_time().unwrap_or(gst::ClockTime::ZERO);
         }
         push_initial_events(&self.pad, &self.flags, self.caps.as_ref());
+        self.peer = common::peer_element(&self.pad);
         Ok(())
     }
 
@@ -702,7 +707,7 @@ impl TaskImpl for SrcTask {
     }
 
     async fn handle_item(&mut self, buffer: gst::Buffer) -> Result<(), FlowError> {
-        match self.pad.push(buffer) {
+        match common::push_buffer(&self.pad, self.peer.as_ref(), buffer).await {
             Ok(_) => Ok(()),
             Err(gst::FlowError::Flushing) => Err(FlowError::Flushing),
             Err(gst::FlowError::Eos) => Err(FlowError::Eos),
