@@ -596,6 +596,15 @@ fn main() -> ExitCode {
     if let Err(e) = sys::pin_to(cfg.cpu) {
         eprintln!("gst-benchmark: cannot pin to CPU {}: {e}", cfg.cpu);
     }
+    match sys::raise_open_files() {
+        Ok(limit) if limit < 4 * cfg.streams as u64 + 256 => eprintln!(
+            "gst-benchmark: open files limited to {limit}: raise the hard limit (ulimit -Hn) \
+             for {} streams",
+            cfg.streams
+        ),
+        Ok(_) => {}
+        Err(e) => eprintln!("gst-benchmark: cannot raise the open-files limit: {e}"),
+    }
     gst::init().unwrap();
     gsttempo::plugin_register_static().unwrap();
     gstthreadshare::plugin_register_static().unwrap();

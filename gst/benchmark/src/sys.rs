@@ -39,3 +39,21 @@ pub fn monotonic_ns() -> u64 {
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
+
+/// Raises the open-files soft limit to the hard limit (each stream is a
+/// socket, and udpsrc adds a few descriptors per element); returns the
+/// new limit.
+pub fn raise_open_files() -> io::Result<u64> {
+    // SAFETY: rlimit is plain data for which all zeroes is valid.
+    let mut lim: libc::rlimit = unsafe { mem::zeroed() };
+    // SAFETY: `lim` lives across the call.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    lim.rlim_cur = lim.rlim_max;
+    // SAFETY: `lim` lives across the call and holds a valid limit pair.
+    if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &lim) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(lim.rlim_cur as u64)
+}
