@@ -367,3 +367,70 @@ pub(crate) async fn push_buffer(
     let _ = thread.join();
     result
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::task::Waker;
+
+    fn buffer(len: usize, pts_ms: u64) -> gst::Buffer {
+        let mut b = gst::Buffer::with_size(len).unwrap();
+        b.get_mut()
+            .unwrap()
+            .set_pts(gst::ClockTime::from_mseconds(pts_ms));
+        b
+    }
+
+    fn limits(buffers: u32, bytes: u32, time_ms: u64) -> Limits {
+        Limits {
+            buffers,
+            bytes,
+            time: gst::ClockTime::from_mseconds(time_ms),
+        }
+    }
+
+    #[test]
+    fn each_limit_makes_the_queue_full_and_a_pop_makes_room() {
+        gst::init().unwrap();
+        let cases = [
+            (limits(2, 0, 0), [(10, 0), (10, 1)]),
+            (limits(0, 100, 0), [(60, 0), (40, 1)]),
+            (limits(0, 0, 20), [(10, 0), (10, 20)]),
+        ];
+        for (limits, pushes) in cases {
+            let q = DataQueue::new(limits);
+            q.set_flushing(false);
+            let mut state = q.lock();
+            for (len, pts) in pushes {
+                assert!(!state.is_full(), "{limits:?} full too early");
+                state.buffers += 1;
+                state.bytes += len as u64;
+                state.items.push_back(Item::Buffer(buffer(len, pts)));
+            }
+            assert!(state.is_full(), "{limits:?} not full");
+            drop(state);
+            let mut cx = TaskCx::from_waker(Waker::noop());
+            assert!(q.poll_pop(&mut cx).is_ready());
+            assert!(!q.lock().is_full(), "{limits:?} still full after a pop");
+        }
+    }
+
+    #[test]
+    fn a_flush_refuses_buffers_drops_the_queued_and_releases_a_blocked_producer() {
+        gst::init().unwrap();
+        let q = Arc::new(DataQueue::new(limits(1, 0, 0)));
+        assert_eq!(q.push_buffer(buffer(1, 0)), Err(PushError::Flushing));
+        q.set_flushing(false);
+        q.push_buffer(buffer(1, 0)).unwrap();
+        let producer = {
+            let q = q.clone();
+            // Blocks on the full queue until the flush.
+            std::thread::spawn(move || q.push_buffer(buffer(1, 1)))
+        };
+        q.set_flushing(true);
+        assert_eq!(producer.join().unwrap(), Err(PushError::Flushing));
+        assert_eq!(q.level().0, 0);
+        assert!(!q.push_event(gst::event::Eos::new()));
+    }
+}
