@@ -434,8 +434,13 @@ fn measure(cfg: &Config, run: usize, source: &str, sink: &str) -> Result<Row, St
 /// Tempo's bare throttled receiver (udp-receiver) in its own process,
 /// fed the same way.
 fn measure_bare(cfg: &Config, run: usize, receiver: &str) -> Result<Row, String> {
+    // G contexts: G throttled runtimes on G threads, sockets dealt round-robin.
+    let runtime = match cfg.contexts {
+        1 => format!("tempo-throttled:{}", cfg.wait),
+        g => format!("tempo-throttled-split{g}:{}", cfg.wait),
+    };
     let mut rx = Command::new(receiver)
-        .args(["--runtime", &format!("tempo-throttled:{}", cfg.wait)])
+        .args(["--runtime", &runtime])
         .args(["--streams", &cfg.streams.to_string()])
         .args(["--base-port", &cfg.base_port.to_string()])
         .args(["--warmup-secs", &cfg.warmup.as_secs_f64().to_string()])
@@ -462,7 +467,7 @@ fn measure_bare(cfg: &Config, run: usize, receiver: &str) -> Result<Row, String>
     };
     Ok(Row {
         run,
-        source: format!("bare tempo-throttled:{}", cfg.wait),
+        source: format!("bare {runtime}"),
         sink: "-".into(),
         datagrams: f("received") as u64,
         cpu_pct: f("cpu_pct"),
