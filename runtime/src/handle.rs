@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::current::{self, EnterLevel};
+use crate::current::EnterLevel;
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::core::SchedulerShared;
+use crate::scheduler::core::{current_shared, is_running, SchedulerShared};
 use crate::task::JoinHandle;
 
 /// A cheap, cloneable reference to a [`Runtime`](crate::runtime::Runtime)
@@ -88,7 +88,7 @@ impl Handle {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        current::current_shared()
+        current_shared()
             .map(|shared| Handle { shared })
             .ok_or(TryCurrentError(()))
     }
@@ -114,6 +114,25 @@ impl Handle {
         F::Output: Send + 'static,
     {
         self.shared.spawn(future)
+    }
+
+    /// Runs the blocking closure `f` on the runtime's blocking pool, from
+    /// any thread; see [`spawn_blocking`](crate::task::spawn_blocking).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let join = std::thread::spawn(move || handle.spawn_blocking(|| "from the pool"))
+    ///     .join()
+    ///     .unwrap();
+    /// assert_eq!(rt.block_on(join).unwrap(), "from the pool");
+    /// ```
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.shared.blocking.spawn(f)
     }
 
     /// Number of driver unparks issued by remote spawns/wakes; for tests
@@ -246,7 +265,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        if current::is_running() {
+        if is_running() {
             panic!(
                 "Cannot call Handle::block_on from a thread that runs a Tempo runtime (inside \
                  block_on, turn or a task, e.g. on a context's own thread): it would wait for \

@@ -207,6 +207,23 @@ impl Runtime {
         self.core.spawn(future)
     }
 
+    /// Runs the blocking closure `f` on this runtime's blocking pool; see
+    /// [`spawn_blocking`](crate::task::spawn_blocking).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let join = rt.spawn_blocking(|| std::thread::current().name().map(str::to_owned));
+    /// let name = rt.block_on(join).unwrap();
+    /// assert_eq!(name.as_deref(), Some("tempo-blocking"));
+    /// ```
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle().spawn_blocking(f)
+    }
+
     /// The runtime's handle, for other threads.
     ///
     /// ```

@@ -12,8 +12,8 @@
 
 use std::future::Future;
 
-use crate::current;
 use crate::runtime::Handle;
+use crate::scheduler::core::try_spawn_local;
 use crate::task::JoinHandle;
 
 /// The handle of the runtime entered on this thread.
@@ -87,7 +87,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    match current::spawn_local(future) {
+    match try_spawn_local(future) {
         Some(join) => join,
         None => panic!(
             "tempo::spawn_local must be called on the thread that runs a Tempo runtime, \

@@ -91,8 +91,6 @@ use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::current::Compat;
-
 /// The name of the helper tokio runtime's threads (its worker and its
 /// blocking pool), as a debugger, `top -H` or `/proc/<pid>/task/*/comm`
 /// show them.
@@ -169,19 +167,24 @@ pub(crate) struct Entered {
     _guard: tokio::runtime::EnterGuard<'static>,
 }
 
-/// Enters the helper's context on this thread, if tokio's thread-local is
-/// still there (a runtime dropped by a thread-local destructor at thread
-/// exit may find it gone, and tokio's `enter` would panic) and the helper
-/// runs or can be started.
-pub(crate) fn enter(start: Compat) -> Option<Entered> {
+/// Enters the helper's context on this thread, starting the helper if
+/// needed; `None` if it cannot be started, or if tokio's thread-local is
+/// gone (a runtime dropped by a thread-local destructor at thread exit,
+/// where tokio's `enter` would panic).
+pub(crate) fn enter() -> Option<Entered> {
+    enter_with(|| helper().ok())
+}
+
+/// As [`enter`], but only if the helper runs already.
+pub(crate) fn enter_if_started() -> Option<Entered> {
+    enter_with(|| HELPER.get())
+}
+
+fn enter_with(rt: impl FnOnce() -> Option<&'static tokio::runtime::Runtime>) -> Option<Entered> {
     if tokio::runtime::Handle::try_current().is_err_and(|e| e.is_thread_local_destroyed()) {
         return None;
     }
-    let rt = match start {
-        Compat::Start => helper().ok()?,
-        Compat::IfStarted => HELPER.get()?,
-    };
     Some(Entered {
-        _guard: rt.handle().enter(),
+        _guard: rt()?.handle().enter(),
     })
 }

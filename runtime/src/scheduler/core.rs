@@ -100,6 +100,7 @@ use std::task::Wake;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+use tempo_park::scoped::ScopedGuard;
 use tempo_park::{coop, Unpark, UnparkThread};
 
 use super::flavor::Flavor;
@@ -107,7 +108,6 @@ use super::inject::InjectQueue;
 use super::run_next::{Offer, RunNext};
 use super::turn::Turn;
 use crate::blocking::BlockingPool;
-use crate::current;
 use crate::driver::{Driver, DriverHandles};
 use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -179,7 +179,7 @@ impl SchedulerShared {
 
     /// `true` if this thread runs this scheduler right now.
     fn is_current(self: &Arc<Self>) -> bool {
-        current::core_of(self).is_some()
+        core_of(self).is_some()
     }
 
     /// Queues a task: on the local run queue when called on the owning
@@ -189,7 +189,7 @@ impl SchedulerShared {
         self: &Arc<Self>,
         task: Notified<Arc<SchedulerShared>>,
     ) -> Result<(), Notified<Arc<SchedulerShared>>> {
-        if let Some(core) = current::core_of(self) {
+        if let Some(core) = core_of(self) {
             core.run_queue.borrow_mut().push_back(task);
             return Ok(());
         }
@@ -258,7 +258,7 @@ impl SchedulerShared {
 
 impl Schedule for Arc<SchedulerShared> {
     fn schedule(&self, task: Notified<Self>) {
-        match current::core_of(self) {
+        match core_of(self) {
             Some(core) => core.schedule_local(task),
             // The owning thread was looked up once, above. A wake after
             // shutdown: the task is already cancelled (or about to be, by
@@ -308,7 +308,7 @@ pub(crate) struct SchedulerCore {
     /// [`run_next`](super::run_next)).
     run_next: RunNext<Notified<Arc<SchedulerShared>>>,
     owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
-    driver: RefCell<Driver>,
+    pub(super) driver: RefCell<Driver>,
     /// Tasks whose cooperative budget ran out, woken after the next driver
     /// poll (see the module docs).
     deferred: coop::Deferred,
@@ -524,49 +524,6 @@ impl SchedulerCore {
         }
     }
 
-    /// A throttled tick's second look at the reactor (see
-    /// `scheduler::throttle`): polls the I/O side of the driver once,
-    /// without blocking and without firing timers. Returns what it
-    /// dispatched, as a [`Turn`] with no task polls.
-    pub(crate) fn look_driver(&self) -> Turn {
-        let mut driver = self.driver.borrow_mut();
-        let before = driver.stats();
-        if let Err(error) = driver.look() {
-            panic!("tempo: the runtime's driver failed to poll: {error}");
-        }
-        let stats = driver.stats() - before;
-        self.counters.work(0, stats.io_events, stats.timers_fired);
-        Turn {
-            io_events: stats.io_events,
-            timers_fired: stats.timers_fired,
-            ..Turn::default()
-        }
-    }
-
-    /// A throttled tick's end-of-tick timer pass (see `scheduler::throttle`):
-    /// fires the timers that registered during the tick for its end,
-    /// without polling the driver. Returns what it fired, as a [`Turn`] with
-    /// no task polls.
-    pub(crate) fn end_of_tick_timers(&self) -> Turn {
-        let Some(time) = &self.shared.handles.time else {
-            return Turn::default();
-        };
-        let fired = time.fire_end_of_tick();
-        if fired != 0 {
-            self.counters.work(0, 0, fired);
-        }
-        Turn {
-            timers_fired: fired,
-            ..Turn::default()
-        }
-    }
-
-    /// The I/O events a dispatch must reach for a throttled tick to take a
-    /// second look (`None`: no I/O driver, no second looks).
-    pub(crate) fn look_threshold(&self) -> Option<u64> {
-        self.driver.borrow().look_threshold()
-    }
-
     /// Accounts one finished iteration and publishes the counters.
     /// Returns the instant it read, which is also when the next iteration
     /// starts: a loop reads the clock once per iteration, not twice.
@@ -687,4 +644,85 @@ impl std::fmt::Debug for SchedulerCore {
             .field("event_interval", &self.event_interval)
             .finish_non_exhaustive()
     }
+}
+
+// The scheduler entered on this thread: a `tempo_park::scoped`
+// thread-local, set by the enter levels of `crate::current` (which also
+// enter the drivers) and read here to route a wake or spawn made on the
+// owning thread to the local run queue. Invariant: a released core (its
+// `Runtime` was dropped) is never handed out; it is removed when found (a
+// leaked or out-of-order guard can leave it there), so no spawn or wake
+// lands in a dead run queue.
+
+/// What this thread has entered.
+#[derive(Clone)]
+pub(crate) struct Entered {
+    /// The runtime; `None` once a released one was removed, or when only
+    /// `remote` was entered.
+    pub(crate) core: Option<Rc<SchedulerCore>>,
+    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter),
+    /// used only when `core` is `None`: spawns go to its injection queue.
+    pub(crate) remote: Option<Arc<SchedulerShared>>,
+    /// Inside `block_on` or `turn` (of this runtime or an outer one).
+    pub(crate) running: bool,
+}
+
+tempo_park::scoped_thread_local! {
+    static ENTERED: Entered
+}
+
+/// Makes `entered` this thread's until the guard is dropped.
+pub(crate) fn enter_on_thread(entered: Entered) -> ScopedGuard<Entered> {
+    ENTERED.enter(entered)
+}
+
+/// `true` if this thread runs a scheduler (inside `block_on` or `turn`).
+pub(crate) fn is_running() -> bool {
+    ENTERED.with(|entered| entered.is_some_and(|e| e.running))
+}
+
+/// The core of `shared`'s runtime if it is the one entered on this thread
+/// (this thread owns it and runs or entered it), else `None`.
+pub(crate) fn core_of(shared: &Arc<SchedulerShared>) -> Option<Rc<SchedulerCore>> {
+    current_core().filter(|core| Arc::ptr_eq(&core.shared, shared))
+}
+
+/// The shared half of the runtime entered on this thread (its core's, or
+/// the one [`Handle::enter`](crate::runtime::Handle::enter) entered), if
+/// any and not shut down.
+pub(crate) fn current_shared() -> Option<Arc<SchedulerShared>> {
+    if let Some(core) = current_core() {
+        return Some(core.shared.clone());
+    }
+    let remote = ENTERED.with(|entered| entered.and_then(|e| e.remote.clone()))?;
+    (!remote.is_shut_down()).then_some(remote)
+}
+
+/// The runtime entered on this thread, if any and not released.
+fn current_core() -> Option<Rc<SchedulerCore>> {
+    let (core, running) =
+        ENTERED.with(|entered| entered.map_or((None, false), |e| (e.core.clone(), e.running)));
+    let core = core?;
+    if !core.is_released() {
+        return Some(core);
+    }
+    // Keep the running flag: an outer `block_on` may still run.
+    let stale = ENTERED.replace(Some(Entered {
+        core: None,
+        remote: None,
+        running,
+    }));
+    // Dropped outside the borrow: it may be the core's last reference.
+    drop(stale);
+    drop(core);
+    None
+}
+
+/// Spawns a `!Send` future on the runtime entered on this thread.
+pub(crate) fn try_spawn_local<F>(future: F) -> Option<JoinHandle<F::Output>>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    Some(current_core()?.spawn_local(future))
 }

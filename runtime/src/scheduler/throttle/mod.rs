@@ -121,7 +121,7 @@
 //! `loop { sleep(d) }` task is polled at most once per tick (a loop over
 //! `sleep_until(Instant::now() + d)`, at most twice).
 //!
-//! [`ThrottlePacer`]: super::pacer::ThrottlePacer
+//! [`ThrottlePacer`]: pacer::ThrottlePacer
 
 use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
@@ -134,9 +134,12 @@ use tempo_park::{Park, ParkThread, UnparkThread};
 
 use super::core::{SchedulerCore, RUNNING};
 use super::flavor::ThrottleConfig;
-use super::pacer::{ThrottlePacer, TickEnd};
 use super::turn::Turn;
 use crate::sync::Ordering::SeqCst;
+use pacer::{ThrottlePacer, TickEnd};
+
+mod pacer;
+mod steps;
 
 /// `park_state` (see [`core`](super::core)): the throttling scheduler
 /// sleeps between two ticks. Not `PARKED`, so remote wakes only queue;
@@ -266,7 +269,7 @@ impl TickWork {
             self.cut = true;
             return false;
         }
-        let look = core.look_driver();
+        let look = steps::look(core);
         self.found = self.found.then(look);
         core.wake_deferred();
         true
@@ -293,7 +296,7 @@ struct SecondLooks {
 impl SecondLooks {
     fn new(core: &SchedulerCore, first_dispatch: u64) -> SecondLooks {
         SecondLooks {
-            threshold: core.look_threshold(),
+            threshold: steps::look_threshold(core),
             last_dispatch: first_dispatch,
             taken: 0,
             found: Turn::default(),
@@ -309,7 +312,7 @@ impl SecondLooks {
         if tick.cut || self.last_dispatch < threshold || self.taken >= MAX_SECOND_LOOKS {
             return false;
         }
-        let look = core.look_driver();
+        let look = steps::look(core);
         self.taken += 1;
         self.last_dispatch = look.io_events;
         self.found = self.found.then(look);
@@ -415,7 +418,7 @@ impl Throttle {
             // during it for its end (see the module docs). A cut tick
             // leaves them to the next one, which starts at once.
             if end_of_tick.is_none() && !tick.cut {
-                let pass = core.end_of_tick_timers();
+                let pass = steps::end_of_tick_timers(core);
                 end_of_tick = Some(pass);
                 if pass.timers_fired != 0 {
                     continue;
