@@ -75,7 +75,7 @@ use tempo_park::{DriverStats, Park};
 use crate::handle::Handle;
 use crate::histogram::TimerErrorHistogram;
 use crate::sync::Arc;
-use crate::timer_shared::TimerShared;
+use crate::timers::Timers;
 use crate::{Clock, Instant};
 
 /// The timer driver: a hierarchical timing wheel on top of any [`Park`]
@@ -121,10 +121,10 @@ impl<P: Park> Driver<P> {
     /// assert!(driver.clock().is_paused());
     /// ```
     pub fn new(park: P, clock: Clock) -> Driver<P> {
-        let shared = TimerShared::new(Box::new(park.unpark()), clock);
+        let timers = Timers::new(Box::new(park.unpark()), clock);
         Driver {
             park,
-            handle: Handle::new(Arc::new(shared)),
+            handle: Handle::new(Arc::new(timers)),
         }
     }
 
@@ -249,7 +249,7 @@ impl<P: Park> Driver<P> {
     /// assert_eq!(driver.firing_window(), Duration::from_millis(10)); // whole ms
     /// ```
     pub fn firing_window(&self) -> Duration {
-        Duration::from_millis(self.handle.shared().config().window_ticks)
+        Duration::from_millis(self.handle.timers().config().window_ticks)
     }
 
     /// Make every timer never early (tokio's rule: fire only once the
@@ -281,7 +281,7 @@ impl<P: Park> Driver<P> {
     /// ```
     pub fn set_never_early(&mut self, never_early: bool) {
         self.handle
-            .shared()
+            .timers()
             .configure(|config| config.never_early = never_early);
     }
 
@@ -325,21 +325,21 @@ impl<P: Park> Driver<P> {
     /// assert!(wake <= deadline);
     /// ```
     pub fn next_wake(&self) -> Option<Instant> {
-        let shared = self.handle.shared();
-        let state = shared.lock_state();
-        let window_ticks = shared.config().window_ticks;
+        let timers = self.handle.timers();
+        let state = timers.lock_state();
+        let window_ticks = timers.config().window_ticks;
         state
             .wheel
             .next_expiration_tick()
-            .map(|t| shared.tick_instant(t.saturating_sub(window_ticks)))
+            .map(|t| timers.tick_instant(t.saturating_sub(window_ticks)))
     }
 
     fn park_internal(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
-        let shared = self.handle.shared();
-        let clock = shared.clock();
+        let timers = self.handle.timers();
+        let clock = timers.clock();
         if timeout == Some(Duration::ZERO) {
             self.park.park_timeout(Duration::ZERO)?;
-            shared.fire(clock.now());
+            timers.fire(clock.now());
             return Ok(());
         }
         // A timeout too long to represent means "no timeout".
@@ -348,16 +348,16 @@ impl<P: Park> Driver<P> {
             return self.park_paused(timeout);
         }
         let now = clock.now();
-        let cap_tick = timeout.map(|d| shared.deadline_tick(now + d));
-        let wake_tick = shared.prepare_park(cap_tick);
-        let until_wake = wake_tick.map(|t| shared.tick_instant(t).saturating_duration_since(now));
+        let cap_tick = timeout.map(|d| timers.deadline_tick(now + d));
+        let wake_tick = timers.prepare_park(cap_tick);
+        let until_wake = wake_tick.map(|t| timers.tick_instant(t).saturating_duration_since(now));
         let result = match min_option(until_wake, timeout) {
             Some(d) => self.park.park_timeout(d),
             None => self.park.park(),
         };
-        shared.unparked();
+        timers.unparked();
         result?;
-        shared.fire(clock.now());
+        timers.fire(clock.now());
         Ok(())
     }
 
@@ -366,25 +366,25 @@ impl<P: Park> Driver<P> {
     /// repeating while the wake was only a cascade (at most once per level);
     /// with no timer and no timeout, park the inner driver for real.
     fn park_paused(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
-        let shared = self.handle.shared();
-        let clock = shared.clock();
+        let timers = self.handle.timers();
+        let clock = timers.clock();
         let limit = timeout.map(|d| clock.now() + d);
         for _ in 0..=crate::wheel::LEVELS {
             let now = clock.now();
-            let cap_tick = limit.map(|l| shared.deadline_tick(l));
-            let wake = shared
+            let cap_tick = limit.map(|l| timers.deadline_tick(l));
+            let wake = timers
                 .prepare_park(cap_tick)
-                .map(|t| shared.tick_instant(t));
+                .map(|t| timers.tick_instant(t));
             let Some(target) = min_option(wake, limit) else {
                 // Nothing will ever be due: wait for an event or an unpark
                 // (not preceded by a zero-timeout poll, which would consume
                 // a pending unpark notification).
                 let result = self.park.park();
-                shared.unparked();
+                timers.unparked();
                 result?;
                 break;
             };
-            shared.unparked();
+            timers.unparked();
             let before = self.park.stats();
             self.park.park_timeout(Duration::ZERO)?;
             if self.park.stats() != before {
@@ -393,12 +393,12 @@ impl<P: Park> Driver<P> {
             if target > now {
                 clock.advance(target - now);
             }
-            let fired = shared.fire(clock.now());
+            let fired = timers.fire(clock.now());
             if fired > 0 || limit.is_some_and(|l| clock.now() >= l) {
                 return Ok(());
             }
         }
-        shared.fire(clock.now());
+        timers.fire(clock.now());
         Ok(())
     }
 }
@@ -442,7 +442,7 @@ impl<P: Park> Park for Driver<P> {
 
 impl<P: Park> Drop for Driver<P> {
     fn drop(&mut self) {
-        self.handle.shared().shutdown();
+        self.handle.timers().shutdown();
     }
 }
 

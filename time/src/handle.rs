@@ -14,7 +14,7 @@ use tempo_park::scoped::ScopedGuard;
 
 use crate::histogram::TimerErrorHistogram;
 use crate::sync::Arc;
-use crate::timer_shared::TimerShared;
+use crate::timers::Timers;
 use crate::{Clock, Instant};
 
 tempo_park::scoped_thread_local! {
@@ -41,7 +41,7 @@ tempo_park::scoped_thread_local! {
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    shared: Arc<TimerShared>,
+    timers: Arc<Timers>,
 }
 
 /// Restores the previously entered handle when dropped. Returned by
@@ -68,12 +68,12 @@ pub struct EnterGuard {
 }
 
 impl Handle {
-    pub(crate) fn new(shared: Arc<TimerShared>) -> Handle {
-        Handle { shared }
+    pub(crate) fn new(timers: Arc<Timers>) -> Handle {
+        Handle { timers }
     }
 
-    pub(crate) fn shared(&self) -> &TimerShared {
-        &self.shared
+    pub(crate) fn timers(&self) -> &Timers {
+        &self.timers
     }
 
     /// The handle of the timer driver of the runtime this thread is in.
@@ -156,7 +156,7 @@ impl Handle {
     /// assert!(driver.clock().is_paused(), "one clock, shared");
     /// ```
     pub fn clock(&self) -> &Clock {
-        self.shared.clock()
+        self.timers.clock()
     }
 
     /// The current time by this driver's clock.
@@ -175,7 +175,7 @@ impl Handle {
     /// assert_eq!(handle.now() - t0, Duration::from_secs(2));
     /// ```
     pub fn now(&self) -> Instant {
-        self.shared.clock().now()
+        self.timers.clock().now()
     }
 
     /// A snapshot of the errors of every timer fired so far.
@@ -196,7 +196,7 @@ impl Handle {
     /// assert_eq!(handle.timer_error_histogram().since(&before).count(), 1);
     /// ```
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
-        self.shared.lock_state().histogram
+        self.timers.lock_state().histogram
     }
 
     /// Sets the firing window, like
@@ -221,7 +221,7 @@ impl Handle {
     /// ```
     pub fn set_firing_window(&self, window: Duration) {
         let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
-        self.shared.configure(|config| config.window_ticks = ticks);
+        self.timers.configure(|config| config.window_ticks = ticks);
     }
 
     /// Tells the driver how far apart its scheduler's fire passes are:
@@ -242,7 +242,7 @@ impl Handle {
     /// ```
     pub fn set_pass_period(&self, period: Duration) {
         let ticks = u64::try_from(period.as_millis()).unwrap_or(u64::MAX);
-        self.shared
+        self.timers
             .configure(|config| config.pass_period_ticks = ticks);
     }
 
@@ -281,7 +281,7 @@ impl Handle {
     /// assert!(!sleep.is_woken());
     /// ```
     pub fn set_next_pass_grid(&self, grid: Instant) {
-        self.shared.set_next_pass_grid(grid);
+        self.timers.set_next_pass_grid(grid);
     }
 
     /// The end-of-tick pass: fires the timers that registered during the
@@ -313,7 +313,7 @@ impl Handle {
     /// assert!(sleep.poll().is_ready());
     /// ```
     pub fn fire_end_of_tick(&self) -> u64 {
-        self.shared.fire_end_of_tick()
+        self.timers.fire_end_of_tick()
     }
 
     /// Number of timers fired so far.
@@ -334,7 +334,7 @@ impl Handle {
     /// assert_eq!(handle.timers_fired(), 1);
     /// ```
     pub fn timers_fired(&self) -> u64 {
-        self.shared.timers_fired()
+        self.timers.timers_fired()
     }
 
     /// Fires every timer due by the clock's current time (within the firing
@@ -364,7 +364,7 @@ impl Handle {
     /// assert!(sleep.poll().is_ready());
     /// ```
     pub fn fire_due_timers(&self) -> u64 {
-        self.shared.fire(self.shared.clock().now())
+        self.timers.fire(self.timers.clock().now())
     }
 }
 
@@ -376,7 +376,7 @@ pub(crate) fn clock_now() -> Option<Instant> {
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
-            .field("shared", &self.shared)
+            .field("timers", &self.timers)
             .finish()
     }
 }

@@ -38,7 +38,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::{Handle, Instant, Sleep};
 
 /// Slack beyond the firing window before a tick counts as missed.
@@ -360,7 +360,7 @@ impl Interval {
     /// by the runtime's timer policy).
     fn window_and_tolerance(&self) -> (Duration, Duration) {
         // Read without the wheel lock: the re-arm that follows takes it.
-        let config = self.delay.handle().shared().config();
+        let config = self.delay.handle().timers().config();
         let (window_ticks, never_early, pass_ticks) = (
             config.window_ticks,
             config.never_early,

@@ -83,7 +83,7 @@ mod list;
 mod sleep;
 mod sync;
 mod timeout;
-mod timer_shared;
+mod timers;
 mod wheel;
 
 pub use clock::Clock;

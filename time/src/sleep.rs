@@ -36,7 +36,7 @@ use std::time::Duration;
 use tempo_park::coop;
 
 use crate::entry::TimerEntry;
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::{Handle, Instant};
 
 /// A future that completes at [`deadline`](Sleep::deadline). Created by
@@ -73,8 +73,8 @@ use crate::{Handle, Instant};
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Sleep {
-    // Structurally pinned: see the projection in `entry.rs`.
-    pub(crate) entry: TimerEntry,
+    // Structurally pinned: see `entry_pin`.
+    entry: TimerEntry,
 }
 
 /// Waits until `duration` has elapsed (by the current runtime's clock).
@@ -386,6 +386,14 @@ impl Sleep {
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         self.entry_pin().reset(deadline, InWindow::ThisTick);
+    }
+
+    /// Projects the pinned `Sleep` onto its entry.
+    fn entry_pin(self: Pin<&mut Self>) -> Pin<&mut TimerEntry> {
+        // SAFETY: `entry` is structurally pinned: `Sleep` has no `Drop` impl
+        // and no manual `Unpin` impl (it is `!Unpin` through the entry), and
+        // hands out `&mut` to `entry` only through this projection.
+        unsafe { self.map_unchecked_mut(|s| &mut s.entry) }
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tempo_park::coop;
 
 use crate::error::Elapsed;
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::{Handle, Instant, Sleep};
 
 /// A future that completes with the inner future's output, or with
@@ -43,9 +43,9 @@ use crate::{Handle, Instant, Sleep};
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
-    // Both fields are structurally pinned: see the projection in `entry.rs`.
-    pub(crate) value: F,
-    pub(crate) delay: Sleep,
+    // Both fields are structurally pinned: see `project`.
+    value: F,
+    delay: Sleep,
 }
 
 /// Runs `future` for at most `duration`.
@@ -216,6 +216,21 @@ impl<F> Timeout<F> {
     /// ```
     pub fn deadline(&self) -> Instant {
         self.delay.deadline()
+    }
+
+    /// Projects the pinned `Timeout` onto its two fields.
+    fn project(self: Pin<&mut Self>) -> (Pin<&mut F>, Pin<&mut Sleep>) {
+        // SAFETY: both fields are structurally pinned: `Timeout` has no `Drop`
+        // impl and no manual `Unpin` impl (it is `!Unpin` through `Sleep`),
+        // and hands out `&mut` to them only through this projection; the two
+        // `&mut` borrow disjoint fields.
+        unsafe {
+            let this = self.get_unchecked_mut();
+            (
+                Pin::new_unchecked(&mut this.value),
+                Pin::new_unchecked(&mut this.delay),
+            )
+        }
     }
 }
 

@@ -418,7 +418,7 @@ impl SchedulerCore {
     /// slot's chain is below its cap), else at the back of the run queue.
     fn schedule_local(&self, task: Notified<Arc<SchedulerShared>>) {
         match self.run_next.offer(task) {
-            Offer::Taken => {}
+            Offer::Placed => {}
             Offer::Displaced(task) | Offer::Refused(task) => {
                 self.run_queue.borrow_mut().push_back(task);
             }

@@ -70,7 +70,7 @@ pub(super) struct RunNext<T> {
 /// Where a woken task goes.
 pub(super) enum Offer<T> {
     /// Into the slot, empty before.
-    Taken,
+    Placed,
     /// Into the slot; the task it held goes to the back of the queue.
     Displaced(T),
     /// The slot is closed: the task goes to the back of the queue.
@@ -92,7 +92,7 @@ impl<T> RunNext<T> {
             return Offer::Refused(task);
         }
         match self.slot.replace(Some(task)) {
-            None => Offer::Taken,
+            None => Offer::Placed,
             Some(previous) => Offer::Displaced(previous),
         }
     }
@@ -149,7 +149,7 @@ mod tests {
     fn last_woken_runs_next() {
         let slot = RunNext::new();
         slot.start_chain();
-        assert!(matches!(slot.offer(1), Offer::Taken));
+        assert!(matches!(slot.offer(1), Offer::Placed));
         assert!(matches!(slot.offer(2), Offer::Displaced(1)));
         assert_eq!(slot.take(), Some(2));
         assert!(slot.close().is_none());
@@ -160,12 +160,12 @@ mod tests {
         let slot = RunNext::new();
         slot.start_chain();
         for _ in 0..MAX_RUN_NEXT_POLLS {
-            assert!(matches!(slot.offer(7), Offer::Taken));
+            assert!(matches!(slot.offer(7), Offer::Placed));
             assert_eq!(slot.take(), Some(7));
         }
         assert!(matches!(slot.offer(8), Offer::Refused(8)));
         slot.start_chain();
-        assert!(matches!(slot.offer(9), Offer::Taken));
+        assert!(matches!(slot.offer(9), Offer::Placed));
         assert!(slot.is_occupied());
         assert_eq!(slot.close(), Some(9));
         assert!(!slot.is_occupied());

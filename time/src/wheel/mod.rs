@@ -36,7 +36,7 @@
 
 mod level;
 
-use crate::entry::{EntryRef, Location};
+use crate::entry::cell::{EntryRef, Location};
 use crate::list::List;
 use level::{Expiration, Level, SLOT_BITS};
 

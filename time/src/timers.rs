@@ -1,4 +1,4 @@
-//! [`TimerShared`]: the timer state shared by a [`Driver`](crate::Driver) and its
+//! [`Timers`]: every timer of one driver, shared by the [`Driver`](crate::Driver) and its
 //! [`Handle`](crate::Handle)s: the wheel under a lock, the tick the driver
 //! is parked towards, and the inner driver's unpark handle.
 //!
@@ -27,7 +27,7 @@
 //!
 //! A scheduler that fires on a fixed grid of period `T` (the throttling
 //! one) tells the driver, before each tick's pass, the grid instant `g`
-//! the tick stands for ([`TimerShared::set_next_pass_grid`]). That pass's
+//! the tick stands for ([`Timers::set_next_pass_grid`]). That pass's
 //! horizon for nearest-tick entries (its *grid horizon*) is then
 //! `g_tick + window_ticks` (but at least `now_tick`: a deadline that has
 //! passed always fires), whatever `now` is. Why: a tick
@@ -70,7 +70,7 @@
 //! * a deadline **fixed independently of the clock** (`sleep_until`,
 //!   `timeout_at`, `reset`, an `interval_at`'s first tick, an interval's
 //!   next tick after a late one) fires at the *end-of-tick pass*
-//!   ([`TimerShared::fire_end_of_tick`]), which the scheduler makes once
+//!   ([`Timers::fire_end_of_tick`]), which the scheduler makes once
 //!   per tick after running its tasks: later in this tick, at its nearest
 //!   tick. Without it a stream started "now" (first deadline inside the
 //!   window) fired a tick late, re-armed `prev + T` inside the next tick's
@@ -105,7 +105,7 @@ use std::time::Duration;
 
 use tempo_park::Unpark;
 
-use crate::entry::{EntryRef, EntryState};
+use crate::entry::cell::{EntryRef, EntryState};
 use crate::histogram::TimerErrorHistogram;
 use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::wheel::{AlreadyDue, Wheel};
@@ -133,8 +133,8 @@ pub(crate) struct WheelState {
     pub(crate) grid_horizon: u64,
 }
 
-/// The timer configuration ([`TimerShared::config`], changed by
-/// [`TimerShared::configure`]).
+/// The timer configuration ([`Timers::config`], changed by
+/// [`Timers::configure`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TimerConfig {
     /// The firing window, in ticks.
@@ -161,7 +161,7 @@ pub(crate) enum InWindow {
 }
 
 /// What a driver and its handles share.
-pub(crate) struct TimerShared {
+pub(crate) struct Timers {
     state: Mutex<WheelState>,
     /// The tick the driver is blocked towards, `NOT_PARKED` while it runs,
     /// `u64::MAX` when it blocks with no deadline. Written under the lock.
@@ -189,7 +189,7 @@ pub(crate) struct TimerShared {
     /// docs.
     next_pass_grid: AtomicU64,
     /// The [`TimerConfig`], field by field: written only by
-    /// [`TimerShared::configure`], under the lock, so that whoever holds
+    /// [`Timers::configure`], under the lock, so that whoever holds
     /// the lock reads the last change, and an interval can read it on
     /// every tick without the lock.
     config_window_ticks: AtomicU64,
@@ -202,10 +202,10 @@ pub(crate) struct TimerShared {
     origin: std::time::Instant,
 }
 
-impl TimerShared {
-    pub(crate) fn new(unpark: Box<dyn Unpark>, clock: Clock) -> TimerShared {
+impl Timers {
+    pub(crate) fn new(unpark: Box<dyn Unpark>, clock: Clock) -> Timers {
         let origin = clock.now().into_std();
-        TimerShared {
+        Timers {
             state: Mutex::new(WheelState {
                 wheel: Wheel::new(),
                 shutdown: false,
@@ -776,9 +776,9 @@ fn error_micros(now: Instant, deadline: Instant) -> i64 {
     }
 }
 
-impl fmt::Debug for TimerShared {
+impl fmt::Debug for Timers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimerShared")
+        f.debug_struct("Timers")
             .field("clock", &self.clock)
             .field("parked_until", &self.parked_until.load(Ordering::Relaxed))
             .field("timers_fired", &self.timers_fired())
@@ -844,11 +844,11 @@ mod tests {
     fn a_fired_sleep_completes_and_drops_without_the_lock() {
         let (driver, mut sleep) = fired_sleep();
         let handle = driver.handle();
-        let before = handle.shared().locks_taken();
+        let before = handle.timers().locks_taken();
         assert!(poll_sleep(sleep.as_mut()).is_ready());
         assert!(sleep.is_elapsed());
         drop(sleep);
-        assert_eq!(handle.shared().locks_taken(), before);
+        assert_eq!(handle.timers().locks_taken(), before);
     }
 
     /// A pending timer still takes the lock to complete or to go away (the
@@ -859,10 +859,10 @@ mod tests {
         let handle = driver.handle();
         let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
         assert!(poll_sleep(sleep.as_mut()).is_pending());
-        let before = handle.shared().locks_taken();
+        let before = handle.timers().locks_taken();
         assert!(poll_sleep(sleep.as_mut()).is_pending());
         drop(sleep);
-        assert_eq!(handle.shared().locks_taken(), before + 2);
+        assert_eq!(handle.timers().locks_taken(), before + 2);
     }
 
     /// A re-registered timer leaves the fast path: after a reset the fired
@@ -895,9 +895,9 @@ mod tests {
         driver.clock().advance(MS * 10);
         driver.park_timeout(Duration::ZERO).unwrap();
 
-        let before = handle.shared().locks_taken();
+        let before = handle.timers().locks_taken();
         assert_eq!(ticks.poll_tick(&mut cx), Poll::Ready(start));
-        assert_eq!(handle.shared().locks_taken(), before + 1);
+        assert_eq!(handle.timers().locks_taken(), before + 1);
     }
 
     /// `deadline_tick`'s 64-bit arithmetic is `ceil(nanos / 1 ms)` of the
@@ -906,7 +906,7 @@ mod tests {
     fn deadline_tick_rounds_nanoseconds_up_to_milliseconds() {
         let driver = Driver::new(ParkThread::new(), Clock::paused());
         let handle = driver.handle();
-        let shared = handle.shared();
+        let shared = handle.timers();
         let origin = Instant::from_std(shared.origin);
         for nanos in [
             0u64,
