@@ -128,7 +128,7 @@ impl Budget {
     const UNCONSTRAINED: Budget = Budget(None);
 
     fn has_remaining(self) -> bool {
-        self.0.map_or(true, |units| units > 0)
+        self.0.is_none_or(|units| units > 0)
     }
 }
 

@@ -821,8 +821,17 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    /// A waker that does nothing (`Waker::noop` is newer than the MSRV).
+    fn noop_waker() -> Waker {
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        Waker::from(std::sync::Arc::new(Noop))
+    }
+
     fn poll_sleep(sleep: Pin<&mut Sleep>) -> Poll<()> {
-        sleep.poll(&mut Context::from_waker(Waker::noop()))
+        sleep.poll(&mut Context::from_waker(&noop_waker()))
     }
 
     /// A driver with a 1 ms timer, registered, then fired by a pass.
@@ -890,7 +899,8 @@ mod tests {
         let handle = driver.handle();
         let start = handle.now() + MS * 10;
         let mut ticks = Interval::new(handle.clone(), start, MS * 10, false);
-        let mut cx = Context::from_waker(Waker::noop());
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
         assert!(ticks.poll_tick(&mut cx).is_pending());
         driver.clock().advance(MS * 10);
         driver.park_timeout(Duration::ZERO).unwrap();

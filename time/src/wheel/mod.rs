@@ -184,7 +184,7 @@ impl Wheel {
         let mut best: Option<Expiration> = None;
         for level in &self.levels {
             if let Some(exp) = level.next_expiration(self.elapsed) {
-                if best.map_or(true, |b| exp.deadline < b.deadline) {
+                if best.is_none_or(|b| exp.deadline < b.deadline) {
                     best = Some(exp);
                 }
             }
