@@ -1,67 +1,38 @@
 //! What both schedulers share: the task queues, the owned-task list, the
-//! driver, the metrics, and the park handshake with other threads.
+//! driver, the metrics, the park handshake with other threads, and the
+//! core entered on this thread.
 //!
 //! [`SchedulerCore`] is the owning thread's side (`!Send`, in an `Rc`), and
 //! [`SchedulerShared`] the side other threads reach through a
-//! [`Handle`](crate::runtime::Handle) or a waker. The schedulers are loops
-//! *over* the core's two steps, [`SchedulerCore::run_ready`] (poll ready
-//! tasks within a budget) and [`SchedulerCore::park_driver`] (park or poll
-//! the driver): they use the core, and the core names none of them. Which
-//! loop runs is chosen one level up, in [`scheduler`](super), from the
-//! [`Flavor`] the builder decided; the core keeps that value only to answer
-//! [`Handle::max_throttling`](crate::runtime::Handle::max_throttling). A
-//! loop's own state (the throttling scheduler's tick grid, its sleeper, its
-//! `SLEEPING` state) lives in the loop's file; of a sleeper the core holds
-//! only the other end, an opaque unpark handle, so that
-//! [`SchedulerShared::unpark`] reaches it from any thread.
+//! [`Handle`](crate::runtime::Handle) or a waker. The loops of
+//! [`scheduler`](super) run over the core's two steps,
+//! [`run_ready`](SchedulerCore::run_ready) and
+//! [`park_driver`](SchedulerCore::park_driver); the core names none of them
+//! and holds of a loop's own wait only an opaque unpark handle (the
+//! sleeper), so that [`SchedulerShared::unpark`] reaches it from any thread.
 //!
-//! Each poll of a task, and of the `block_on` future, runs with a fresh
-//! [cooperative budget](tempo_park::coop) (the outer one is restored after,
-//! so nested runtimes and host loops keep theirs): a task that loops on an
-//! always-ready socket, timer or join yields after that many operations,
-//! instead of starving the others.
+//! Each task poll, and each poll of the `block_on` future, runs with a fresh
+//! [cooperative budget](tempo_park::coop). A task whose budget ran out is
+//! **deferred**: its waker goes to the core's
+//! [`Deferred`](tempo_park::coop::Deferred) list, woken after the next
+//! driver poll, behind the tasks that poll woke; so a task on an
+//! always-ready resource cannot hold the driver (and every timer) back for
+//! `event_interval` polls. Since only a driver poll wakes the list, nothing
+//! may block while it is not empty: `park_driver` then polls,
+//! [`Runtime::turn`](crate::runtime::Runtime::turn) reports it as work left,
+//! and [`shutdown`](SchedulerCore::shutdown) drops it.
 //!
-//! # Deferred tasks: a spent budget waits for the driver
-//!
-//! A task whose poll ended because its budget ran out is not put back on
-//! the run queue at once: its waker goes to the core's
-//! [`Deferred`](tempo_park::coop::Deferred) list, which
-//! [`park_driver`](SchedulerCore::park_driver) wakes after the driver's
-//! poll, behind the tasks that poll woke (fired timers, ready sockets).
-//! Without it a task on an always-ready resource was polled again
-//! straight away, and the driver, and so every timer, waited for
-//! `event_interval` of its polls, each a whole budget of heavy reads:
-//! 300 ms for a 10 ms interval next to a flooded TCP stream. The throttling
-//! scheduler wakes the list at its next tick, or with an I/O poll of its
-//! own within a tick that runs on (see [`throttle`](super::throttle)).
-//!
-//! The list is woken only by a driver poll, so nothing may block while it
-//! is not empty: `park_driver` counts it as work (it then polls instead of
-//! blocking), [`Runtime::turn`](crate::runtime::Runtime::turn) reports it
-//! as tasks remaining, and [`shutdown`](SchedulerCore::shutdown) drops it.
-//! It costs the hot path nothing: the list is found through the same
-//! thread-local cell as the budget, and filled only when a budget runs out.
-//!
-//! # Wake-up economy
-//!
-//! * A wake or spawn **on the owning thread** (inside `block_on`, `turn`,
-//!   a task, or after `enter`) pushes onto the local `VecDeque`: no lock,
-//!   no atomic read-modify-write beyond the task's state word, no syscall.
-//! * A wake of one task by another, **during that task's poll** on the
-//!   owning thread, puts the woken task in the [run-next
-//!   slot](super::run_next): it is polled right after the running task,
-//!   while what it was woken for is still in the cache.
-//! * A wake or spawn **from another thread** pushes onto the
-//!   [`InjectQueue`] and unparks the driver only if the scheduler is
-//!   `PARKED`. A busy scheduler picks the task up at its next iteration.
+//! Wake-ups: on the owning thread a wake or spawn pushes onto the local
+//! queue (no lock, no syscall), or into the [run-next slot](super::run_next)
+//! when one task wakes another during its poll; from another thread it
+//! pushes onto the [`InjectQueue`] and unparks the driver only if the
+//! scheduler is `PARKED`.
 //!
 //! # The park handshake (why no wake-up is lost)
 //!
-//! `park_state` is a small state word: `RUNNING`, `PARKED`, or a state of
-//! a loop's own in which it waits outside the driver (the throttling
-//! scheduler's `SLEEPING` between ticks). Only `PARKED` makes a remote wake
-//! unpark: in any other state remote wakes only queue, which for a sleeping
-//! throttled scheduler is the point (they wait for the next tick).
+//! `park_state` is `RUNNING`, `PARKED`, or a state of a loop's own in which
+//! it waits outside the driver (the throttling scheduler's `SLEEPING`).
+//! Only `PARKED` makes a remote wake unpark.
 //!
 //! ```text
 //! scheduler                                  remote thread
