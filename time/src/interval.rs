@@ -49,9 +49,7 @@ const MISSED_TICK_SLACK: Duration = Duration::from_millis(5);
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval, MissedTickBehavior};
@@ -61,10 +59,7 @@ const MISSED_TICK_SLACK: Duration = Duration::from_millis(5);
 /// // After a late tick, drop the missed ones instead of bursting through them.
 /// ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
 /// ticks.tick().await;
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
@@ -103,9 +98,7 @@ impl MissedTickBehavior {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval, Instant};
@@ -117,10 +110,7 @@ impl MissedTickBehavior {
 ///     let scheduled = every_20ms.tick().await;
 ///     assert_eq!(scheduled - start, Duration::from_millis(20) * n);
 /// }
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug)]
 pub struct Interval {
@@ -140,9 +130,7 @@ pub struct Interval {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval, Instant};
@@ -153,10 +141,7 @@ pub struct Interval {
 /// ticks.tick().await; // 20 ms later
 /// ticks.tick().await; // 40 ms later
 /// assert!(start.elapsed() >= Duration::from_millis(40));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
@@ -174,9 +159,7 @@ pub fn interval(period: Duration) -> Interval {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval_at, Instant};
@@ -185,10 +168,7 @@ pub fn interval(period: Duration) -> Interval {
 /// let mut ticks = interval_at(start, Duration::from_millis(20));
 /// assert_eq!(ticks.tick().await, start);
 /// assert_eq!(ticks.tick().await, start + Duration::from_millis(20));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
@@ -219,10 +199,7 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 ///     let scheduled = ticks.tick().await;
 ///     assert!(Instant::now() >= scheduled);
 /// }
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn interval_at_least(period: Duration) -> Interval {
@@ -281,9 +258,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -293,10 +268,7 @@ impl Interval {
     /// let second = ticks.tick().await;
     /// assert_eq!(second - first, Duration::from_millis(5));
     /// assert!(Instant::now() >= second);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub async fn tick(&mut self) -> Instant {
         poll_fn(|cx| self.poll_tick(cx)).await
@@ -307,9 +279,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::future::poll_fn;
     /// use std::time::Duration;
@@ -319,10 +289,7 @@ impl Interval {
     /// let first = poll_fn(|cx| ticks.poll_tick(cx)).await;
     /// let second = poll_fn(|cx| ticks.poll_tick(cx)).await;
     /// assert_eq!(second - first, Duration::from_millis(5));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         if self.delay.as_mut().poll(cx).is_pending() {
@@ -380,9 +347,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -393,10 +358,7 @@ impl Interval {
     /// let start = Instant::now();
     /// ticks.tick().await;
     /// assert!(start.elapsed() >= Duration::from_millis(10));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset(&mut self) {
         let now = self.delay.handle().now();
@@ -411,9 +373,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -424,10 +384,7 @@ impl Interval {
     /// let start = Instant::now();
     /// ticks.tick().await; // does not wait a minute
     /// assert_eq!(start.elapsed(), Duration::ZERO);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset_immediately(&mut self) {
         let now = self.delay.handle().now();
@@ -439,9 +396,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -451,10 +406,7 @@ impl Interval {
     /// let soon = Instant::now() + Duration::from_millis(5);
     /// ticks.reset_at(soon);
     /// assert_eq!(ticks.tick().await, soon);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
         self.delay.as_mut().reset(deadline);
@@ -465,18 +417,13 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::interval;
     ///
     /// assert_eq!(interval(Duration::from_millis(20)).period(), Duration::from_millis(20));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn period(&self) -> Duration {
         self.period
@@ -487,19 +434,14 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, MissedTickBehavior};
     ///
     /// let ticks = interval(Duration::from_millis(20));
     /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Burst);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed_tick_behavior
@@ -510,9 +452,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, MissedTickBehavior};
@@ -520,10 +460,7 @@ impl Interval {
     /// let mut ticks = interval(Duration::from_millis(20));
     /// ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
     /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Delay);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed_tick_behavior = behavior;

@@ -49,9 +49,7 @@ use crate::{Handle, Instant};
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, Instant};
@@ -65,10 +63,7 @@ use crate::{Handle, Instant};
 /// assert_eq!(delay.deadline(), sooner);
 /// delay.as_mut().await;
 /// assert!(delay.is_elapsed());
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
@@ -86,9 +81,7 @@ pub struct Sleep {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, Instant};
@@ -96,10 +89,7 @@ pub struct Sleep {
 /// let start = Instant::now();
 /// sleep(Duration::from_millis(100)).await;
 /// assert!(start.elapsed() >= Duration::from_millis(100));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
@@ -123,9 +113,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep_until, Instant};
@@ -133,10 +121,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// let deadline = Instant::now() + Duration::from_millis(250);
 /// sleep_until(deadline).await;
 /// assert!(Instant::now() >= deadline);
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
@@ -167,10 +152,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// let start = Instant::now();
 /// sleep_at_least(Duration::from_millis(15)).await;
 /// assert!(start.elapsed() >= Duration::from_millis(15));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn sleep_at_least(duration: Duration) -> Sleep {
@@ -252,10 +234,7 @@ impl Sleep {
     /// assert!(sleep.is_at_least());
     /// sleep.await;
     /// assert!(Instant::now() >= deadline);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     #[track_caller]
     pub fn at_least(deadline: Instant) -> Sleep {
@@ -267,19 +246,14 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{sleep, Instant};
     ///
     /// let start = Instant::now();
     /// assert_eq!(sleep(Duration::from_secs(2)).deadline(), start + Duration::from_secs(2));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn deadline(&self) -> Instant {
         self.entry.deadline()
@@ -290,19 +264,14 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{sleep, sleep_at_least};
     ///
     /// assert!(sleep_at_least(Duration::from_millis(1)).is_at_least());
     /// assert!(!sleep(Duration::from_millis(1)).is_at_least());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn is_at_least(&self) -> bool {
         self.entry.is_at_least()
@@ -313,9 +282,7 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::sleep;
@@ -324,10 +291,7 @@ impl Sleep {
     /// assert!(!delay.is_elapsed());
     /// delay.as_mut().await;
     /// assert!(delay.is_elapsed());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn is_elapsed(&self) -> bool {
         self.entry.is_elapsed()
@@ -338,19 +302,14 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{sleep, Handle};
     ///
     /// let delay = sleep(Duration::from_millis(5));
     /// assert_eq!(delay.handle().now(), Handle::current().now());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn handle(&self) -> &Handle {
         self.entry.handle()
@@ -364,9 +323,7 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{sleep, Instant};
@@ -379,10 +336,7 @@ impl Sleep {
     /// assert!(!delay.is_elapsed());
     /// delay.as_mut().await;
     /// assert!(Instant::now() >= later);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         self.entry_pin().reset(deadline, InWindow::ThisTick);

@@ -25,9 +25,7 @@ use crate::{Handle, Instant, Sleep};
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, timeout};
@@ -35,10 +33,7 @@ use crate::{Handle, Instant, Sleep};
 /// let mut slow = Box::pin(timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))));
 /// assert_eq!(slow.get_ref().deadline() - slow.deadline(), Duration::from_millis(950));
 /// assert!(slow.as_mut().await.is_err());
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
@@ -57,9 +52,7 @@ pub struct Timeout<F> {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, timeout};
@@ -69,10 +62,7 @@ pub struct Timeout<F> {
 ///
 /// let slow = timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))).await;
 /// assert!(slow.is_err(), "gave up after 50 ms");
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
@@ -99,9 +89,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, timeout_at, Instant};
@@ -110,10 +98,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// let slow = timeout_at(deadline, sleep(Duration::from_secs(1))).await;
 /// assert!(slow.is_err());
 /// assert!(Instant::now() >= deadline, "a timeout is never early");
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
@@ -129,19 +114,14 @@ impl<F> Timeout<F> {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{sleep, timeout};
     ///
     /// let limited = timeout(Duration::from_secs(1), sleep(Duration::from_millis(5)));
     /// assert!(!limited.get_ref().is_elapsed());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
@@ -152,9 +132,7 @@ impl<F> Timeout<F> {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::timeout;
@@ -162,10 +140,7 @@ impl<F> Timeout<F> {
     /// let mut limited = timeout(Duration::from_secs(1), std::future::ready(1));
     /// let _inner: &mut std::future::Ready<i32> = limited.get_mut();
     /// assert_eq!(limited.await, Ok(1));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
@@ -176,9 +151,7 @@ impl<F> Timeout<F> {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::timeout;
@@ -186,10 +159,7 @@ impl<F> Timeout<F> {
     /// let limited = timeout(Duration::from_millis(1), async { "done" });
     /// // Drop the deadline, keep the future.
     /// assert_eq!(limited.into_inner().await, "done");
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn into_inner(self) -> F {
         self.value
@@ -200,19 +170,14 @@ impl<F> Timeout<F> {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{timeout, Instant};
     ///
     /// let limited = timeout(Duration::from_millis(50), async {});
     /// assert_eq!(limited.deadline(), Instant::now() + Duration::from_millis(50));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn deadline(&self) -> Instant {
         self.delay.deadline()
