@@ -83,16 +83,6 @@ impl TimerErrorHistogram {
     }
 
     /// The bucket an error of `magnitude_us` microseconds falls in.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// assert_eq!(TimerErrorHistogram::bucket_of(0), 0);
-    /// assert_eq!(TimerErrorHistogram::bucket_of(1), 1);
-    /// assert_eq!(TimerErrorHistogram::bucket_of(10_000), 14); // [8192, 16384) µs
-    /// ```
     pub fn bucket_of(magnitude_us: u64) -> usize {
         let bits = (u64::BITS - magnitude_us.leading_zeros()) as usize;
         bits.min(BUCKETS - 1)
@@ -100,16 +90,6 @@ impl TimerErrorHistogram {
 
     /// The range of magnitudes, in µs, bucket `i` counts: `[low, high)`
     /// (`high` is `u64::MAX` for the last bucket).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::{TimerErrorHistogram, TIMER_ERROR_BUCKETS};
-    ///
-    /// assert_eq!(TimerErrorHistogram::bucket_range(0), (0, 1));
-    /// assert_eq!(TimerErrorHistogram::bucket_range(14), (8192, 16384));
-    /// assert_eq!(TimerErrorHistogram::bucket_range(TIMER_ERROR_BUCKETS - 1).1, u64::MAX);
-    /// ```
     pub fn bucket_range(i: usize) -> (u64, u64) {
         match i {
             0 => (0, 1),
@@ -119,48 +99,16 @@ impl TimerErrorHistogram {
     }
 
     /// Counts of timers that fired early, by bucket.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(-5_000);
-    /// assert_eq!(errors.early().iter().sum::<u64>(), 1);
-    /// ```
     pub fn early(&self) -> &[u64; BUCKETS] {
         &self.early
     }
 
     /// Counts of timers that fired on time or late, by bucket.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(5_000);
-    /// assert_eq!(errors.late().iter().sum::<u64>(), 1);
-    /// ```
     pub fn late(&self) -> &[u64; BUCKETS] {
         &self.late
     }
 
     /// Number of errors recorded.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// for error_us in [-3, 0, 12] {
-    ///     errors.record(error_us);
-    /// }
-    /// assert_eq!(errors.count(), 3);
-    /// ```
     pub fn count(&self) -> u64 {
         self.early.iter().chain(self.late.iter()).sum()
     }

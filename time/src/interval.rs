@@ -1,37 +1,20 @@
-//! [`Interval`]: a stream of ticks at a fixed period.
+//! [`Interval`]: a stream of ticks at a fixed period, with tokio's
+//! semantics: the first tick completes at `start` (at once for
+//! [`interval`]), each tick returns the instant it was *scheduled* for, and
+//! [`MissedTickBehavior`] decides what follows a late tick.
 //!
-//! Semantics follow tokio's: the first tick completes at `start`
-//! (immediately for [`interval`]: that deadline is now, not in the future;
-//! a later tick still in the future when scheduled completes at a later
-//! fire pass, never in the poll that scheduled it, see
-//! [`Sleep`](crate::Sleep)), each tick returns the instant it was
-//! *scheduled* for, and [`MissedTickBehavior`] decides what happens after a
-//! tick that fired late (the task was busy, or the thread was blocked).
+//! A tick is *missed* only if it completes later than scheduled by more
+//! than a tolerance: 5 ms (as tokio) plus the firing window for a
+//! nearest-tick interval, plus the pass period `T` (or twice the window) for
+//! a never-early one. A throttled timer's designed error (`±T/2`, or up to
+//! `T` late) is thus never a missed tick, and an early tick schedules the
+//! next one a period after its scheduled instant.
 //!
-//! # Missed ticks and the firing window
-//!
-//! A tick counts as *missed* only if it completes later than its scheduled
-//! instant by more than a tolerance: 5 ms (as tokio) plus the driver's
-//! firing window for a nearest-tick interval, plus the scheduler's pass
-//! period `T` (or twice the window, if larger) for a never-early one, be it
-//! never-early by `interval_at_least` or by the runtime's timer policy.
-//! Under a throttling scheduler of period `T` (window `T/2`) a nearest-tick
-//! timer is up to `T/2` early or late and a never-early one up to `T` late
-//! by design; neither is a missed tick, so a `Delay` interval does not
-//! drift and a `Skip` interval does not skip. A tick that completes *early*
-//! (within the window) is never missed: the next one is scheduled a period
-//! after the scheduled instant, not after the early completion.
-//!
-//! # Re-arming inside the window
-//!
-//! A tick that completes late by more than the window (it missed its
-//! nearest tick: a busy thread, an overrun) may leave the next scheduled
-//! instant inside the window the driver's last pass processed. That
-//! instant's nearest tick is the current one, so it fires at the current
-//! tick's end-of-tick pass: the schedule catches up at once instead of
-//! staying a tick late for good. After an on-time tick, a next instant
-//! inside the window (a period shorter than the window) waits for the next
-//! pass, so a loop over a short interval costs one poll per tick.
+//! After a tick late by more than the window, the next scheduled instant
+//! may lie inside the window the last pass processed: it fires at that
+//! tick's end-of-tick pass, so the schedule catches up at once. After an
+//! on-time tick such an instant waits for the next pass, so a loop over a
+//! short interval costs one poll per tick.
 
 use std::future::{poll_fn, Future as _};
 use std::pin::Pin;
@@ -413,36 +396,11 @@ impl Interval {
     }
 
     /// The period.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::interval;
-    ///
-    /// assert_eq!(interval(Duration::from_millis(20)).period(), Duration::from_millis(20));
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
     /// What happens after a missed tick.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{interval, MissedTickBehavior};
-    ///
-    /// let ticks = interval(Duration::from_millis(20));
-    /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Burst);
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed_tick_behavior
     }

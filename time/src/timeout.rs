@@ -110,75 +110,21 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 
 impl<F> Timeout<F> {
     /// The inner future.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{sleep, timeout};
-    ///
-    /// let limited = timeout(Duration::from_secs(1), sleep(Duration::from_millis(5)));
-    /// assert!(!limited.get_ref().is_elapsed());
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
     }
 
     /// The inner future, mutably.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::timeout;
-    ///
-    /// let mut limited = timeout(Duration::from_secs(1), std::future::ready(1));
-    /// let _inner: &mut std::future::Ready<i32> = limited.get_mut();
-    /// assert_eq!(limited.await, Ok(1));
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
     }
 
     /// Consumes the timeout, returning the inner future.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::timeout;
-    ///
-    /// let limited = timeout(Duration::from_millis(1), async { "done" });
-    /// // Drop the deadline, keep the future.
-    /// assert_eq!(limited.into_inner().await, "done");
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn into_inner(self) -> F {
         self.value
     }
 
     /// The deadline.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{timeout, Instant};
-    ///
-    /// let limited = timeout(Duration::from_millis(50), async {});
-    /// assert_eq!(limited.deadline(), Instant::now() + Duration::from_millis(50));
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn deadline(&self) -> Instant {
         self.delay.deadline()
     }
