@@ -141,14 +141,6 @@ impl Handle {
     /// A spawn or wake from the runtime's own thread never unparks, and one
     /// from another thread unparks only when the runtime's thread is parked
     /// (a burst of them to a parked thread unparks once).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// // Spawns from the runtime's own thread never unpark it.
-    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
-    /// assert_eq!(rt.handle().unpark_count(), 0);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn unpark_count(&self) -> u64 {
         self.shared.unpark_count()
     }
@@ -334,32 +326,12 @@ impl Handle {
     }
 
     /// A snapshot of the runtime's metrics (at most one tick old).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
-    /// let handle = rt.handle().clone();
-    /// let polled = std::thread::spawn(move || handle.metrics().tasks_polled).join().unwrap();
-    /// assert!(polled >= 1);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.shared.metrics()
     }
 
     /// The runtime's throttling period; `Duration::ZERO` for the basic
     /// scheduler.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::runtime::Builder;
-    ///
-    /// let basic = Builder::new_current_thread().build()?;
-    /// assert_eq!(basic.handle().max_throttling(), Duration::ZERO);
-    /// let throttled = Builder::new_current_thread().max_throttling(Duration::from_millis(5)).build()?;
-    /// assert_eq!(throttled.handle().max_throttling(), Duration::from_millis(5));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn max_throttling(&self) -> std::time::Duration {
         self.shared.flavor.period()
     }
