@@ -135,26 +135,19 @@ impl Handle {
         self.shared.blocking.spawn(f)
     }
 
-    /// Number of driver unparks issued by remote spawns/wakes; for tests
-    /// and metrics.
-    ///
-    /// A spawn or wake from the runtime's own thread never unparks, and one
-    /// from another thread unparks only when the runtime's thread is parked
-    /// (a burst of them to a parked thread unparks once).
+    /// Number of driver unparks issued by remote spawns and wakes (only a
+    /// parked runtime is unparked, once per burst).
     pub fn unpark_count(&self) -> u64 {
         self.shared.unpark_count()
     }
 
     /// Wakes the runtime's thread now, whatever it is doing.
     ///
-    /// Under the throttling scheduler, spawns and wakes from other threads
-    /// wait for the next tick (up to the throttling period) and cost no
-    /// syscall; that is the point of throttling. Control operations that
-    /// must not wait (a pipeline state change, a shutdown request) call
-    /// this after queueing their work: it cuts the sleep between ticks
-    /// short, or unparks an idle runtime. On a busy runtime it makes the
-    /// next sleep return at once. Costs a syscall only if the thread is
-    /// sleeping or parked.
+    /// Under throttling, remote spawns and wakes wait for the next tick.
+    /// Control operations that must not wait (a state change, a shutdown)
+    /// call this after queueing their work: it cuts the sleep between ticks
+    /// short, unparks an idle runtime, or makes a busy one's next sleep
+    /// return at once. Costs a syscall only if the thread sleeps or parks.
     ///
     /// ```
     /// use std::time::Duration;
@@ -216,15 +209,11 @@ impl Handle {
     ///
     /// # Panics
     ///
-    /// If called on a thread that runs a Tempo runtime (inside `block_on`,
-    /// `turn` or a task), or on the thread that owns this runtime (the one
-    /// that built it) even outside `block_on`: the thread would wait for
-    /// work that only it can do, forever. It panics rather than run the
-    /// future itself, because a `Handle` cannot reach the runtime's
-    /// `!Send` core; on the owning thread, call
-    /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) instead.
-    /// If `future` panics, the panic is resumed here. If the runtime shuts
-    /// down before `future` completes.
+    /// On a thread that runs a Tempo runtime, or on this runtime's owning
+    /// thread (it would wait for work only it can do; use
+    /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) there). If
+    /// `future` panics (the panic is resumed here), or if the runtime shuts
+    /// down before it completes.
     ///
     /// ```
     /// use std::sync::mpsc;
@@ -290,19 +279,16 @@ impl Handle {
         }
     }
 
-    /// Enters the runtime on the current thread (any thread) until the
-    /// guard is dropped, as tokio's `Handle::enter`: sockets and timers
-    /// created here register with this runtime's drivers (a media framework
-    /// can create an element's socket on its own thread, then hand it to a
-    /// task), and [`Handle::current`] and [`tempo::spawn`](crate::spawn)
-    /// find it (the task is queued to the runtime's thread, as with
-    /// [`Handle::spawn`]). It does not make this thread run the runtime;
-    /// `spawn_local` still needs the runtime's own thread. Once the runtime
-    /// is dropped, a guard still held no longer makes it current.
+    /// Enters the runtime on this thread (any thread) until the guard is
+    /// dropped, as tokio's `Handle::enter`: sockets and timers created here
+    /// register with its drivers, and [`Handle::current`] and
+    /// [`tempo::spawn`](crate::spawn) find it. It does not make this thread
+    /// run the runtime (`spawn_local` needs the runtime's own thread); once
+    /// the runtime is dropped, a guard still held no longer makes it current.
     ///
-    /// Guards must be dropped in the reverse order of their creation,
-    /// together with those of [`Runtime::enter`](crate::runtime::Runtime::enter):
-    /// dropping one that is not the innermost panics.
+    /// Guards, these and [`Runtime::enter`](crate::runtime::Runtime::enter)'s,
+    /// must be dropped in reverse order: dropping one that is not the
+    /// innermost panics.
     ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -338,26 +324,6 @@ impl Handle {
 }
 
 /// Keeps a runtime entered on this thread; see [`Handle::enter`].
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-/// let handle = rt.handle().clone();
-/// std::thread::spawn(move || {
-///     let nonblocking = || {
-///         let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-///         socket.set_nonblocking(true).unwrap();
-///         socket
-///     };
-///     let guard = handle.enter();
-///     assert!(tempo::net::UdpSocket::from_std(nonblocking()).is_ok());
-///     drop(guard);
-///     // Outside the runtime again: the constructor says so.
-///     assert!(tempo::net::UdpSocket::from_std(nonblocking()).is_err());
-/// })
-/// .join()
-/// .unwrap();
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Debug)]
 #[must_use = "the drivers are only entered while the guard is alive"]
 pub struct HandleEnterGuard {
