@@ -84,22 +84,6 @@ impl Handle {
 
     /// Makes this handle the current one on this thread until the guard is
     /// dropped; nested guards restore the previous handle.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Handle};
-    ///
-    /// let outer = Driver::new(ParkThread::new(), Clock::paused());
-    /// let inner = Driver::new(ParkThread::new(), Clock::real());
-    /// let _outer_guard = outer.handle().enter();
-    /// {
-    ///     let _inner_guard = inner.handle().enter();
-    ///     assert!(!Handle::current().clock().is_paused());
-    /// }
-    /// assert!(Handle::current().clock().is_paused());
-    /// ```
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),

@@ -3,16 +3,6 @@
 use std::fmt;
 
 /// Number of buckets on each side (early, late).
-///
-/// # Examples
-///
-/// ```
-/// use tempo_time::{TimerErrorHistogram, TIMER_ERROR_BUCKETS};
-///
-/// let histogram = TimerErrorHistogram::default();
-/// assert_eq!(histogram.early().len(), TIMER_ERROR_BUCKETS);
-/// assert_eq!(histogram.late().len(), TIMER_ERROR_BUCKETS);
-/// ```
 pub const BUCKETS: usize = 32;
 
 /// A histogram of timer errors, `fire time - deadline`, in log2 buckets of
@@ -60,18 +50,6 @@ impl Default for TimerErrorHistogram {
 
 impl TimerErrorHistogram {
     /// Records one error in microseconds: negative is early, `>= 0` late.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(0); // on time: late bucket 0
-    /// errors.record(-1);
-    /// assert_eq!(errors.late()[0], 1);
-    /// assert_eq!(errors.early()[1], 1);
-    /// ```
     pub fn record(&mut self, error_us: i64) {
         let magnitude = error_us.unsigned_abs();
         let bucket = Self::bucket_of(magnitude);

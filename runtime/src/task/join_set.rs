@@ -487,9 +487,8 @@ mod tests {
     }
 
     /// With the budget spent, `join_next` yields without polling a single
-    /// member: every member is ready, and every one polled with no budget
-    /// would have refused and re-queued itself, so the poll used to walk
-    /// all `MEMBERS` of them (tokio polls at most one).
+    /// member (each one polled with no budget would refuse and re-queue
+    /// itself; tokio polls at most one).
     #[test]
     fn join_next_with_a_spent_budget_polls_no_member() {
         for (flavor, mut builder) in flavors() {
