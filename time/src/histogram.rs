@@ -12,12 +12,9 @@ pub const BUCKETS: usize = 32;
 /// `[2^(i-1), 2^i)` µs; the last bucket also takes everything larger.
 /// A fire exactly on the deadline counts as late bucket 0.
 ///
-/// The driver records every timer it fires (not `Duration::ZERO` sleeps,
-/// which complete on their first poll without a fire). Recording is a few
-/// integer operations under the wheel lock the fire pass already holds: no
-/// allocation, no atomic. Read it with
-/// [`Driver::timer_error_histogram`](crate::Driver::timer_error_histogram)
-/// or [`Handle::timer_error_histogram`](crate::Handle::timer_error_histogram);
+/// The driver records every timer it fires (not zero-duration sleeps),
+/// under the wheel lock its fire pass already holds. Read it with
+/// [`Driver::timer_error_histogram`](crate::Driver::timer_error_histogram);
 /// subtract two snapshots with [`TimerErrorHistogram::since`].
 ///
 /// # Examples

@@ -15,12 +15,10 @@ use crate::{Handle, Instant, Sleep};
 /// [`Elapsed`] if the deadline passes first. Created by [`timeout`] or
 /// [`timeout_at`]. The inner future is dropped with the `Timeout`.
 ///
-/// A timeout is **never early**, whatever the driver's firing window: under
-/// a throttling scheduler of period `T` it gives up at the first tick at or
-/// after its deadline (late by at most `T`), never before. A nearest-tick
-/// timeout would give up to `T/2` too soon, and a timeout shorter than `T/2`
-/// would give up before the inner future was polled twice, which no caller
-/// of `timeout(d, ...)` expects.
+/// A timeout is **never early**, whatever the firing window: under a
+/// throttling scheduler of period `T` it gives up at the first tick at or
+/// after its deadline (late by at most `T`); giving up early could cut the
+/// inner future off before its second poll.
 ///
 /// # Examples
 ///
