@@ -38,7 +38,7 @@ pub(crate) struct EnterLevel {
     /// The helper tokio runtime's context (see [`crate::tokio_compat`]):
     /// entered last, left first.
     #[cfg(feature = "tokio-compat")]
-    tokio: Option<crate::tokio_compat::Entered>,
+    tokio: Option<crate::tokio_compat::HelperEntered>,
 }
 
 impl EnterLevel {

@@ -115,7 +115,7 @@ fn helper() -> io::Result<&'static tokio::runtime::Runtime> {
 
 /// The helper's context entered on this thread: one part of a Tempo enter
 /// level. `!Send`, like tokio's guard inside it.
-pub(crate) struct Entered {
+pub(crate) struct HelperEntered {
     _guard: tokio::runtime::EnterGuard<'static>,
 }
 
@@ -123,20 +123,22 @@ pub(crate) struct Entered {
 /// needed; `None` if it cannot be started, or if tokio's thread-local is
 /// gone (a runtime dropped by a thread-local destructor at thread exit,
 /// where tokio's `enter` would panic).
-pub(crate) fn enter() -> Option<Entered> {
+pub(crate) fn enter() -> Option<HelperEntered> {
     enter_with(|| helper().ok())
 }
 
 /// As [`enter`], but only if the helper runs already.
-pub(crate) fn enter_if_started() -> Option<Entered> {
+pub(crate) fn enter_if_started() -> Option<HelperEntered> {
     enter_with(|| HELPER.get())
 }
 
-fn enter_with(rt: impl FnOnce() -> Option<&'static tokio::runtime::Runtime>) -> Option<Entered> {
+fn enter_with(
+    rt: impl FnOnce() -> Option<&'static tokio::runtime::Runtime>,
+) -> Option<HelperEntered> {
     if tokio::runtime::Handle::try_current().is_err_and(|e| e.is_thread_local_destroyed()) {
         return None;
     }
-    Some(Entered {
+    Some(HelperEntered {
         _guard: rt()?.handle().enter(),
     })
 }
