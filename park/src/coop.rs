@@ -346,29 +346,6 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
 /// outer call's stay in the thread's list for the outer scheduler. The
 /// caller wakes the list after its next driver poll, and must not block in
 /// the driver while it is not empty.
-///
-/// ```
-/// use std::task::{Context, Poll};
-/// use tempo_park::coop::{budget_deferring, lend_deferred, poll_proceed, Deferred, INITIAL_BUDGET};
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// let deferred = Deferred::new();
-/// lend_deferred(&deferred, || {
-///     // One poll of the batch.
-///     budget_deferring(|| {
-///         for _ in 0..INITIAL_BUDGET {
-///             let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
-///             guard.made_progress();
-///         }
-///         assert!(poll_proceed(&mut cx).is_pending());
-///         assert!(poll_proceed(&mut cx).is_pending()); // the same waker: kept once
-///     });
-/// });
-/// assert_eq!(deferred.len(), 1);
-/// ```
 pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
     /// Moves this call's wakers to the scheduler's list and gives the
     /// thread's list back to the outer call (a nested scheduler's caller),

@@ -173,21 +173,6 @@ impl Handle {
 
     /// [`spawn`](Self::spawn), then [`unpark`](Self::unpark): the task runs
     /// without waiting for the next tick.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .max_throttling(Duration::from_millis(20))
-    ///     .build()?;
-    /// let handle = rt.handle().clone();
-    /// let join = std::thread::spawn(move || handle.spawn_and_unpark(async { "urgent" }))
-    ///     .join()
-    ///     .unwrap();
-    /// assert_eq!(rt.block_on(join).unwrap(), "urgent");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn spawn_and_unpark<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,

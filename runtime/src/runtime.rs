@@ -96,16 +96,6 @@ pub struct Runtime {
 }
 
 /// Keeps a runtime entered on this thread; see [`Runtime::enter`].
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-/// let join = {
-///     let _guard = rt.enter();
-///     tempo::spawn(async { 3 }) // needs an entered runtime
-/// };
-/// assert_eq!(rt.block_on(join).unwrap(), 3);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[must_use = "the runtime is only entered while the guard is alive"]
 pub struct EnterGuard<'a> {
     _guard: EnterLevel,

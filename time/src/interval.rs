@@ -197,25 +197,6 @@ impl Interval {
     /// # Panics
     ///
     /// If `period` is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Interval};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let start = driver.clock().now();
-    /// let mut ticks = Interval::new(driver.handle(), start, Duration::from_millis(10), false);
-    /// let mut tick = tokio_test::task::spawn(async move {
-    ///     ticks.tick().await;
-    ///     ticks.tick().await
-    /// });
-    /// assert!(tick.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert_eq!(tick.poll(), std::task::Poll::Ready(start + Duration::from_millis(10)));
-    /// ```
     #[track_caller]
     pub fn new(handle: Handle, start: Instant, period: Duration, at_least: bool) -> Interval {
         assert!(!period.is_zero(), "an Interval's period must be non-zero");
@@ -406,20 +387,6 @@ impl Interval {
     }
 
     /// Sets what happens after a missed tick.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{interval, MissedTickBehavior};
-    ///
-    /// let mut ticks = interval(Duration::from_millis(20));
-    /// ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Delay);
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed_tick_behavior = behavior;
     }

@@ -206,25 +206,6 @@ impl Sleep {
     /// # Panics
     ///
     /// Outside a runtime with time enabled (see [`Handle::current`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # driver.set_firing_window(std::time::Duration::from_millis(10));
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{Instant, Sleep};
-    ///
-    /// let deadline = Instant::now() + Duration::from_millis(30);
-    /// let sleep = Sleep::at_least(deadline);
-    /// assert!(sleep.is_at_least());
-    /// sleep.await;
-    /// assert!(Instant::now() >= deadline);
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     #[track_caller]
     pub fn at_least(deadline: Instant) -> Sleep {
         Sleep::new(Handle::current(), deadline, true)
@@ -241,21 +222,6 @@ impl Sleep {
     }
 
     /// Whether the timer fired (the next poll completes).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::sleep;
-    ///
-    /// let mut delay = std::pin::pin!(sleep(Duration::from_millis(5)));
-    /// assert!(!delay.is_elapsed());
-    /// delay.as_mut().await;
-    /// assert!(delay.is_elapsed());
-    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-    /// ```
     pub fn is_elapsed(&self) -> bool {
         self.entry.is_elapsed()
     }
