@@ -268,13 +268,8 @@ impl Interval {
         } else {
             scheduled + self.period
         };
-        // After an on-time tick, a next tick inside the window the last pass
-        // processed (a period shorter than the window) waits for the next
-        // pass, so a loop over a short interval costs one poll per tick.
-        // After a tick that missed its nearest tick (a busy thread, an
-        // overrun), the next one's nearest tick is the current one: it fires
-        // at this tick's end, so the schedule catches up instead of staying
-        // a tick late.
+        // A late tick's successor catches up at this tick's end; an on-time
+        // tick's waits for the next pass (see the module docs).
         let in_window = if now > scheduled + window {
             InWindow::ThisTick
         } else {
@@ -285,10 +280,7 @@ impl Interval {
     }
 
     /// The firing window, and the lateness that does not count as a missed
-    /// tick: [`MISSED_TICK_SLACK`] plus the window for a nearest-tick
-    /// interval (up to `T/2` late), plus the scheduler's pass period for a
-    /// never-early one (up to `T` late, whether by `interval_at_least` or
-    /// by the runtime's timer policy).
+    /// tick (see the module docs).
     fn window_and_tolerance(&self) -> (Duration, Duration) {
         // Read without the wheel lock: the re-arm that follows takes it.
         let config = self.delay.handle().timers().config();
