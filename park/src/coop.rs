@@ -1,66 +1,38 @@
 //! The cooperative budget: how one busy task is kept from starving the
 //! others and the driver.
 //!
-//! # Why
-//!
-//! A single-thread scheduler only regains control when a task returns
-//! `Pending`. A task that loops on a resource that is always ready (a
-//! flooded UDP socket, a TCP stream with a backlog, a channel that is never
-//! empty) never does: every `.await` completes at once, the loop goes on,
-//! and the other tasks, the timers and the I/O driver wait until the flood
-//! stops. Nothing in the task's code is wrong; it simply never yields.
-//!
-//! The fix, as in tokio, is a **budget per task poll**: the scheduler gives
-//! each poll of a task (and of the `block_on` future) a number of units
-//! ([`INITIAL_BUDGET`]); every resource operation that is *ready* spends one;
-//! when none is left, operations return `Pending` (after waking the task, so
-//! it is rescheduled behind the others) until the next poll gets a fresh
-//! budget. The budget lives in this crate because the drivers that spend it
+//! A single-thread scheduler regains control only when a task returns
+//! `Pending`, and a task looping on an always-ready resource (a flooded
+//! socket, a never-empty channel) never does. So, as in tokio, each poll of
+//! a task (and of the `block_on` future) gets a budget of
+//! [`INITIAL_BUDGET`] units; every *ready* resource operation spends one;
+//! when none is left, operations wake the task and return `Pending` until
+//! the next poll. The budget lives here because the drivers that spend it
 //! (`tempo-io`, `tempo-time`) and the scheduler that refills it (`tempo`)
-//! meet only here.
+//! meet only in this crate.
 //!
-//! # Deferred wakes: the driver gets its turn
+//! **Deferred wakes.** A task woken at once when its budget runs out may be
+//! polled again straight away, while the driver (and every timer) waits for
+//! `event_interval` polls. So a scheduler lends its [`Deferred`] list to the
+//! thread for a batch of polls ([`lend_deferred`]) and runs each poll under
+//! [`budget_deferring`]: an exhausted poll leaves its waker in the list,
+//! which the scheduler wakes after its next driver poll (as tokio's does).
+//! The scheduler must not block in its driver while the list is not empty,
+//! and drops it on shutdown. Outside such a scope the task is woken at once.
 //!
-//! Waking a task whose budget ran out puts it straight back on the run
-//! queue. If it is the only ready task (a flooded socket next to tasks
-//! waiting on timers), the scheduler polls it again at once: the timers
-//! and the other sockets wait until the scheduler polls its driver, which
-//! it does only once per `event_interval` task polls, each of which may be
-//! a whole budget of heavy reads. A flooded TCP stream read 4 KiB at a time
-//! kept a 10 ms interval waiting for 300 ms that way.
+//! # Rules for a resource operation (part of the driver contract)
 //!
-//! So a scheduler lends its [`Deferred`] list to the thread for a batch of
-//! polls ([`lend_deferred`], once per batch, not per poll) and runs each
-//! poll under [`budget_deferring`]: a poll whose budget runs out then does
-//! not wake its task, it leaves the waker in the lent list, and the
-//! scheduler wakes the list
-//! *after its next driver poll*, once due timers have fired and I/O has
-//! been dispatched (as tokio's scheduler does). A task on an always-ready
-//! resource thus runs one budget per driver poll, however few other tasks
-//! are ready. The scheduler must not block in its driver while the list is
-//! not empty (the tasks in it are ready), and drops the list on shutdown.
-//! Outside such a scope (a plain [`budget`], a driver used alone) the task
-//! is woken at once, as before.
+//! 1. **Check first.** Before any work (before the syscall), call
+//!    [`poll_proceed`]; if it returns `Pending`, the task was already woken:
+//!    return `Pending`.
+//! 2. **One unit per ready operation.** Call
+//!    [`RestoreOnPending::made_progress`] if the operation completes; drop
+//!    the guard if it ends up `Pending`, which gives the unit back.
+//! 3. **Non-blocking attempts are free.** `try_*` methods never return
+//!    `Pending` and do not consult the budget.
 //!
-//! # Part of the driver contract
-//!
-//! A resource operation of a driver (an I/O read or write, a readiness wait,
-//! a timer, a join) follows these rules:
-//!
-//! 1. **Check first.** Before doing any work (before the syscall), call
-//!    [`poll_proceed`]. If it returns `Pending`, the task has already been
-//!    woken: return `Pending`. An exhausted budget costs no syscall.
-//! 2. **One unit per ready operation.** `poll_proceed` takes one unit and
-//!    returns a [`RestoreOnPending`] guard. If the operation completes, call
-//!    [`RestoreOnPending::made_progress`]: the unit stays spent. If it ends
-//!    up `Pending`, drop the guard: the unit is given back, since waiting is
-//!    not work.
-//! 3. **Non-blocking attempts are free.** `try_*` methods do not consult the
-//!    budget: they never return `Pending`, so they cannot be made to yield.
-//!
-//! Outside a scheduler's poll (no runtime on this thread, a driver used
-//! alone, a poll inside [`with_unconstrained`]) the budget is *unconstrained*
-//! and every operation proceeds.
+//! Outside a scheduler's poll (no runtime, a driver used alone, inside
+//! [`with_unconstrained`]) the budget is *unconstrained*.
 //!
 //! ```
 //! use std::future::Future;
@@ -103,21 +75,6 @@ use std::task::{Context, Poll, Waker};
 use crate::sync::thread_local;
 
 /// Units a scheduler gives each poll of a task (tokio's figure).
-///
-/// ```
-/// use std::task::{Context, Poll};
-/// use tempo_park::coop::{budget, poll_proceed, INITIAL_BUDGET};
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// budget(|| {
-///     for _ in 0..INITIAL_BUDGET {
-///         assert!(poll_proceed(&mut cx).is_ready()); // guard dropped: unit given back
-///     }
-/// });
-/// ```
 pub const INITIAL_BUDGET: u8 = 128;
 
 /// What is left of the current poll's budget: `None` is unconstrained.
@@ -128,7 +85,7 @@ impl Budget {
     const UNCONSTRAINED: Budget = Budget(None);
 
     fn has_remaining(self) -> bool {
-        self.0.map_or(true, |units| units > 0)
+        self.0.is_none_or(|units| units > 0)
     }
 }
 
@@ -282,19 +239,11 @@ impl Deferred {
     }
 
     /// `true` if no waker waits.
-    ///
-    /// ```
-    /// assert!(tempo_park::coop::Deferred::new().is_empty());
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.wakers.borrow().is_empty()
     }
 
     /// How many wakers wait.
-    ///
-    /// ```
-    /// assert_eq!(tempo_park::coop::Deferred::new().len(), 0);
-    /// ```
     pub fn len(&self) -> usize {
         self.wakers.borrow().len()
     }
@@ -304,10 +253,6 @@ impl Deferred {
     ///
     /// A scheduler calls it after polling its driver, so that the tasks
     /// run after those the driver woke (fired timers, ready sockets).
-    ///
-    /// ```
-    /// assert_eq!(tempo_park::coop::Deferred::new().wake_all(), 0);
-    /// ```
     pub fn wake_all(&self) -> usize {
         if self.is_empty() {
             // The usual case, after every driver poll: no allocation moved.
@@ -380,28 +325,6 @@ fn defer_or_wake(deferring: bool, waker: &Waker) {
 /// the budget that was in force before (also if `f` panics), so that
 /// nested runs (a runtime turned from inside another's task, a host loop)
 /// do not disturb each other. Schedulers call it around each task poll.
-///
-/// ```
-/// use std::task::Context;
-/// use tempo_park::coop::{budget, has_budget_remaining, poll_proceed, INITIAL_BUDGET};
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// // What a scheduler does around one task poll.
-/// let spent = budget(|| {
-///     let mut n = 0;
-///     while let std::task::Poll::Ready(guard) = poll_proceed(&mut cx) {
-///         guard.made_progress();
-///         n += 1;
-///     }
-///     assert!(!has_budget_remaining());
-///     n
-/// });
-/// assert_eq!(spent, INITIAL_BUDGET as usize);
-/// assert!(has_budget_remaining()); // outside: unconstrained again
-/// ```
 #[inline]
 pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     with_state(
@@ -423,29 +346,6 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
 /// outer call's stay in the thread's list for the outer scheduler. The
 /// caller wakes the list after its next driver poll, and must not block in
 /// the driver while it is not empty.
-///
-/// ```
-/// use std::task::{Context, Poll};
-/// use tempo_park::coop::{budget_deferring, lend_deferred, poll_proceed, Deferred, INITIAL_BUDGET};
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// let deferred = Deferred::new();
-/// lend_deferred(&deferred, || {
-///     // One poll of the batch.
-///     budget_deferring(|| {
-///         for _ in 0..INITIAL_BUDGET {
-///             let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
-///             guard.made_progress();
-///         }
-///         assert!(poll_proceed(&mut cx).is_pending());
-///         assert!(poll_proceed(&mut cx).is_pending()); // the same waker: kept once
-///     });
-/// });
-/// assert_eq!(deferred.len(), 1);
-/// ```
 pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
     /// Moves this call's wakers to the scheduler's list and gives the
     /// thread's list back to the outer call (a nested scheduler's caller),
@@ -501,22 +401,6 @@ pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
 /// budget, whose exhaustion leaves the wake in the lent list (outside a
 /// [`lend_deferred`] call it wakes at once, as under [`budget`]). Costs
 /// what [`budget`] costs.
-///
-/// ```
-/// use std::task::{Context, Poll};
-/// use tempo_park::coop::{budget_deferring, poll_proceed};
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// // No list lent: an exhausted budget wakes at once.
-/// budget_deferring(|| {
-///     while let Poll::Ready(guard) = poll_proceed(&mut cx) {
-///         guard.made_progress();
-///     }
-/// });
-/// ```
 #[inline]
 pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
     with_state(
@@ -530,24 +414,6 @@ pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
 
 /// Runs `f` with an unconstrained budget (operations never yield for lack
 /// of budget), then restores the budget in force before.
-///
-/// ```
-/// use tempo_park::coop::{budget, has_budget_remaining, poll_proceed, with_unconstrained};
-/// use std::task::Context;
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// budget(|| {
-///     while let std::task::Poll::Ready(guard) = poll_proceed(&mut cx) {
-///         guard.made_progress();
-///     }
-///     assert!(!has_budget_remaining());
-///     with_unconstrained(|| assert!(has_budget_remaining()));
-///     assert!(!has_budget_remaining()); // restored on the way out
-/// });
-/// ```
 pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
     // An unconstrained budget never runs out: the list in force is kept
     // but never used.
@@ -658,22 +524,6 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
 /// operation [made progress](RestoreOnPending::made_progress).
 ///
 /// `!Send`: the budget belongs to the thread whose poll took the unit.
-///
-/// ```
-/// use std::task::{Context, Poll};
-/// use tempo_park::coop::{budget, poll_proceed, INITIAL_BUDGET};
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// budget(|| {
-///     for _ in 0..(INITIAL_BUDGET as usize * 2) {
-///         // Dropped without progress: the unit is given back every time.
-///         let Poll::Ready(_guard) = poll_proceed(&mut cx) else { panic!("budget lost") };
-///     }
-/// });
-/// ```
 #[derive(Debug)]
 #[must_use = "dropping the guard at once gives the unit back"]
 pub struct RestoreOnPending {
@@ -693,23 +543,6 @@ impl RestoreOnPending {
     }
 
     /// The operation completed: the unit stays spent.
-    ///
-    /// ```
-    /// use std::task::{Context, Poll};
-    /// use tempo_park::coop::{budget, poll_proceed, INITIAL_BUDGET};
-    ///
-    /// # struct Noop;
-    /// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-    /// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-    /// let mut cx = Context::from_waker(&waker);
-    /// budget(|| {
-    ///     for _ in 0..INITIAL_BUDGET {
-    ///         let Poll::Ready(guard) = poll_proceed(&mut cx) else { unreachable!() };
-    ///         guard.made_progress(); // the unit stays spent
-    ///     }
-    ///     assert!(poll_proceed(&mut cx).is_pending()); // and the task is woken
-    /// });
-    /// ```
     #[inline]
     pub fn made_progress(&self) {
         self.restore.set(None);

@@ -4,8 +4,7 @@
 //! Tempo keeps several per-thread "current" values: the I/O driver and the
 //! timer driver socket constructors and `sleep` find, the runtime that
 //! `spawn` finds, the task that `task::id()` names, the context a thread
-//! belongs to. Each has the same rules, which used to be written out once
-//! per crate:
+//! belongs to. Each follows the same rules, written here once:
 //!
 //! * **Scoped.** A value is made current by an enter guard; dropping the
 //!   guard restores the previous value, so guards nest like a stack.

@@ -51,18 +51,6 @@ pub struct ParkThread {
 }
 
 /// The [`Unpark`] handle of a [`ParkThread`]. Cheap to clone.
-///
-/// ```
-/// use tempo_park::{Park, ParkThread, Unpark, UnparkThread};
-///
-/// let mut parker = ParkThread::new();
-/// let handle: UnparkThread = parker.unpark();
-/// let other = handle.clone();
-/// std::thread::spawn(move || other.unpark()).join().unwrap();
-/// parker.park().unwrap();
-/// drop(parker);
-/// handle.unpark(); // after the parker is gone: harmless
-/// ```
 #[derive(Debug, Clone)]
 pub struct UnparkThread {
     inner: Arc<ParkInner>,
@@ -77,14 +65,6 @@ struct ParkInner {
 
 impl ParkThread {
     /// Creates a parker with no pending notification.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    ///
-    /// let mut parker = ParkThread::new();
-    /// parker.park_timeout(Duration::from_millis(1)).unwrap(); // nothing pending: waits 1 ms
-    /// ```
     pub fn new() -> ParkThread {
         ParkThread {
             inner: Arc::new(ParkInner {

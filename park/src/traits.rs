@@ -75,16 +75,6 @@ pub trait Park {
     ///
     /// Returns at once if an unpark happened since the last `park*`.
     /// May return spuriously.
-    ///
-    /// ```
-    /// use tempo_park::{Park, ParkThread, Unpark};
-    ///
-    /// let mut driver = ParkThread::new();
-    /// let handle = driver.unpark();
-    /// let waker = std::thread::spawn(move || handle.unpark());
-    /// driver.park().unwrap(); // blocks until the unpark (or returns spuriously)
-    /// waker.join().unwrap();
-    /// ```
     fn park(&mut self) -> Result<(), Self::Error>;
 
     /// Like [`park`](Park::park), but blocks for at most `duration`.
@@ -92,15 +82,6 @@ pub trait Park {
     /// `Duration::ZERO` polls for events once and never blocks.
     /// `Duration::MAX` (or any duration too large to add to the current
     /// instant) behaves like [`park`](Park::park).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    ///
-    /// let mut driver = ParkThread::new();
-    /// driver.park_timeout(Duration::ZERO).unwrap(); // polls, never blocks
-    /// driver.park_timeout(Duration::from_millis(1)).unwrap(); // at most 1 ms
-    /// ```
     fn park_timeout(&mut self, duration: Duration) -> Result<(), Self::Error>;
 
     /// Cumulative counters of what this driver (and the drivers it wraps) did.
@@ -108,17 +89,6 @@ pub trait Park {
     /// Must count every piece of work that may have woken a task (see
     /// [`DriverStats`] and rule 7 of the [contract](crate)). The default
     /// reports nothing, which is right for a driver that only blocks.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{DriverStats, Park, ParkThread};
-    ///
-    /// let mut driver = ParkThread::new();
-    /// let before = driver.stats();
-    /// driver.park_timeout(Duration::ZERO).unwrap();
-    /// // A thread parker dispatches nothing: no work to report.
-    /// assert_eq!(driver.stats() - before, DriverStats::default());
-    /// ```
     fn stats(&self) -> DriverStats {
         DriverStats::default()
     }
@@ -140,15 +110,6 @@ pub trait Park {
 /// ```
 pub trait Unpark: Send + Sync + 'static {
     /// Wakes the driver. Idempotent until the driver parks again.
-    ///
-    /// ```
-    /// use tempo_park::{Park, ParkThread, Unpark};
-    ///
-    /// let mut driver = ParkThread::new();
-    /// driver.unpark().unpark();
-    /// assert!(driver.take_notification());
-    /// assert!(!driver.take_notification()); // consumed
-    /// ```
     fn unpark(&self);
 }
 

@@ -16,46 +16,14 @@ use crate::scheduler::{Flavor, Scheduler, SchedulerConfig, ThrottleConfig};
 ///
 /// Past a second, "throttling" is no longer batching but a stalled
 /// runtime: every I/O event and cross-thread wake would wait that long.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::runtime::{Builder, MAX_THROTTLING};
-///
-/// assert!(Builder::new_current_thread().max_throttling(MAX_THROTTLING).build().is_ok());
-/// let over = MAX_THROTTLING + Duration::from_millis(1);
-/// assert!(Builder::new_current_thread().max_throttling(over).build().is_err());
-/// ```
 pub const MAX_THROTTLING: Duration = Duration::from_secs(1);
 
 /// The shortest non-zero throttling period: the timer wheel's resolution.
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::runtime::{Builder, MIN_THROTTLING};
-///
-/// assert!(Builder::new_current_thread().max_throttling(MIN_THROTTLING).build().is_ok());
-/// let under = Duration::from_micros(500);
-/// assert!(Builder::new_current_thread().max_throttling(under).build().is_err());
-/// ```
 pub const MIN_THROTTLING: Duration = Duration::from_millis(1);
 
 /// When a timer fires relative to its deadline, under a throttling
 /// scheduler of period `T` (with `T = 0` both rules are the same: never
 /// early, late by the time the scheduler takes to notice).
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::runtime::{Builder, TimerPolicy};
-///
-/// assert_eq!(TimerPolicy::default(), TimerPolicy::NearestTick);
-/// let rt = Builder::new_current_thread()
-///     .enable_all()
-///     .max_throttling(Duration::from_millis(20))
-///     .timer_policy(TimerPolicy::NeverEarly)
-///     .build()?;
-/// # drop(rt);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum TimerPolicy {
     /// Fire at the tick nearest the deadline: error within `±T/2`, mean
@@ -105,14 +73,6 @@ pub struct Builder {
 impl Builder {
     /// A builder for a single-thread runtime: the basic scheduler, no I/O,
     /// no timers (enable them with [`enable_all`](Self::enable_all)).
-    ///
-    /// ```
-    /// use tempo::runtime::Builder;
-    ///
-    /// let rt = Builder::new_current_thread().build()?;
-    /// assert_eq!(rt.block_on(async { tempo::spawn(async { 1 + 1 }).await.unwrap() }), 2);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn new_current_thread() -> Builder {
         Builder {
             event_interval: 61,
@@ -146,15 +106,6 @@ impl Builder {
     }
 
     /// Enables the timer driver ([`tempo::time`](crate::time)).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_time().build()?;
-    /// // Create timers inside the runtime: in `block_on` or a task.
-    /// rt.block_on(async { tempo::time::sleep(Duration::from_millis(1)).await });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn enable_time(&mut self) -> &mut Builder {
         self.enable_time = true;
         self
@@ -272,15 +223,6 @@ impl Builder {
     /// # Panics
     ///
     /// If `interval` is zero.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .event_interval(31) // poll I/O at least every 31 task polls
-    ///     .build()?;
-    /// # drop(rt);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     #[track_caller]
     pub fn event_interval(&mut self, interval: u32) -> &mut Builder {
         assert!(interval > 0, "event_interval must be at least 1");
@@ -326,15 +268,6 @@ impl Builder {
     /// # Panics
     ///
     /// If `capacity` is zero.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_io()
-    ///     .io_events_capacity(256)
-    ///     .build()
-    ///     .unwrap();
-    /// # drop(rt);
-    /// ```
     #[track_caller]
     pub fn io_events_capacity(&mut self, capacity: usize) -> &mut Builder {
         assert!(capacity > 0, "io_events_capacity must be at least 1");
@@ -351,15 +284,6 @@ impl Builder {
     /// # Panics
     ///
     /// If `max` is zero.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .max_blocking_threads(2)
-    ///     .build()
-    ///     .unwrap();
-    /// let n = rt.block_on(async { tempo::task::spawn_blocking(|| 2 + 2).await.unwrap() });
-    /// assert_eq!(n, 4);
-    /// ```
     #[track_caller]
     pub fn max_blocking_threads(&mut self, max: usize) -> &mut Builder {
         assert!(max > 0, "max_blocking_threads must be at least 1");
@@ -369,16 +293,6 @@ impl Builder {
 
     /// How long an idle blocking pool thread waits for a new closure
     /// before it exits. Default 10 s, as tokio.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .thread_keep_alive(Duration::from_millis(100))
-    ///     .build()
-    ///     .unwrap();
-    /// # drop(rt);
-    /// ```
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Builder {
         self.blocking.keep_alive = keep_alive;
         self
@@ -487,14 +401,11 @@ impl Builder {
     /// `tempo::net` sockets work as usual. With
     /// [`enable_time`](Self::enable_time) the timer driver wraps the host's.
     ///
-    /// The runtime configures the I/O driver before handing it over (under
-    /// [`max_throttling`](Self::max_throttling), it is set throttled: one
-    /// `recvfrom` per datagram report; host names resolve on the blocking pool)
-    /// and enters its handle while it runs: the host's driver only has to
-    /// forward `park*`, `unpark` and `stats`
-    /// (adding its own counts), following the contract of [`tempo_park`].
-    /// `make` runs on the thread that calls [`build`](Self::build), the
-    /// first time only.
+    /// The runtime configures the I/O driver for its scheduler before
+    /// handing it over and enters its handle while it runs: the host's
+    /// driver only forwards `park*`, `unpark` and `stats` (adding its own
+    /// counts), following the contract of [`tempo_park`]. `make` runs on the
+    /// thread that calls [`build`](Self::build), the first time only.
     ///
     /// ```
     /// use std::time::Duration;

@@ -7,9 +7,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
 
-use crate::current::{self, EnterLevel};
+use crate::current::EnterLevel;
 use crate::metrics::RuntimeMetrics;
-use crate::scheduler::core::SchedulerShared;
+use crate::scheduler::core::{current_shared, is_running, SchedulerShared};
 use crate::task::JoinHandle;
 
 /// A cheap, cloneable reference to a [`Runtime`](crate::runtime::Runtime)
@@ -88,7 +88,7 @@ impl Handle {
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn try_current() -> Result<Handle, TryCurrentError> {
-        current::current_shared()
+        current_shared()
             .map(|shared| Handle { shared })
             .ok_or(TryCurrentError(()))
     }
@@ -116,34 +116,38 @@ impl Handle {
         self.shared.spawn(future)
     }
 
-    /// Number of driver unparks issued by remote spawns/wakes; for tests
-    /// and metrics.
-    ///
-    /// A spawn or wake from the runtime's own thread never unparks, and one
-    /// from another thread unparks only when the runtime's thread is parked
-    /// (a burst of them to a parked thread unparks once).
+    /// Runs the blocking closure `f` on the runtime's blocking pool, from
+    /// any thread; see [`spawn_blocking`](crate::task::spawn_blocking).
     ///
     /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// // Spawns from the runtime's own thread never unpark it.
-    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
-    /// assert_eq!(rt.handle().unpark_count(), 0);
-    /// # Ok::<(), std::io::Error>(())
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let handle = rt.handle().clone();
+    /// let join = std::thread::spawn(move || handle.spawn_blocking(|| "from the pool"))
+    ///     .join()
+    ///     .unwrap();
+    /// assert_eq!(rt.block_on(join).unwrap(), "from the pool");
     /// ```
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.shared.blocking.spawn(f)
+    }
+
+    /// Number of driver unparks issued by remote spawns and wakes (only a
+    /// parked runtime is unparked, once per burst).
     pub fn unpark_count(&self) -> u64 {
         self.shared.unpark_count()
     }
 
     /// Wakes the runtime's thread now, whatever it is doing.
     ///
-    /// Under the throttling scheduler, spawns and wakes from other threads
-    /// wait for the next tick (up to the throttling period) and cost no
-    /// syscall; that is the point of throttling. Control operations that
-    /// must not wait (a pipeline state change, a shutdown request) call
-    /// this after queueing their work: it cuts the sleep between ticks
-    /// short, or unparks an idle runtime. On a busy runtime it makes the
-    /// next sleep return at once. Costs a syscall only if the thread is
-    /// sleeping or parked.
+    /// Under throttling, remote spawns and wakes wait for the next tick.
+    /// Control operations that must not wait (a state change, a shutdown)
+    /// call this after queueing their work: it cuts the sleep between ticks
+    /// short, unparks an idle runtime, or makes a busy one's next sleep
+    /// return at once. Costs a syscall only if the thread sleeps or parks.
     ///
     /// ```
     /// use std::time::Duration;
@@ -169,21 +173,6 @@ impl Handle {
 
     /// [`spawn`](Self::spawn), then [`unpark`](Self::unpark): the task runs
     /// without waiting for the next tick.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .max_throttling(Duration::from_millis(20))
-    ///     .build()?;
-    /// let handle = rt.handle().clone();
-    /// let join = std::thread::spawn(move || handle.spawn_and_unpark(async { "urgent" }))
-    ///     .join()
-    ///     .unwrap();
-    /// assert_eq!(rt.block_on(join).unwrap(), "urgent");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn spawn_and_unpark<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -205,15 +194,11 @@ impl Handle {
     ///
     /// # Panics
     ///
-    /// If called on a thread that runs a Tempo runtime (inside `block_on`,
-    /// `turn` or a task), or on the thread that owns this runtime (the one
-    /// that built it) even outside `block_on`: the thread would wait for
-    /// work that only it can do, forever. It panics rather than run the
-    /// future itself, because a `Handle` cannot reach the runtime's
-    /// `!Send` core; on the owning thread, call
-    /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) instead.
-    /// If `future` panics, the panic is resumed here. If the runtime shuts
-    /// down before `future` completes.
+    /// On a thread that runs a Tempo runtime, or on this runtime's owning
+    /// thread (it would wait for work only it can do; use
+    /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) there). If
+    /// `future` panics (the panic is resumed here), or if the runtime shuts
+    /// down before it completes.
     ///
     /// ```
     /// use std::sync::mpsc;
@@ -246,7 +231,7 @@ impl Handle {
         F: Future + Send + 'static,
         F::Output: Send + 'static,
     {
-        if current::is_running() {
+        if is_running() {
             panic!(
                 "Cannot call Handle::block_on from a thread that runs a Tempo runtime (inside \
                  block_on, turn or a task, e.g. on a context's own thread): it would wait for \
@@ -279,19 +264,16 @@ impl Handle {
         }
     }
 
-    /// Enters the runtime on the current thread (any thread) until the
-    /// guard is dropped, as tokio's `Handle::enter`: sockets and timers
-    /// created here register with this runtime's drivers (a media framework
-    /// can create an element's socket on its own thread, then hand it to a
-    /// task), and [`Handle::current`] and [`tempo::spawn`](crate::spawn)
-    /// find it (the task is queued to the runtime's thread, as with
-    /// [`Handle::spawn`]). It does not make this thread run the runtime;
-    /// `spawn_local` still needs the runtime's own thread. Once the runtime
-    /// is dropped, a guard still held no longer makes it current.
+    /// Enters the runtime on this thread (any thread) until the guard is
+    /// dropped, as tokio's `Handle::enter`: sockets and timers created here
+    /// register with its drivers, and [`Handle::current`] and
+    /// [`tempo::spawn`](crate::spawn) find it. It does not make this thread
+    /// run the runtime (`spawn_local` needs the runtime's own thread); once
+    /// the runtime is dropped, a guard still held no longer makes it current.
     ///
-    /// Guards must be dropped in the reverse order of their creation,
-    /// together with those of [`Runtime::enter`](crate::runtime::Runtime::enter):
-    /// dropping one that is not the innermost panics.
+    /// Guards, these and [`Runtime::enter`](crate::runtime::Runtime::enter)'s,
+    /// must be dropped in reverse order: dropping one that is not the
+    /// innermost panics.
     ///
     /// ```
     /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
@@ -315,58 +297,18 @@ impl Handle {
     }
 
     /// A snapshot of the runtime's metrics (at most one tick old).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
-    /// let handle = rt.handle().clone();
-    /// let polled = std::thread::spawn(move || handle.metrics().tasks_polled).join().unwrap();
-    /// assert!(polled >= 1);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn metrics(&self) -> RuntimeMetrics {
         self.shared.metrics()
     }
 
     /// The runtime's throttling period; `Duration::ZERO` for the basic
     /// scheduler.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::runtime::Builder;
-    ///
-    /// let basic = Builder::new_current_thread().build()?;
-    /// assert_eq!(basic.handle().max_throttling(), Duration::ZERO);
-    /// let throttled = Builder::new_current_thread().max_throttling(Duration::from_millis(5)).build()?;
-    /// assert_eq!(throttled.handle().max_throttling(), Duration::from_millis(5));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn max_throttling(&self) -> std::time::Duration {
         self.shared.flavor.period()
     }
 }
 
 /// Keeps a runtime entered on this thread; see [`Handle::enter`].
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-/// let handle = rt.handle().clone();
-/// std::thread::spawn(move || {
-///     let nonblocking = || {
-///         let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-///         socket.set_nonblocking(true).unwrap();
-///         socket
-///     };
-///     let guard = handle.enter();
-///     assert!(tempo::net::UdpSocket::from_std(nonblocking()).is_ok());
-///     drop(guard);
-///     // Outside the runtime again: the constructor says so.
-///     assert!(tempo::net::UdpSocket::from_std(nonblocking()).is_err());
-/// })
-/// .join()
-/// .unwrap();
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Debug)]
 #[must_use = "the drivers are only entered while the guard is alive"]
 pub struct HandleEnterGuard {

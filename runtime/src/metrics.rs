@@ -67,16 +67,6 @@ impl RuntimeMetrics {
     /// The share of time the thread was parked: `parked / (parked + busy)`,
     /// about `1 - CPU load` of this runtime's thread (what threadshare's
     /// "tuning" feature measured). `1.0` before anything was measured.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// rt.block_on(async { tempo::time::sleep(Duration::from_millis(5)).await });
-    /// let ratio = rt.metrics().parked_ratio();
-    /// assert!((0.0..=1.0).contains(&ratio));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn parked_ratio(&self) -> f64 {
         let total = self.parked + self.busy;
         if total.is_zero() {

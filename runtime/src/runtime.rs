@@ -97,16 +97,6 @@ pub struct Runtime {
 }
 
 /// Keeps a runtime entered on this thread; see [`Runtime::enter`].
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-/// let join = {
-///     let _guard = rt.enter();
-///     tempo::spawn(async { 3 }) // needs an entered runtime
-/// };
-/// assert_eq!(rt.block_on(join).unwrap(), 3);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[must_use = "the runtime is only entered while the guard is alive"]
 pub struct EnterGuard<'a> {
     _guard: EnterLevel,
@@ -206,6 +196,23 @@ impl Runtime {
         F::Output: Send + 'static,
     {
         self.core.spawn(future)
+    }
+
+    /// Runs the blocking closure `f` on this runtime's blocking pool; see
+    /// [`spawn_blocking`](crate::task::spawn_blocking).
+    ///
+    /// ```
+    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
+    /// let join = rt.spawn_blocking(|| std::thread::current().name().map(str::to_owned));
+    /// let name = rt.block_on(join).unwrap();
+    /// assert_eq!(name.as_deref(), Some("tempo-blocking"));
+    /// ```
+    pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
+    where
+        F: FnOnce() -> R + Send + 'static,
+        R: Send + 'static,
+    {
+        self.handle().spawn_blocking(f)
     }
 
     /// The runtime's handle, for other threads.

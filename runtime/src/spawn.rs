@@ -12,8 +12,8 @@
 
 use std::future::Future;
 
-use crate::current;
 use crate::runtime::Handle;
+use crate::scheduler::core::try_spawn_local;
 use crate::task::JoinHandle;
 
 /// The handle of the runtime entered on this thread.
@@ -87,7 +87,7 @@ where
     F: Future + 'static,
     F::Output: 'static,
 {
-    match current::spawn_local(future) {
+    match try_spawn_local(future) {
         Some(join) => join,
         None => panic!(
             "tempo::spawn_local must be called on the thread that runs a Tempo runtime, \
@@ -99,27 +99,16 @@ where
 /// Runs the blocking closure `f` on the current runtime's blocking pool
 /// and returns a [`JoinHandle`] to await its result.
 ///
-/// Use it for work that would block the runtime's thread: file system
-/// calls (see [`tempo::fs`](crate::fs)), blocking libraries, heavy
-/// computation. The pool starts threads on demand, up to
-/// [`Builder::max_blocking_threads`](crate::runtime::Builder::max_blocking_threads)
-/// (512 by default); past that, closures queue until a thread is free. An
-/// idle pool thread exits after
-/// [`Builder::thread_keep_alive`](crate::runtime::Builder::thread_keep_alive)
-/// (10 s by default). Pool threads are named `tempo-blocking` unless
-/// [`Builder::thread_name`](crate::runtime::Builder::thread_name) says
-/// otherwise.
-///
-/// A panic in `f` is caught: the JoinHandle resolves to a
-/// [`JoinError`](crate::task::JoinError) with `is_panic()`.
-/// [`JoinHandle::abort`] prevents a closure that has not started from
-/// running; one that runs cannot be interrupted and runs to the end.
-///
-/// When the runtime shuts down, closures that have not started are dropped
-/// (their JoinHandles resolve cancelled); running ones are waited for (see
-/// [`Runtime`'s shutdown docs](crate::runtime::Runtime#shutdown)). After
-/// shutdown, `spawn_blocking` through a leftover [`Handle`] returns a
-/// JoinHandle that resolves cancelled.
+/// For work that would block the runtime's thread (file system calls,
+/// blocking libraries, heavy computation). The pool starts threads on
+/// demand, up to
+/// [`Builder::max_blocking_threads`](crate::runtime::Builder::max_blocking_threads);
+/// past that, closures queue. A panic in `f` resolves the JoinHandle to a
+/// [`JoinError`](crate::task::JoinError) with `is_panic()`;
+/// [`JoinHandle::abort`] stops a closure that has not started, never one
+/// that runs. On shutdown, closures not started are dropped (resolving
+/// cancelled) and running ones are waited for (see
+/// [`Runtime`'s shutdown docs](crate::runtime::Runtime#shutdown)).
 ///
 /// # Panics
 ///

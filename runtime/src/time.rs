@@ -1,19 +1,7 @@
 //! Timers: [`sleep`], [`interval`], [`timeout`] and the paused clock, from
-//! [`tempo_time`], with tokio's names.
-//!
-//! They need a runtime built with
-//! [`enable_time`](crate::runtime::Builder::enable_time) (or
-//! `enable_all`). Under the throttling scheduler, a timer fires at the tick
-//! nearest its deadline (error within `±T/2`) unless it is created with
-//! [`sleep_at_least`] / [`interval_at_least`] or the runtime uses
-//! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly).
-//! On both schedulers a timer whose deadline is in the future never
-//! completes in the poll that created it (under throttling, one inside the
-//! window the tick already fired completes at the tick's end if its
-//! deadline was given, as with `sleep_until`, and at the next tick if it
-//! was measured from now, as with `sleep`), so `loop { sleep(d).await }`
-//! costs at most one poll per tick; a waker that panics while the driver wakes due timers does not
-//! keep the others from being woken (its panic is re-raised after).
+//! [`tempo_time`] (whose crate docs give the timer rules), with tokio's
+//! names. They need a runtime built with
+//! [`enable_time`](crate::runtime::Builder::enable_time) (or `enable_all`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -35,27 +23,8 @@ pub use tempo_time::{
     timeout_at, Instant, Interval, MissedTickBehavior, Sleep, Timeout, TimerErrorHistogram,
 };
 
-/// Waits until `duration` has elapsed: [`tempo_time::sleep`], whose
-/// documentation follows this example.
-///
-/// On a Tempo runtime, with the paused clock so that the hour takes no
-/// time:
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::time::{sleep, Instant};
-///
-/// let rt = tempo::runtime::Builder::new_current_thread()
-///     .enable_all()
-///     .start_paused(true)
-///     .build()?;
-/// rt.block_on(async {
-///     let start = Instant::now();
-///     sleep(Duration::from_secs(3600)).await;
-///     assert!(start.elapsed() >= Duration::from_secs(3600));
-/// });
-/// # Ok::<(), std::io::Error>(())
-/// ```
+/// Waits until `duration` has elapsed: [`tempo_time::sleep`] (see the
+/// module example).
 pub use tempo_time::sleep;
 
 /// A stream of ticks every `period`, the first at once:

@@ -1,97 +1,47 @@
 //! tokio's ecosystem inside Tempo (feature `tokio-compat`): a helper tokio
 //! runtime whose context every Tempo runtime enters on its thread.
 //!
-//! # Why
+//! A crate a program depends on (an HTTP stack, a database driver) may call
+//! tokio's runtime-bound functions, which look for tokio's runtime in a
+//! thread-local of tokio's and panic on a Tempo thread. With this feature,
+//! every Tempo runtime sets that thread-local to the handle of one **helper
+//! tokio runtime** while it is entered, so those calls work unchanged:
 //!
-//! A program moved from tokio to Tempo imports Tempo's names, but a crate it
-//! depends on (an HTTP or gRPC stack, a database driver, a library that
-//! calls `tokio::time::sleep` or `tokio::fs::File`) still calls tokio's
-//! runtime-bound functions. Those look for tokio's runtime in a thread-local
-//! of tokio's, find none on a Tempo thread, and panic with "there is no
-//! reactor running". The program cannot change someone else's imports.
+//! * tokio's sockets, timers, `tokio::fs`, `tokio::process` and
+//!   `tokio::signal` register with the helper's drivers (polled on the
+//!   helper's thread); their futures are polled by the Tempo task awaiting
+//!   them;
+//! * `tokio::spawn` runs the task on the helper's worker thread (spawn your
+//!   own with [`tempo::spawn`](crate::spawn)); its `JoinHandle` can be
+//!   awaited from a Tempo task; `tokio::task::spawn_blocking` runs on the
+//!   helper's blocking pool.
 //!
-//! With this feature every Tempo runtime sets that thread-local to the
-//! handle of one **helper tokio runtime** while it is entered, so those
-//! calls work unchanged from Tempo tasks:
+//! The helper is a multi-thread tokio runtime with one worker, I/O and time
+//! enabled, its threads named [`THREAD_NAME`]. It starts the first time a
+//! Tempo runtime is entered in the process (not by a runtime built and
+//! dropped without running), is shared by every runtime, and lives as long
+//! as the process. If the OS refuses it, the runtime runs without it and
+//! the next enter tries again.
 //!
-//! * tokio's sockets, timers, `tokio::fs` (including `File`),
-//!   `tokio::process` and `tokio::signal` register with the helper's
-//!   drivers, which the helper's thread polls; their futures are still
-//!   polled by the Tempo task that awaits them, on Tempo's thread.
-//! * `tokio::spawn` runs the task **on the helper's worker thread**, not on
-//!   Tempo's (spawn your own tasks with [`tempo::spawn`](crate::spawn));
-//!   its `JoinHandle` can be awaited from a Tempo task, and a panic in it
-//!   reaches the awaiting task as a `tokio::task::JoinError`, as under
-//!   tokio.
-//! * `tokio::task::spawn_blocking` runs on the helper's blocking pool.
+//! An event from tokio's drivers is a wake *from another thread*: on a
+//! throttled runtime it waits for the next tick (up to `T`), so a
+//! `tokio::time::sleep` fires on the first tick after its deadline. tokio's
+//! clock is the helper's: a paused Tempo clock does not move it.
 //!
-//! The helper is a multi-thread tokio runtime with one worker thread, I/O
-//! and time enabled, its threads (worker and blocking pool) named
-//! [`THREAD_NAME`]. It is started the first time a Tempo runtime is entered
-//! in the process (its first `block_on`, `turn`, `enter` or
-//! `Handle::enter`), is shared by every Tempo runtime and context of the
-//! process, and lives as long as the process. It is *not* started by a
-//! program that never enters a Tempo runtime, nor by a runtime that is
-//! built and dropped without running. If the OS refuses it (no thread, no
-//! epoll instance), the runtime runs without it, tokio's calls panic as
-//! they would without the feature, and the next enter tries again.
-//!
-//! # Wakes under throttling
-//!
-//! tokio's drivers run on the helper's thread, so an event they deliver (a
-//! socket ready, a tokio timer fired, a `tokio::spawn`ed task finished) is
-//! a wake *from another thread* for the Tempo task that waits for it, and
-//! follows Tempo's rule for those: on a throttled runtime
-//! (`max_throttling(T)`) it is queued without a syscall while the runtime
-//! sleeps between ticks and runs at the next tick, up to `T` later; a
-//! parked, idle runtime is woken at once. So a tokio socket on a throttled
-//! runtime has the same latency as a Tempo socket (up to `T`), and a
-//! `tokio::time::sleep` fires on the first tick after its deadline (never
-//! early, up to `T` late), not at the nearest tick as `tempo::time::sleep`
-//! does. On the basic scheduler each such wake unparks the runtime at once.
-//! tokio's clock is the helper's: a Tempo runtime's paused clock
-//! (`start_paused`, `tempo::time::advance`) does not move it.
-//!
-//! # Design: enter once per runtime entry, not per task poll
-//!
-//! tokio's context is a stack of guards, like Tempo's. The two choices were
-//! entering the helper's context around each task poll, or once per entry
-//! of a runtime on a thread. This module does the latter: the guard is one
-//! more part of Tempo's own enter level (`current::EnterLevel`), taken by
-//! `block_on`, `turn`, `Runtime::enter` and `Handle::enter`, and dropped
-//! with it. Every task poll happens inside the `block_on` or `turn` that
-//! entered it, so polls cost nothing extra; `block_on` pays one enter and
-//! exit, and a host loop one per `turn` (a thread-local swap and a
-//! reference count: 40 to 60 ns more per enter and exit, no measurable
-//! change per task poll, in `benches/benches/compat.rs`). This covers every thread a runtime runs on: a
-//! context's thread (its `block_on`), the caller's thread of
-//! `Runtime::block_on`, a host's thread calling `turn`, and nested
-//! runtimes, whose levels nest with tokio's guards in the same order.
-//!
-//! A guard held for the thread's whole life instead would have to be
-//! created and dropped by someone who knows the thread's life (the user's
-//! thread calling `block_on` is not Tempo's), and tokio's guards are `!Send`
-//! and must be dropped in reverse order: one left behind on the user's
-//! thread would make the user's own later `tokio::runtime::Handle::enter`
-//! guards drop out of order. Tying it to Tempo's levels keeps both stacks
-//! in step.
-//!
-//! Consequences: on a Tempo thread, the helper's context replaces any tokio
-//! context entered before (it is restored when the Tempo level ends); Tempo
-//! enter guards and tokio's `EnterGuard`s form one stack, dropped in
-//! reverse order (as each kind already must be). tokio's
-//! `task::block_in_place` and `LocalSet` are not provided (Tempo's thread
-//! is not a tokio worker); `tempo::spawn_local` needs no `LocalSet`.
-//!
-//! With the feature off this module, the guard field and its calls are
-//! compiled out: nothing is entered and nothing is paid.
+//! The helper's context is entered once per Tempo enter level
+//! (`current::EnterLevel`: `block_on`, `turn`, `Runtime::enter`,
+//! `Handle::enter`), not per task poll, so polls cost nothing extra; and its
+//! guard is dropped with the level, which keeps tokio's guard stack and
+//! Tempo's in step (a guard held for the thread's life would break the
+//! user's own tokio guards' order). On a Tempo thread the helper's context
+//! replaces any tokio context entered before, until the level ends.
+//! `task::block_in_place` and `LocalSet` are not provided; `tempo::spawn_local`
+//! needs no `LocalSet`. With the feature off nothing is entered or paid.
 
 use std::io;
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
-
-use crate::current::Compat;
 
 /// The name of the helper tokio runtime's threads (its worker and its
 /// blocking pool), as a debugger, `top -H` or `/proc/<pid>/task/*/comm`
@@ -165,23 +115,30 @@ fn helper() -> io::Result<&'static tokio::runtime::Runtime> {
 
 /// The helper's context entered on this thread: one part of a Tempo enter
 /// level. `!Send`, like tokio's guard inside it.
-pub(crate) struct Entered {
+pub(crate) struct HelperEntered {
     _guard: tokio::runtime::EnterGuard<'static>,
 }
 
-/// Enters the helper's context on this thread, if tokio's thread-local is
-/// still there (a runtime dropped by a thread-local destructor at thread
-/// exit may find it gone, and tokio's `enter` would panic) and the helper
-/// runs or can be started.
-pub(crate) fn enter(start: Compat) -> Option<Entered> {
+/// Enters the helper's context on this thread, starting the helper if
+/// needed; `None` if it cannot be started, or if tokio's thread-local is
+/// gone (a runtime dropped by a thread-local destructor at thread exit,
+/// where tokio's `enter` would panic).
+pub(crate) fn enter() -> Option<HelperEntered> {
+    enter_with(|| helper().ok())
+}
+
+/// As [`enter`], but only if the helper runs already.
+pub(crate) fn enter_if_started() -> Option<HelperEntered> {
+    enter_with(|| HELPER.get())
+}
+
+fn enter_with(
+    rt: impl FnOnce() -> Option<&'static tokio::runtime::Runtime>,
+) -> Option<HelperEntered> {
     if tokio::runtime::Handle::try_current().is_err_and(|e| e.is_thread_local_destroyed()) {
         return None;
     }
-    let rt = match start {
-        Compat::Start => helper().ok()?,
-        Compat::IfStarted => HELPER.get()?,
-    };
-    Some(Entered {
-        _guard: rt.handle().enter(),
+    Some(HelperEntered {
+        _guard: rt()?.handle().enter(),
     })
 }

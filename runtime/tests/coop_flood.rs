@@ -155,7 +155,7 @@ on_each_flavor! {
         assert!(done.load(SeqCst), "the deferred task ran at the next turn");
         assert!(second.tasks_polled() >= 1);
         let mut job = pin!(job);
-        let waker = std::task::Waker::noop();
+        let waker = futures::task::noop_waker_ref();
         let finished = job.as_mut().poll(&mut std::task::Context::from_waker(waker));
         assert!(matches!(finished, Poll::Ready(Ok(()))));
     }

@@ -1,71 +1,26 @@
 //! [`Driver`]: the timer driver, a [`Park`] that wraps another one.
 //!
-//! # What a park does
+//! A park computes the tick to wake at (the wheel's next expiration minus
+//! the firing window, recorded under the lock for cross-thread
+//! registrations), parks the inner driver until then or the caller's
+//! timeout (`park_timeout(ZERO)` never blocks), then fires every timer due
+//! (see [`timers`](crate::timers) for the window and the grid horizon).
 //!
-//! 1. Compute the tick to wake at: the wheel's next expiration minus the
-//!    firing window (under the wheel lock, where the driver also records
-//!    that tick in `parked_until` for cross-thread registrations to compare
-//!    against).
-//! 2. Park the inner driver until the earlier of that and the caller's
-//!    timeout (`park()`: no timeout). `park_timeout(ZERO)` never blocks.
-//! 3. Fire every timer due by `now + window`, waking their tasks (by
-//!    `grid + window` for a nearest-tick timer, if the scheduler named the
-//!    grid instant of its tick: [`Handle::set_next_pass_grid`]).
+//! With a **paused clock** and a non-zero timeout the driver does not
+//! block: it polls the inner driver once and, if that reported no event
+//! (its [`DriverStats`] did not move), advances the clock to the wake tick
+//! (or by the timeout) and fires, following cascades within the same park;
+//! with no timer and no timeout it parks for real. So a test of long
+//! timeouts runs at once and deterministically; every accepted deadline is
+//! reachable (beyond the wheel's span, about 2.2 years, a timer is re-filed
+//! once per span). An [`Unpark`](tempo_park::Unpark) is not an event, so a
+//! cross-thread wake does not stop the clock from jumping.
 //!
-//! With a **paused clock** and a non-zero timeout, step 2 does not block:
-//! the driver polls the inner driver with a zero timeout and, if that
-//! reported no event (its [`DriverStats`] did not change), advances the
-//! clock to the wake tick (or by the timeout, whichever is earlier) instead
-//! of sleeping, and fires. A wake tick that only cascaded entries to a
-//! lower level of the wheel is followed by the next one within the same
-//! park, so one park reaches the next timer. With no timer and no timeout
-//! it parks the inner driver for real (until an unpark or an event). So a
-//! test of long timeouts runs at once, and always in the same order.
-//!
-//! Every deadline the API accepts is reachable this way, `sleep(Duration::
-//! MAX)` on a clock paused long after the driver started included: wake
-//! ticks convert back to instants without a cap, so the clock never stops
-//! short of a deadline (a cap there once made such a sleep spin for ever).
-//! Beyond the wheel's span (about 2.2 years) a timer is re-filed once per
-//! span, so reaching a century takes a few dozen parks.
-//!
-//! With the real clock, a park can return after a cascade without having
-//! fired anything (at most once per wheel level for a long timer); callers
-//! loop anyway, since parks may return spuriously.
-//!
-//! Caveat of auto-advance: an [`Unpark`](tempo_park::Unpark) notification
-//! is not an event in [`DriverStats`] (a
-//! [`ParkThread`](tempo_park::ParkThread) consumes it
-//! silently), so a cross-thread wake that lands while the clock is paused
-//! does not stop the clock from jumping to the next timer.
-//!
-//! # Policies
-//!
-//! * [`Driver::set_firing_window`]: fire what is due by `now + window`. The
-//!   throttling scheduler passes `T/2` (nearest tick, error `±T/2`), the
-//!   basic one zero. The throttling scheduler also names each tick's grid
-//!   instant, so that the window is the grid slot's whatever the wake-up's
-//!   jitter ([`Handle::set_next_pass_grid`]).
-//! * Never-early timers (`sleep_at_least`, `interval_at_least`, or every
-//!   timer with [`Driver::set_never_early`]) ignore the window: they fire
-//!   only once their deadline has passed, error in `[0, T]` (tokio's rule).
-//!
-//! # Shutdown
-//!
-//! Dropping the driver marks every registered timer as shut down and wakes
-//! its task; polling such a timer again panics with a message saying its
-//! runtime is gone. Dropping timers after the driver is fine.
-//!
-//! # Wakers that panic
-//!
-//! A timer may carry a foreign waker (polled by another executor, or by a
-//! future with its own `Wake` impl) that panics when woken. Every path that
-//! wakes a batch of timers (the fire pass of a park,
-//! [`Handle::fire_due_timers`] and so [`advance`](crate::advance), and
-//! shutdown) wakes *every* waker of the batch anyway, then re-raises the
-//! first panic to its caller: a panicking waker costs its own timer, never
-//! the others. (Shutdown during a panic drops the waker's panic instead of
-//! aborting the process.)
+//! Dropping the driver marks every registered timer shut down and wakes
+//! its task; polling it again panics with a clear message. A waker that
+//! panics when woken costs only its own timer: every path that wakes a
+//! batch (a fire pass, [`advance`](crate::advance), shutdown) wakes them
+//! all, then re-raises the first panic (dropped instead during a panic).
 
 use std::fmt;
 use std::time::Duration;
@@ -75,7 +30,7 @@ use tempo_park::{DriverStats, Park};
 use crate::handle::Handle;
 use crate::histogram::TimerErrorHistogram;
 use crate::sync::Arc;
-use crate::timer_shared::TimerShared;
+use crate::timers::Timers;
 use crate::{Clock, Instant};
 
 /// The timer driver: a hierarchical timing wheel on top of any [`Park`]
@@ -110,95 +65,30 @@ pub struct Driver<P: Park> {
 
 impl<P: Park> Driver<P> {
     /// A timer driver that parks `park` and reads `clock`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// assert!(driver.clock().is_paused());
-    /// ```
     pub fn new(park: P, clock: Clock) -> Driver<P> {
-        let shared = TimerShared::new(Box::new(park.unpark()), clock);
+        let timers = Timers::new(Box::new(park.unpark()), clock);
         Driver {
             park,
-            handle: Handle::new(Arc::new(shared)),
+            handle: Handle::new(Arc::new(timers)),
         }
     }
 
     /// A handle that creates timers on this driver from any thread.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let handle = driver.handle();
-    /// // Another thread creates a timer through the handle.
-    /// let deadline = handle.now() + Duration::from_millis(10);
-    /// let sleep = std::thread::spawn(move || Sleep::new(handle, deadline, false))
-    ///     .join()
-    ///     .unwrap();
-    /// let mut sleep = tokio_test::task::spawn(sleep);
-    /// assert!(sleep.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert!(sleep.poll().is_ready());
-    /// ```
     pub fn handle(&self) -> Handle {
         self.handle.clone()
     }
 
     /// The clock this driver reads.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let start = driver.clock().now();
-    /// driver.clock().advance(Duration::from_secs(1));
-    /// assert_eq!(driver.handle().now() - start, Duration::from_secs(1));
-    /// ```
     pub fn clock(&self) -> &Clock {
         self.handle.clock()
     }
 
     /// The wrapped driver.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_park::{Park, ParkThread, Unpark};
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::real());
-    /// let _unpark_the_thread_parker = driver.inner().unpark();
-    /// ```
     pub fn inner(&self) -> &P {
         &self.park
     }
 
     /// The wrapped driver, mutably.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::real());
-    /// // Park the wrapped driver directly: no timer fires.
-    /// driver.inner_mut().park_timeout(Duration::ZERO).unwrap();
-    /// ```
     pub fn inner_mut(&mut self) -> &mut P {
         &mut self.park
     }
@@ -235,21 +125,8 @@ impl<P: Park> Driver<P> {
     }
 
     /// The firing window, in whole milliseconds.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// assert_eq!(driver.firing_window(), Duration::ZERO);
-    /// driver.set_firing_window(Duration::from_micros(10_500));
-    /// assert_eq!(driver.firing_window(), Duration::from_millis(10)); // whole ms
-    /// ```
     pub fn firing_window(&self) -> Duration {
-        Duration::from_millis(self.handle.shared().config().window_ticks)
+        Duration::from_millis(self.handle.timers().config().window_ticks)
     }
 
     /// Make every timer never early (tokio's rule: fire only once the
@@ -281,65 +158,34 @@ impl<P: Park> Driver<P> {
     /// ```
     pub fn set_never_early(&mut self, never_early: bool) {
         self.handle
-            .shared()
+            .timers()
             .configure(|config| config.never_early = never_early);
     }
 
     /// A snapshot of the error (`fire time - deadline`) of every timer fired
     /// so far, in log2 buckets of microseconds.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let deadline = driver.clock().now() + Duration::from_millis(5);
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
-    /// assert!(sleep.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert_eq!(driver.timer_error_histogram().count(), 1);
-    /// ```
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
         self.handle.timer_error_histogram()
     }
 
     /// When the driver would wake for its next timer work (the next
     /// expiration minus the firing window), or `None` with no timer.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// assert_eq!(driver.next_wake(), None);
-    /// let deadline = driver.clock().now() + Duration::from_millis(40);
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
-    /// assert!(sleep.poll().is_pending()); // registers the timer
-    /// let wake = driver.next_wake().expect("a timer is registered");
-    /// assert!(wake <= deadline);
-    /// ```
     pub fn next_wake(&self) -> Option<Instant> {
-        let shared = self.handle.shared();
-        let state = shared.lock_state();
-        let window_ticks = shared.config().window_ticks;
+        let timers = self.handle.timers();
+        let state = timers.lock_state();
+        let window_ticks = timers.config().window_ticks;
         state
             .wheel
             .next_expiration_tick()
-            .map(|t| shared.tick_instant(t.saturating_sub(window_ticks)))
+            .map(|t| timers.tick_instant(t.saturating_sub(window_ticks)))
     }
 
     fn park_internal(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
-        let shared = self.handle.shared();
-        let clock = shared.clock();
+        let timers = self.handle.timers();
+        let clock = timers.clock();
         if timeout == Some(Duration::ZERO) {
             self.park.park_timeout(Duration::ZERO)?;
-            shared.fire(clock.now());
+            timers.fire(clock.now());
             return Ok(());
         }
         // A timeout too long to represent means "no timeout".
@@ -348,16 +194,16 @@ impl<P: Park> Driver<P> {
             return self.park_paused(timeout);
         }
         let now = clock.now();
-        let cap_tick = timeout.map(|d| shared.deadline_tick(now + d));
-        let wake_tick = shared.prepare_park(cap_tick);
-        let until_wake = wake_tick.map(|t| shared.tick_instant(t).saturating_duration_since(now));
+        let cap_tick = timeout.map(|d| timers.deadline_tick(now + d));
+        let wake_tick = timers.prepare_park(cap_tick);
+        let until_wake = wake_tick.map(|t| timers.tick_instant(t).saturating_duration_since(now));
         let result = match min_option(until_wake, timeout) {
             Some(d) => self.park.park_timeout(d),
             None => self.park.park(),
         };
-        shared.unparked();
+        timers.unparked();
         result?;
-        shared.fire(clock.now());
+        timers.fire(clock.now());
         Ok(())
     }
 
@@ -366,25 +212,25 @@ impl<P: Park> Driver<P> {
     /// repeating while the wake was only a cascade (at most once per level);
     /// with no timer and no timeout, park the inner driver for real.
     fn park_paused(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
-        let shared = self.handle.shared();
-        let clock = shared.clock();
+        let timers = self.handle.timers();
+        let clock = timers.clock();
         let limit = timeout.map(|d| clock.now() + d);
         for _ in 0..=crate::wheel::LEVELS {
             let now = clock.now();
-            let cap_tick = limit.map(|l| shared.deadline_tick(l));
-            let wake = shared
+            let cap_tick = limit.map(|l| timers.deadline_tick(l));
+            let wake = timers
                 .prepare_park(cap_tick)
-                .map(|t| shared.tick_instant(t));
+                .map(|t| timers.tick_instant(t));
             let Some(target) = min_option(wake, limit) else {
                 // Nothing will ever be due: wait for an event or an unpark
                 // (not preceded by a zero-timeout poll, which would consume
                 // a pending unpark notification).
                 let result = self.park.park();
-                shared.unparked();
+                timers.unparked();
                 result?;
                 break;
             };
-            shared.unparked();
+            timers.unparked();
             let before = self.park.stats();
             self.park.park_timeout(Duration::ZERO)?;
             if self.park.stats() != before {
@@ -393,12 +239,12 @@ impl<P: Park> Driver<P> {
             if target > now {
                 clock.advance(target - now);
             }
-            let fired = shared.fire(clock.now());
+            let fired = timers.fire(clock.now());
             if fired > 0 || limit.is_some_and(|l| clock.now() >= l) {
                 return Ok(());
             }
         }
-        shared.fire(clock.now());
+        timers.fire(clock.now());
         Ok(())
     }
 }
@@ -442,7 +288,7 @@ impl<P: Park> Park for Driver<P> {
 
 impl<P: Park> Drop for Driver<P> {
     fn drop(&mut self) {
-        self.handle.shared().shutdown();
+        self.handle.timers().shutdown();
     }
 }
 

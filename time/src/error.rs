@@ -21,9 +21,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{error::Elapsed, sleep, timeout};
@@ -34,10 +32,7 @@ use std::fmt;
 /// assert_eq!(err.to_string(), "deadline has elapsed");
 /// let io: std::io::Error = err.into();
 /// assert_eq!(io.kind(), std::io::ErrorKind::TimedOut);
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Elapsed(());

@@ -14,7 +14,7 @@ use tempo_park::scoped::ScopedGuard;
 
 use crate::histogram::TimerErrorHistogram;
 use crate::sync::Arc;
-use crate::timer_shared::TimerShared;
+use crate::timers::Timers;
 use crate::{Clock, Instant};
 
 tempo_park::scoped_thread_local! {
@@ -41,39 +41,24 @@ tempo_park::scoped_thread_local! {
 /// ```
 #[derive(Clone)]
 pub struct Handle {
-    shared: Arc<TimerShared>,
+    timers: Arc<Timers>,
 }
 
 /// Restores the previously entered handle when dropped. Returned by
 /// [`Handle::enter`]; guards must be dropped in the reverse order of their
 /// creation (they are `!Send` to keep them on their thread).
-///
-/// # Examples
-///
-/// ```
-/// use tempo_park::ParkThread;
-/// use tempo_time::{Clock, Driver, Handle};
-///
-/// let driver = Driver::new(ParkThread::new(), Clock::paused());
-/// assert!(Handle::try_current().is_none());
-/// {
-///     let _guard = driver.handle().enter();
-///     assert!(Handle::try_current().is_some());
-/// }
-/// assert!(Handle::try_current().is_none(), "the guard restored the previous state");
-/// ```
 #[must_use = "the handle is only current until the guard is dropped"]
 pub struct EnterGuard {
     _scope: ScopedGuard<Handle>,
 }
 
 impl Handle {
-    pub(crate) fn new(shared: Arc<TimerShared>) -> Handle {
-        Handle { shared }
+    pub(crate) fn new(timers: Arc<Timers>) -> Handle {
+        Handle { timers }
     }
 
-    pub(crate) fn shared(&self) -> &TimerShared {
-        &self.shared
+    pub(crate) fn timers(&self) -> &Timers {
+        &self.timers
     }
 
     /// The handle of the timer driver of the runtime this thread is in.
@@ -81,18 +66,6 @@ impl Handle {
     /// # Panics
     ///
     /// If no timer handle is entered on this thread.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Handle};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let _guard = driver.handle().enter();
-    /// let handle = Handle::current();
-    /// assert!(handle.clock().is_paused());
-    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         Handle::try_current().unwrap_or_else(|| {
@@ -105,37 +78,12 @@ impl Handle {
     }
 
     /// The current handle, or `None` outside a runtime with time enabled.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::Handle;
-    ///
-    /// // Outside a runtime (no handle entered): `None` instead of a panic.
-    /// assert!(Handle::try_current().is_none());
-    /// ```
     pub fn try_current() -> Option<Handle> {
         CURRENT.get()
     }
 
     /// Makes this handle the current one on this thread until the guard is
     /// dropped; nested guards restore the previous handle.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Handle};
-    ///
-    /// let outer = Driver::new(ParkThread::new(), Clock::paused());
-    /// let inner = Driver::new(ParkThread::new(), Clock::real());
-    /// let _outer_guard = outer.handle().enter();
-    /// {
-    ///     let _inner_guard = inner.handle().enter();
-    ///     assert!(!Handle::current().clock().is_paused());
-    /// }
-    /// assert!(Handle::current().clock().is_paused());
-    /// ```
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),
@@ -143,85 +91,27 @@ impl Handle {
     }
 
     /// The clock this driver reads.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::real());
-    /// let handle = driver.handle();
-    /// handle.clock().pause();
-    /// assert!(driver.clock().is_paused(), "one clock, shared");
-    /// ```
     pub fn clock(&self) -> &Clock {
-        self.shared.clock()
+        self.timers.clock()
     }
 
     /// The current time by this driver's clock.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let handle = driver.handle();
-    /// let t0 = handle.now();
-    /// handle.clock().advance(Duration::from_secs(2));
-    /// assert_eq!(handle.now() - t0, Duration::from_secs(2));
-    /// ```
     pub fn now(&self) -> Instant {
-        self.shared.clock().now()
+        self.timers.clock().now()
     }
 
     /// A snapshot of the errors of every timer fired so far.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let handle = driver.handle();
-    /// let before = handle.timer_error_histogram();
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), handle.now() + Duration::from_millis(3), false));
-    /// assert!(sleep.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert_eq!(handle.timer_error_histogram().since(&before).count(), 1);
-    /// ```
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
-        self.shared.lock_state().histogram
+        self.timers.lock_state().histogram
     }
 
     /// Sets the firing window, like
     /// [`Driver::set_firing_window`](crate::Driver::set_firing_window), from
-    /// a handle: the throttling scheduler narrows the window to half the
-    /// real spacing of its ticks while they run back to back (overruns), so
-    /// that nearest-tick timers do not fire early when the next tick is
-    /// near. Nearest-tick timers read the window at each fire pass, so a
-    /// change applies to every timer at once; never-early timers stay
-    /// within `[0, T]`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// driver.handle().set_firing_window(Duration::from_millis(5));
-    /// assert_eq!(driver.firing_window(), Duration::from_millis(5));
-    /// ```
+    /// a handle (the throttling scheduler narrows it while ticks overrun).
+    /// A change applies to every nearest-tick timer at the next pass.
     pub fn set_firing_window(&self, window: Duration) {
         let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
-        self.shared.configure(|config| config.window_ticks = ticks);
+        self.timers.configure(|config| config.window_ticks = ticks);
     }
 
     /// Tells the driver how far apart its scheduler's fire passes are:
@@ -229,35 +119,18 @@ impl Handle {
     /// scheduler that parks until the next timer). A never-early timer can
     /// be that late, so an [`Interval`](crate::Interval) that never fires
     /// early does not count such a tick as missed.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// driver.handle().set_pass_period(Duration::from_millis(20));
-    /// ```
     pub fn set_pass_period(&self, period: Duration) {
         let ticks = u64::try_from(period.as_millis()).unwrap_or(u64::MAX);
-        self.shared
+        self.timers
             .configure(|config| config.pass_period_ticks = ticks);
     }
 
     /// Tells the driver that its next fire pass stands for the scheduler
-    /// tick due at `grid` on a fixed grid: that pass fires what is due by
-    /// `grid + window` (and everything already due by its `now`) rather
-    /// than by `now + window`. The throttling scheduler calls this before
-    /// each tick's pass with the tick's grid instant, so that a tick that
-    /// wakes up late (OS jitter, a long previous tick) covers the same
-    /// window as an on-time one: consecutive ticks' windows tile the time
-    /// axis one period apart, and a stream whose deadlines lie near the
-    /// boundary between two ticks fires on the same side of it every time.
-    /// Applies to the next pass only (an idle park, or
-    /// [`advance`](crate::advance), measures from `now`); a `grid` later
-    /// than that pass's `now` counts as `now`.
+    /// tick due at `grid`: that pass fires what is due by `grid + window`
+    /// (and all that is due by its `now`) rather than by `now + window`, so
+    /// that a tick that wakes up late covers the same window as an on-time
+    /// one. Applies to the next pass only; a `grid` later than that pass's
+    /// `now` counts as `now`.
     ///
     /// # Examples
     ///
@@ -281,19 +154,15 @@ impl Handle {
     /// assert!(!sleep.is_woken());
     /// ```
     pub fn set_next_pass_grid(&self, grid: Instant) {
-        self.shared.set_next_pass_grid(grid);
+        self.timers.set_next_pass_grid(grid);
     }
 
-    /// The end-of-tick pass: fires the timers that registered during the
-    /// current tick with a deadline inside the window its fire pass already
-    /// processed, and that were given that deadline rather than measuring it
-    /// from the clock (`sleep_until`, `timeout_at`, `reset`, an interval's
-    /// first tick or its catch-up after a late tick). Their nearest tick is
-    /// the current one; they never complete in the poll that registered
-    /// them. A scheduler with a firing window calls this once per tick,
-    /// after running its tasks, then runs the tasks it woke; without the
-    /// call they fire at the next fire pass. Returns how many fired; takes
-    /// no lock when there are none.
+    /// The end-of-tick pass: fires the timers registered during the current
+    /// tick with a *given* deadline (`sleep_until`, `timeout_at`, `reset`,
+    /// an interval's first or catch-up tick) inside the window its fire
+    /// pass already processed. A scheduler with a firing window calls this
+    /// once per tick after running its tasks; without the call they fire at
+    /// the next pass. Returns how many fired; takes no lock when none.
     ///
     /// # Examples
     ///
@@ -313,28 +182,12 @@ impl Handle {
     /// assert!(sleep.poll().is_ready());
     /// ```
     pub fn fire_end_of_tick(&self) -> u64 {
-        self.shared.fire_end_of_tick()
+        self.timers.fire_end_of_tick()
     }
 
     /// Number of timers fired so far.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let handle = driver.handle();
-    /// assert_eq!(handle.timers_fired(), 0);
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), handle.now() + Duration::from_millis(3), false));
-    /// assert!(sleep.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert_eq!(handle.timers_fired(), 1);
-    /// ```
     pub fn timers_fired(&self) -> u64 {
-        self.shared.timers_fired()
+        self.timers.timers_fired()
     }
 
     /// Fires every timer due by the clock's current time (within the firing
@@ -364,7 +217,7 @@ impl Handle {
     /// assert!(sleep.poll().is_ready());
     /// ```
     pub fn fire_due_timers(&self) -> u64 {
-        self.shared.fire(self.shared.clock().now())
+        self.timers.fire(self.timers.clock().now())
     }
 }
 
@@ -376,7 +229,7 @@ pub(crate) fn clock_now() -> Option<Instant> {
 impl fmt::Debug for Handle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
-            .field("shared", &self.shared)
+            .field("timers", &self.timers)
             .finish()
     }
 }

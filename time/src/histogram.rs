@@ -3,16 +3,6 @@
 use std::fmt;
 
 /// Number of buckets on each side (early, late).
-///
-/// # Examples
-///
-/// ```
-/// use tempo_time::{TimerErrorHistogram, TIMER_ERROR_BUCKETS};
-///
-/// let histogram = TimerErrorHistogram::default();
-/// assert_eq!(histogram.early().len(), TIMER_ERROR_BUCKETS);
-/// assert_eq!(histogram.late().len(), TIMER_ERROR_BUCKETS);
-/// ```
 pub const BUCKETS: usize = 32;
 
 /// A histogram of timer errors, `fire time - deadline`, in log2 buckets of
@@ -22,12 +12,9 @@ pub const BUCKETS: usize = 32;
 /// `[2^(i-1), 2^i)` µs; the last bucket also takes everything larger.
 /// A fire exactly on the deadline counts as late bucket 0.
 ///
-/// The driver records every timer it fires (not `Duration::ZERO` sleeps,
-/// which complete on their first poll without a fire). Recording is a few
-/// integer operations under the wheel lock the fire pass already holds: no
-/// allocation, no atomic. Read it with
-/// [`Driver::timer_error_histogram`](crate::Driver::timer_error_histogram)
-/// or [`Handle::timer_error_histogram`](crate::Handle::timer_error_histogram);
+/// The driver records every timer it fires (not zero-duration sleeps),
+/// under the wheel lock its fire pass already holds. Read it with
+/// [`Driver::timer_error_histogram`](crate::Driver::timer_error_histogram);
 /// subtract two snapshots with [`TimerErrorHistogram::since`].
 ///
 /// # Examples
@@ -60,18 +47,6 @@ impl Default for TimerErrorHistogram {
 
 impl TimerErrorHistogram {
     /// Records one error in microseconds: negative is early, `>= 0` late.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(0); // on time: late bucket 0
-    /// errors.record(-1);
-    /// assert_eq!(errors.late()[0], 1);
-    /// assert_eq!(errors.early()[1], 1);
-    /// ```
     pub fn record(&mut self, error_us: i64) {
         let magnitude = error_us.unsigned_abs();
         let bucket = Self::bucket_of(magnitude);
@@ -83,16 +58,6 @@ impl TimerErrorHistogram {
     }
 
     /// The bucket an error of `magnitude_us` microseconds falls in.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// assert_eq!(TimerErrorHistogram::bucket_of(0), 0);
-    /// assert_eq!(TimerErrorHistogram::bucket_of(1), 1);
-    /// assert_eq!(TimerErrorHistogram::bucket_of(10_000), 14); // [8192, 16384) µs
-    /// ```
     pub fn bucket_of(magnitude_us: u64) -> usize {
         let bits = (u64::BITS - magnitude_us.leading_zeros()) as usize;
         bits.min(BUCKETS - 1)
@@ -100,16 +65,6 @@ impl TimerErrorHistogram {
 
     /// The range of magnitudes, in µs, bucket `i` counts: `[low, high)`
     /// (`high` is `u64::MAX` for the last bucket).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::{TimerErrorHistogram, TIMER_ERROR_BUCKETS};
-    ///
-    /// assert_eq!(TimerErrorHistogram::bucket_range(0), (0, 1));
-    /// assert_eq!(TimerErrorHistogram::bucket_range(14), (8192, 16384));
-    /// assert_eq!(TimerErrorHistogram::bucket_range(TIMER_ERROR_BUCKETS - 1).1, u64::MAX);
-    /// ```
     pub fn bucket_range(i: usize) -> (u64, u64) {
         match i {
             0 => (0, 1),
@@ -119,48 +74,16 @@ impl TimerErrorHistogram {
     }
 
     /// Counts of timers that fired early, by bucket.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(-5_000);
-    /// assert_eq!(errors.early().iter().sum::<u64>(), 1);
-    /// ```
     pub fn early(&self) -> &[u64; BUCKETS] {
         &self.early
     }
 
     /// Counts of timers that fired on time or late, by bucket.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(5_000);
-    /// assert_eq!(errors.late().iter().sum::<u64>(), 1);
-    /// ```
     pub fn late(&self) -> &[u64; BUCKETS] {
         &self.late
     }
 
     /// Number of errors recorded.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// for error_us in [-3, 0, 12] {
-    ///     errors.record(error_us);
-    /// }
-    /// assert_eq!(errors.count(), 3);
-    /// ```
     pub fn count(&self) -> u64 {
         self.early.iter().chain(self.late.iter()).sum()
     }

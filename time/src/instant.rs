@@ -21,9 +21,7 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, Instant};
@@ -32,10 +30,7 @@ use std::time::Duration;
 /// let start = Instant::now();
 /// sleep(Duration::from_secs(3600)).await;
 /// assert_eq!(start.elapsed(), Duration::from_secs(3600));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant {
@@ -46,16 +41,6 @@ impl Instant {
     /// The longest offset saturating arithmetic adds: 100 years. `instant +
     /// d` for any `d` at least this long equals `instant + FAR_FUTURE`, so
     /// addition stays monotonic and never overflows.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let now = Instant::now();
-    /// assert_eq!(now + Duration::MAX, now + Instant::FAR_FUTURE); // saturates, no panic
-    /// ```
     pub const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
     /// The current time: the entered timer handle's clock if this thread is
@@ -79,29 +64,11 @@ impl Instant {
     }
 
     /// Wraps a std instant.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::Instant;
-    ///
-    /// let std_now = std::time::Instant::now();
-    /// assert_eq!(Instant::from_std(std_now).into_std(), std_now);
-    /// ```
     pub fn from_std(std: std::time::Instant) -> Instant {
         Instant { std }
     }
 
     /// The std instant this wraps.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::Instant;
-    ///
-    /// let deadline: std::time::Instant = Instant::now().into_std();
-    /// assert!(deadline <= std::time::Instant::now());
-    /// ```
     pub fn into_std(self) -> std::time::Instant {
         self.std
     }
@@ -124,97 +91,32 @@ impl Instant {
     }
 
     /// Time elapsed since `earlier`, or `None` if `earlier` is later.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let a = Instant::now();
-    /// let b = a + Duration::from_millis(3);
-    /// assert_eq!(b.checked_duration_since(a), Some(Duration::from_millis(3)));
-    /// assert_eq!(a.checked_duration_since(b), None);
-    /// ```
     pub fn checked_duration_since(&self, earlier: Instant) -> Option<Duration> {
         self.std.checked_duration_since(earlier.std)
     }
 
     /// Time elapsed since `earlier`, or zero if `earlier` is later.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let a = Instant::now();
-    /// let b = a + Duration::from_millis(3);
-    /// assert_eq!(a.saturating_duration_since(b), Duration::ZERO);
-    /// ```
     pub fn saturating_duration_since(&self, earlier: Instant) -> Duration {
         self.std.saturating_duration_since(earlier.std)
     }
 
     /// Time elapsed since this instant, by [`Instant::now`]; zero if in the
     /// future.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let later = Instant::now() + Duration::from_secs(60);
-    /// assert_eq!(later.elapsed(), Duration::ZERO, "in the future: zero");
-    /// ```
     pub fn elapsed(&self) -> Duration {
         Instant::now().saturating_duration_since(*self)
     }
 
     /// `self + duration`, or `None` if that is not representable.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let now = Instant::now();
-    /// assert!(now.checked_add(Duration::from_secs(1)).is_some());
-    /// assert!(now.checked_add(Duration::MAX).is_none());
-    /// ```
     pub fn checked_add(&self, duration: Duration) -> Option<Instant> {
         self.std.checked_add(duration).map(Instant::from_std)
     }
 
     /// `self - duration`, or `None` if that is not representable.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let now = Instant::now();
-    /// let later = now + Duration::from_secs(1);
-    /// assert_eq!(later.checked_sub(Duration::from_secs(1)), Some(now));
-    /// ```
     pub fn checked_sub(&self, duration: Duration) -> Option<Instant> {
         self.std.checked_sub(duration).map(Instant::from_std)
     }
 
     /// `self + duration`, with `duration` capped at [`Instant::FAR_FUTURE`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let now = Instant::now();
-    /// assert_eq!(now.saturating_add(Duration::MAX), now.saturating_add(Instant::FAR_FUTURE));
-    /// ```
     pub fn saturating_add(&self, duration: Duration) -> Instant {
         let capped = duration.min(Instant::FAR_FUTURE);
         // A century fits in every platform's monotonic clock; should it not,

@@ -1,44 +1,27 @@
-//! [`Interval`]: a stream of ticks at a fixed period.
+//! [`Interval`]: a stream of ticks at a fixed period, with tokio's
+//! semantics: the first tick completes at `start` (at once for
+//! [`interval`]), each tick returns the instant it was *scheduled* for, and
+//! [`MissedTickBehavior`] decides what follows a late tick.
 //!
-//! Semantics follow tokio's: the first tick completes at `start`
-//! (immediately for [`interval`]: that deadline is now, not in the future;
-//! a later tick still in the future when scheduled completes at a later
-//! fire pass, never in the poll that scheduled it, see
-//! [`Sleep`](crate::Sleep)), each tick returns the instant it was
-//! *scheduled* for, and [`MissedTickBehavior`] decides what happens after a
-//! tick that fired late (the task was busy, or the thread was blocked).
+//! A tick is *missed* only if it completes later than scheduled by more
+//! than a tolerance: 5 ms (as tokio) plus the firing window for a
+//! nearest-tick interval, plus the pass period `T` (or twice the window) for
+//! a never-early one. A throttled timer's designed error (`±T/2`, or up to
+//! `T` late) is thus never a missed tick, and an early tick schedules the
+//! next one a period after its scheduled instant.
 //!
-//! # Missed ticks and the firing window
-//!
-//! A tick counts as *missed* only if it completes later than its scheduled
-//! instant by more than a tolerance: 5 ms (as tokio) plus the driver's
-//! firing window for a nearest-tick interval, plus the scheduler's pass
-//! period `T` (or twice the window, if larger) for a never-early one, be it
-//! never-early by `interval_at_least` or by the runtime's timer policy.
-//! Under a throttling scheduler of period `T` (window `T/2`) a nearest-tick
-//! timer is up to `T/2` early or late and a never-early one up to `T` late
-//! by design; neither is a missed tick, so a `Delay` interval does not
-//! drift and a `Skip` interval does not skip. A tick that completes *early*
-//! (within the window) is never missed: the next one is scheduled a period
-//! after the scheduled instant, not after the early completion.
-//!
-//! # Re-arming inside the window
-//!
-//! A tick that completes late by more than the window (it missed its
-//! nearest tick: a busy thread, an overrun) may leave the next scheduled
-//! instant inside the window the driver's last pass processed. That
-//! instant's nearest tick is the current one, so it fires at the current
-//! tick's end-of-tick pass: the schedule catches up at once instead of
-//! staying a tick late for good. After an on-time tick, a next instant
-//! inside the window (a period shorter than the window) waits for the next
-//! pass, so a loop over a short interval costs one poll per tick.
+//! After a tick late by more than the window, the next scheduled instant
+//! may lie inside the window the last pass processed: it fires at that
+//! tick's end-of-tick pass, so the schedule catches up at once. After an
+//! on-time tick such an instant waits for the next pass, so a loop over a
+//! short interval costs one poll per tick.
 
 use std::future::{poll_fn, Future as _};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::{Handle, Instant, Sleep};
 
 /// Slack beyond the firing window before a tick counts as missed.
@@ -49,9 +32,7 @@ const MISSED_TICK_SLACK: Duration = Duration::from_millis(5);
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval, MissedTickBehavior};
@@ -61,10 +42,7 @@ const MISSED_TICK_SLACK: Duration = Duration::from_millis(5);
 /// // After a late tick, drop the missed ones instead of bursting through them.
 /// ticks.set_missed_tick_behavior(MissedTickBehavior::Skip);
 /// ticks.tick().await;
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MissedTickBehavior {
@@ -103,9 +81,7 @@ impl MissedTickBehavior {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval, Instant};
@@ -117,10 +93,7 @@ impl MissedTickBehavior {
 ///     let scheduled = every_20ms.tick().await;
 ///     assert_eq!(scheduled - start, Duration::from_millis(20) * n);
 /// }
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug)]
 pub struct Interval {
@@ -140,9 +113,7 @@ pub struct Interval {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval, Instant};
@@ -153,10 +124,7 @@ pub struct Interval {
 /// ticks.tick().await; // 20 ms later
 /// ticks.tick().await; // 40 ms later
 /// assert!(start.elapsed() >= Duration::from_millis(40));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn interval(period: Duration) -> Interval {
@@ -174,9 +142,7 @@ pub fn interval(period: Duration) -> Interval {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{interval_at, Instant};
@@ -185,10 +151,7 @@ pub fn interval(period: Duration) -> Interval {
 /// let mut ticks = interval_at(start, Duration::from_millis(20));
 /// assert_eq!(ticks.tick().await, start);
 /// assert_eq!(ticks.tick().await, start + Duration::from_millis(20));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn interval_at(start: Instant, period: Duration) -> Interval {
@@ -219,10 +182,7 @@ pub fn interval_at(start: Instant, period: Duration) -> Interval {
 ///     let scheduled = ticks.tick().await;
 ///     assert!(Instant::now() >= scheduled);
 /// }
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn interval_at_least(period: Duration) -> Interval {
@@ -237,25 +197,6 @@ impl Interval {
     /// # Panics
     ///
     /// If `period` is zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Interval};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let start = driver.clock().now();
-    /// let mut ticks = Interval::new(driver.handle(), start, Duration::from_millis(10), false);
-    /// let mut tick = tokio_test::task::spawn(async move {
-    ///     ticks.tick().await;
-    ///     ticks.tick().await
-    /// });
-    /// assert!(tick.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert_eq!(tick.poll(), std::task::Poll::Ready(start + Duration::from_millis(10)));
-    /// ```
     #[track_caller]
     pub fn new(handle: Handle, start: Instant, period: Duration, at_least: bool) -> Interval {
         assert!(!period.is_zero(), "an Interval's period must be non-zero");
@@ -281,9 +222,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -293,10 +232,7 @@ impl Interval {
     /// let second = ticks.tick().await;
     /// assert_eq!(second - first, Duration::from_millis(5));
     /// assert!(Instant::now() >= second);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub async fn tick(&mut self) -> Instant {
         poll_fn(|cx| self.poll_tick(cx)).await
@@ -307,9 +243,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::future::poll_fn;
     /// use std::time::Duration;
@@ -319,10 +253,7 @@ impl Interval {
     /// let first = poll_fn(|cx| ticks.poll_tick(cx)).await;
     /// let second = poll_fn(|cx| ticks.poll_tick(cx)).await;
     /// assert_eq!(second - first, Duration::from_millis(5));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn poll_tick(&mut self, cx: &mut Context<'_>) -> Poll<Instant> {
         if self.delay.as_mut().poll(cx).is_pending() {
@@ -337,13 +268,8 @@ impl Interval {
         } else {
             scheduled + self.period
         };
-        // After an on-time tick, a next tick inside the window the last pass
-        // processed (a period shorter than the window) waits for the next
-        // pass, so a loop over a short interval costs one poll per tick.
-        // After a tick that missed its nearest tick (a busy thread, an
-        // overrun), the next one's nearest tick is the current one: it fires
-        // at this tick's end, so the schedule catches up instead of staying
-        // a tick late.
+        // A late tick's successor catches up at this tick's end; an on-time
+        // tick's waits for the next pass (see the module docs).
         let in_window = if now > scheduled + window {
             InWindow::ThisTick
         } else {
@@ -354,13 +280,10 @@ impl Interval {
     }
 
     /// The firing window, and the lateness that does not count as a missed
-    /// tick: [`MISSED_TICK_SLACK`] plus the window for a nearest-tick
-    /// interval (up to `T/2` late), plus the scheduler's pass period for a
-    /// never-early one (up to `T` late, whether by `interval_at_least` or
-    /// by the runtime's timer policy).
+    /// tick (see the module docs).
     fn window_and_tolerance(&self) -> (Duration, Duration) {
         // Read without the wheel lock: the re-arm that follows takes it.
-        let config = self.delay.handle().shared().config();
+        let config = self.delay.handle().timers().config();
         let (window_ticks, never_early, pass_ticks) = (
             config.window_ticks,
             config.never_early,
@@ -380,9 +303,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -393,10 +314,7 @@ impl Interval {
     /// let start = Instant::now();
     /// ticks.tick().await;
     /// assert!(start.elapsed() >= Duration::from_millis(10));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset(&mut self) {
         let now = self.delay.handle().now();
@@ -411,9 +329,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -424,10 +340,7 @@ impl Interval {
     /// let start = Instant::now();
     /// ticks.tick().await; // does not wait a minute
     /// assert_eq!(start.elapsed(), Duration::ZERO);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset_immediately(&mut self) {
         let now = self.delay.handle().now();
@@ -439,9 +352,7 @@ impl Interval {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{interval, Instant};
@@ -451,80 +362,23 @@ impl Interval {
     /// let soon = Instant::now() + Duration::from_millis(5);
     /// ticks.reset_at(soon);
     /// assert_eq!(ticks.tick().await, soon);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset_at(&mut self, deadline: Instant) {
         self.delay.as_mut().reset(deadline);
     }
 
     /// The period.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::interval;
-    ///
-    /// assert_eq!(interval(Duration::from_millis(20)).period(), Duration::from_millis(20));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn period(&self) -> Duration {
         self.period
     }
 
     /// What happens after a missed tick.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{interval, MissedTickBehavior};
-    ///
-    /// let ticks = interval(Duration::from_millis(20));
-    /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Burst);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn missed_tick_behavior(&self) -> MissedTickBehavior {
         self.missed_tick_behavior
     }
 
     /// Sets what happens after a missed tick.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{interval, MissedTickBehavior};
-    ///
-    /// let mut ticks = interval(Duration::from_millis(20));
-    /// ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    /// assert_eq!(ticks.missed_tick_behavior(), MissedTickBehavior::Delay);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn set_missed_tick_behavior(&mut self, behavior: MissedTickBehavior) {
         self.missed_tick_behavior = behavior;
     }

@@ -1,53 +1,35 @@
 //! Tempo's timer driver: a hierarchical timing wheel that wraps any
 //! [`Park`](tempo_park::Park) driver, and the timer futures that use it.
+//! Names follow `tokio::time`, so code can switch by changing its imports.
 //!
 //! * [`Driver`] parks the driver under it until the next timer is due (or
-//!   the caller's timeout), then fires every timer due by `now + window`;
-//!   see its docs for the firing window and the timer policies.
+//!   the caller's timeout), then fires every timer due by `now + window`.
 //! * [`Handle`] reaches the driver from any thread; the runtime *enters* it
 //!   so that [`sleep`], [`interval`], [`timeout`] and [`Instant::now`] find
 //!   it.
 //! * [`Clock`] is real or paused; with a paused clock an idle driver jumps
-//!   to the next timer instead of waiting, so tests of long timeouts finish
-//!   at once and deterministically.
+//!   to the next timer instead of waiting, so tests finish at once and
+//!   deterministically.
 //!
 //! # Timer policies
 //!
-//! A scheduler that fires timers only once per tick of period `T` (the
-//! throttling scheduler) sets a firing window of `T/2`
-//! ([`Driver::set_firing_window`]). By default a timer then fires at the
-//! tick *nearest* its deadline: error within `±T/2`, mean about zero.
-//! "Nearest" is judged on the scheduler's tick grid, which it names before
-//! each tick's pass ([`Handle::set_next_pass_grid`]): a tick that wakes up
-//! late fires the same window as an on-time one, so a periodic stream
-//! fires at the same phase of the grid every time, one period apart.
-//! Timers created with [`sleep_at_least`], [`Sleep::at_least`] or
-//! [`interval_at_least`] (or every timer, with
-//! [`Driver::set_never_early`]) are *never early*: they fire at the first
-//! tick at or after their deadline, error within `[0, T]`, which is tokio's
-//! rule. With a zero window (the basic scheduler) both policies are the
-//! same: never early, late by the wake-up latency only.
-//!
-//! Under either policy a timer whose deadline is in the future never
-//! completes in the poll that created it. One registered inside the window
-//! the current tick already fired fires at that tick's end-of-tick pass
-//! ([`Handle::fire_end_of_tick`]) if its deadline was given (`sleep_until`,
-//! `reset`, an interval's schedule), which is its nearest tick, and at the
-//! next tick if it was measured from now (`sleep(d)`), so
-//! `loop { sleep(d).await }` costs at most one poll per tick (see
-//! [`Sleep`]).
-//!
-//! The names follow `tokio::time` so that code can switch by changing its
-//! imports.
+//! A scheduler that fires timers once per tick of period `T` sets a firing
+//! window of `T/2` ([`Driver::set_firing_window`]): a timer then fires at
+//! the tick *nearest* its deadline on the scheduler's grid
+//! ([`Handle::set_next_pass_grid`]), error within `±T/2`. Timers made with
+//! [`sleep_at_least`], [`Sleep::at_least`] or [`interval_at_least`] (or
+//! every timer, with [`Driver::set_never_early`]) are *never early*: error
+//! within `[0, T]`, tokio's rule. With a zero window both are the same.
+//! A timer whose deadline is in the future never completes in the poll that
+//! created it (see [`Sleep`]).
 //!
 //! # The examples
 //!
-//! Every item's example runs as a doctest. Since this crate cannot depend
-//! on the runtime, an example that awaits runs its `async` block on a
-//! [`Driver`] over a [`ParkThread`](tempo_park::ParkThread) with a paused
-//! clock, parking the driver until the block completes (hidden set-up
-//! lines; the driver example shows them). In an application the same body
-//! runs in a task of a `tempo` runtime, through `tempo::time`.
+//! This crate cannot depend on the runtime, so an example that awaits runs
+//! its `async` block on a [`Driver`] over a
+//! [`ParkThread`](tempo_park::ParkThread) with a paused clock (hidden
+//! set-up lines, shown here). In an application the same body runs in a
+//! task of a `tempo` runtime, through `tempo::time`.
 //!
 //! ```
 //! use std::time::Duration;
@@ -83,7 +65,7 @@ mod list;
 mod sleep;
 mod sync;
 mod timeout;
-mod timer_shared;
+mod timers;
 mod wheel;
 
 pub use clock::Clock;
@@ -109,9 +91,7 @@ use std::time::Duration;
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::Instant;
@@ -121,10 +101,7 @@ use std::time::Duration;
 /// tempo_time::advance(Duration::from_secs(5)).await;
 /// assert_eq!(start.elapsed(), Duration::from_secs(5));
 /// tempo_time::resume();
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn pause() {
@@ -140,9 +117,7 @@ pub fn pause() {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use tempo_time::Handle;
 ///
@@ -150,10 +125,7 @@ pub fn pause() {
 /// assert!(Handle::current().clock().is_paused());
 /// tempo_time::resume();
 /// assert!(!Handle::current().clock().is_paused());
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn resume() {
@@ -172,9 +144,7 @@ pub fn resume() {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, Instant};
@@ -185,10 +155,7 @@ pub fn resume() {
 /// tempo_time::advance(Duration::from_secs(60)).await;
 /// assert_eq!(start.elapsed(), Duration::from_secs(60));
 /// waiter.await; // its deadline has passed: completes on its first poll
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 pub async fn advance(duration: Duration) {
     let handle = Handle::current();

@@ -11,11 +11,11 @@
 //! iff `b.prev == a`; an entry is in at most one list at a time (the wheel
 //! records which in [`EntryShared::location`]).
 //!
-//! [`EntryShared::prev`]: crate::entry::EntryShared
-//! [`EntryShared::next`]: crate::entry::EntryShared
-//! [`EntryShared::location`]: crate::entry::EntryShared
+//! [`EntryShared::prev`]: crate::entry::cell::EntryShared
+//! [`EntryShared::next`]: crate::entry::cell::EntryShared
+//! [`EntryShared::location`]: crate::entry::cell::EntryShared
 
-use crate::entry::EntryRef;
+use crate::entry::cell::EntryRef;
 
 /// An intrusive list of timer entries (LIFO order: order within a slot does
 /// not matter, every entry of a slot is processed together).

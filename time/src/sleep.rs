@@ -2,31 +2,20 @@
 //!
 //! A `Sleep` owns its timer entry (pinned inside it), so creating, polling,
 //! resetting and dropping it allocate nothing; it registers with the wheel
-//! on its first poll. `Duration::MAX` saturates to about a century
-//! ([`Instant::FAR_FUTURE`]) and never fires in practice.
+//! on its first poll, without reading the clock (as tokio). `Duration::MAX`
+//! saturates to about a century ([`Instant::FAR_FUTURE`]).
 //!
-//! # Deadlines that have already passed, and the ones that have not
-//!
-//! * `sleep(Duration::ZERO)` (and `sleep_at_least`, `timeout` with a zero
-//!   duration) completes on its first poll without touching the wheel.
-//! * A deadline at or before the driver's last fire pass (its `now`; every
-//!   pass records it, one that finds nothing due too) completes on the
-//!   first poll, or at once on a reset (the waiting task is woken).
+//! * A zero duration completes on the first poll without touching the
+//!   wheel; so does a deadline at or before the driver's last fire pass
+//!   (or, on a reset, the waiting task is woken).
 //! * A deadline in the future **never completes in the poll that created
-//!   it**, even inside a throttling scheduler's firing window (up to `T/2` after
-//!   the tick's grid instant, which the last pass already processed). There its nearest tick is the
-//!   current one: a deadline *given* to the sleep ([`sleep_until`],
-//!   [`Sleep::new`], [`Sleep::reset`]) completes at the tick's end-of-tick
-//!   pass ([`Handle::fire_end_of_tick`]), later in the same tick; one
-//!   *measured from now* ([`sleep`], [`sleep_at_least`]) completes at the
-//!   next fire pass, so `loop { sleep(d).await }` costs at most one poll
-//!   per tick, whatever `d`, instead of spinning until the window moves
-//!   (a loop over `sleep_until(Instant::now() + d)`, at most two).
-//! * A deadline after the last pass but already in the past by the time it
-//!   registers completes at the driver's next fire pass too: the next turn
-//!   of the scheduler (whose park does not block, since the timer is due).
-//!   Registration reads no clock, which keeps an insert + cancel pair
-//!   cheap; tokio behaves the same.
+//!   it**. Inside the window a throttled tick already fired, a deadline
+//!   *given* ([`sleep_until`], [`Sleep::new`], [`Sleep::reset`]) completes
+//!   at the tick's end-of-tick pass, one *measured from now* ([`sleep`],
+//!   [`sleep_at_least`]) at the next pass: `loop { sleep(d).await }` costs
+//!   at most one poll per tick, whatever `d`.
+//! * A deadline after the last pass but past by the time it registers
+//!   completes at the driver's next fire pass (whose park does not block).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -36,7 +25,7 @@ use std::time::Duration;
 use tempo_park::coop;
 
 use crate::entry::TimerEntry;
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::{Handle, Instant};
 
 /// A future that completes at [`deadline`](Sleep::deadline). Created by
@@ -49,9 +38,7 @@ use crate::{Handle, Instant};
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, Instant};
@@ -65,16 +52,13 @@ use crate::{Handle, Instant};
 /// assert_eq!(delay.deadline(), sooner);
 /// delay.as_mut().await;
 /// assert!(delay.is_elapsed());
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Sleep {
-    // Structurally pinned: see the projection in `entry.rs`.
-    pub(crate) entry: TimerEntry,
+    // Structurally pinned: see `entry_pin`.
+    entry: TimerEntry,
 }
 
 /// Waits until `duration` has elapsed (by the current runtime's clock).
@@ -86,9 +70,7 @@ pub struct Sleep {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, Instant};
@@ -96,10 +78,7 @@ pub struct Sleep {
 /// let start = Instant::now();
 /// sleep(Duration::from_millis(100)).await;
 /// assert!(start.elapsed() >= Duration::from_millis(100));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn sleep(duration: Duration) -> Sleep {
@@ -123,9 +102,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep_until, Instant};
@@ -133,10 +110,7 @@ pub fn sleep(duration: Duration) -> Sleep {
 /// let deadline = Instant::now() + Duration::from_millis(250);
 /// sleep_until(deadline).await;
 /// assert!(Instant::now() >= deadline);
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn sleep_until(deadline: Instant) -> Sleep {
@@ -167,10 +141,7 @@ pub fn sleep_until(deadline: Instant) -> Sleep {
 /// let start = Instant::now();
 /// sleep_at_least(Duration::from_millis(15)).await;
 /// assert!(start.elapsed() >= Duration::from_millis(15));
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn sleep_at_least(duration: Duration) -> Sleep {
@@ -235,123 +206,27 @@ impl Sleep {
     /// # Panics
     ///
     /// Outside a runtime with time enabled (see [`Handle::current`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # driver.set_firing_window(std::time::Duration::from_millis(10));
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{Instant, Sleep};
-    ///
-    /// let deadline = Instant::now() + Duration::from_millis(30);
-    /// let sleep = Sleep::at_least(deadline);
-    /// assert!(sleep.is_at_least());
-    /// sleep.await;
-    /// assert!(Instant::now() >= deadline);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     #[track_caller]
     pub fn at_least(deadline: Instant) -> Sleep {
         Sleep::new(Handle::current(), deadline, true)
     }
 
     /// The instant at which the sleep completes.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{sleep, Instant};
-    ///
-    /// let start = Instant::now();
-    /// assert_eq!(sleep(Duration::from_secs(2)).deadline(), start + Duration::from_secs(2));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn deadline(&self) -> Instant {
         self.entry.deadline()
     }
 
     /// Whether the sleep is never early.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{sleep, sleep_at_least};
-    ///
-    /// assert!(sleep_at_least(Duration::from_millis(1)).is_at_least());
-    /// assert!(!sleep(Duration::from_millis(1)).is_at_least());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn is_at_least(&self) -> bool {
         self.entry.is_at_least()
     }
 
     /// Whether the timer fired (the next poll completes).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::sleep;
-    ///
-    /// let mut delay = std::pin::pin!(sleep(Duration::from_millis(5)));
-    /// assert!(!delay.is_elapsed());
-    /// delay.as_mut().await;
-    /// assert!(delay.is_elapsed());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn is_elapsed(&self) -> bool {
         self.entry.is_elapsed()
     }
 
     /// The timer handle the sleep is registered with.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{sleep, Handle};
-    ///
-    /// let delay = sleep(Duration::from_millis(5));
-    /// assert_eq!(delay.handle().now(), Handle::current().now());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn handle(&self) -> &Handle {
         self.entry.handle()
     }
@@ -364,9 +239,7 @@ impl Sleep {
     /// # Examples
     ///
     /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
+    /// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
     /// # let mut task = tokio_test::task::spawn(async {
     /// use std::time::Duration;
     /// use tempo_time::{sleep, Instant};
@@ -379,13 +252,18 @@ impl Sleep {
     /// assert!(!delay.is_elapsed());
     /// delay.as_mut().await;
     /// assert!(Instant::now() >= later);
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
+    /// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
     /// ```
     pub fn reset(self: Pin<&mut Self>, deadline: Instant) {
         self.entry_pin().reset(deadline, InWindow::ThisTick);
+    }
+
+    /// Projects the pinned `Sleep` onto its entry.
+    fn entry_pin(self: Pin<&mut Self>) -> Pin<&mut TimerEntry> {
+        // SAFETY: `entry` is structurally pinned: `Sleep` has no `Drop` impl
+        // and no manual `Unpin` impl (it is `!Unpin` through the entry), and
+        // hands out `&mut` to `entry` only through this projection.
+        unsafe { self.map_unchecked_mut(|s| &mut s.entry) }
     }
 }
 

@@ -8,26 +8,22 @@ use std::time::Duration;
 use tempo_park::coop;
 
 use crate::error::Elapsed;
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::{Handle, Instant, Sleep};
 
 /// A future that completes with the inner future's output, or with
 /// [`Elapsed`] if the deadline passes first. Created by [`timeout`] or
 /// [`timeout_at`]. The inner future is dropped with the `Timeout`.
 ///
-/// A timeout is **never early**, whatever the driver's firing window: under
-/// a throttling scheduler of period `T` it gives up at the first tick at or
-/// after its deadline (late by at most `T`), never before. A nearest-tick
-/// timeout would give up to `T/2` too soon, and a timeout shorter than `T/2`
-/// would give up before the inner future was polled twice, which no caller
-/// of `timeout(d, ...)` expects.
+/// A timeout is **never early**, whatever the firing window: under a
+/// throttling scheduler of period `T` it gives up at the first tick at or
+/// after its deadline (late by at most `T`); giving up early could cut the
+/// inner future off before its second poll.
 ///
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, timeout};
@@ -35,17 +31,14 @@ use crate::{Handle, Instant, Sleep};
 /// let mut slow = Box::pin(timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))));
 /// assert_eq!(slow.get_ref().deadline() - slow.deadline(), Duration::from_millis(950));
 /// assert!(slow.as_mut().await.is_err());
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
-    // Both fields are structurally pinned: see the projection in `entry.rs`.
-    pub(crate) value: F,
-    pub(crate) delay: Sleep,
+    // Both fields are structurally pinned: see `project`.
+    value: F,
+    delay: Sleep,
 }
 
 /// Runs `future` for at most `duration`.
@@ -57,9 +50,7 @@ pub struct Timeout<F> {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, timeout};
@@ -69,10 +60,7 @@ pub struct Timeout<F> {
 ///
 /// let slow = timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))).await;
 /// assert!(slow.is_err(), "gave up after 50 ms");
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
@@ -99,9 +87,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Examples
 ///
 /// ```
-/// # use tempo_park::{Park, ParkThread};
-/// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-/// # let _guard = driver.handle().enter();
+/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
 /// # let mut task = tokio_test::task::spawn(async {
 /// use std::time::Duration;
 /// use tempo_time::{sleep, timeout_at, Instant};
@@ -110,10 +96,7 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// let slow = timeout_at(deadline, sleep(Duration::from_secs(1))).await;
 /// assert!(slow.is_err());
 /// assert!(Instant::now() >= deadline, "a timeout is never early");
-/// # });
-/// # let mut done = false;
-/// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-/// # assert!(done, "the example did not complete");
+/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
 /// ```
 #[track_caller]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
@@ -125,97 +108,38 @@ pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
 
 impl<F> Timeout<F> {
     /// The inner future.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{sleep, timeout};
-    ///
-    /// let limited = timeout(Duration::from_secs(1), sleep(Duration::from_millis(5)));
-    /// assert!(!limited.get_ref().is_elapsed());
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn get_ref(&self) -> &F {
         &self.value
     }
 
     /// The inner future, mutably.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::timeout;
-    ///
-    /// let mut limited = timeout(Duration::from_secs(1), std::future::ready(1));
-    /// let _inner: &mut std::future::Ready<i32> = limited.get_mut();
-    /// assert_eq!(limited.await, Ok(1));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn get_mut(&mut self) -> &mut F {
         &mut self.value
     }
 
     /// Consumes the timeout, returning the inner future.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::timeout;
-    ///
-    /// let limited = timeout(Duration::from_millis(1), async { "done" });
-    /// // Drop the deadline, keep the future.
-    /// assert_eq!(limited.into_inner().await, "done");
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn into_inner(self) -> F {
         self.value
     }
 
     /// The deadline.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # use tempo_park::{Park, ParkThread};
-    /// # let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused());
-    /// # let _guard = driver.handle().enter();
-    /// # let mut task = tokio_test::task::spawn(async {
-    /// use std::time::Duration;
-    /// use tempo_time::{timeout, Instant};
-    ///
-    /// let limited = timeout(Duration::from_millis(50), async {});
-    /// assert_eq!(limited.deadline(), Instant::now() + Duration::from_millis(50));
-    /// # });
-    /// # let mut done = false;
-    /// # for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() }
-    /// # assert!(done, "the example did not complete");
-    /// ```
     pub fn deadline(&self) -> Instant {
         self.delay.deadline()
+    }
+
+    /// Projects the pinned `Timeout` onto its two fields.
+    fn project(self: Pin<&mut Self>) -> (Pin<&mut F>, Pin<&mut Sleep>) {
+        // SAFETY: both fields are structurally pinned: `Timeout` has no `Drop`
+        // impl and no manual `Unpin` impl (it is `!Unpin` through `Sleep`),
+        // and hands out `&mut` to them only through this projection; the two
+        // `&mut` borrow disjoint fields.
+        unsafe {
+            let this = self.get_unchecked_mut();
+            (
+                Pin::new_unchecked(&mut this.value),
+                Pin::new_unchecked(&mut this.delay),
+            )
+        }
     }
 }
 

@@ -77,16 +77,6 @@ pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
 ///
 /// Those of [`std::fs::read_to_string`], including `InvalidData` if the
 /// file is not UTF-8.
-///
-/// ```
-/// # let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// # rt.block_on(async {
-/// let path = std::env::temp_dir().join(format!("tempo-fs-string-{}", std::process::id()));
-/// tempo::fs::write(&path, "hello").await?;
-/// assert_eq!(tempo::fs::read_to_string(&path).await?, "hello");
-/// # tempo::fs::remove_file(&path).await
-/// # }).unwrap();
-/// ```
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::read_to_string(path)).await
@@ -99,16 +89,6 @@ pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
 /// # Errors
 ///
 /// Those of [`std::fs::write`] (missing directory, no permission, ...).
-///
-/// ```
-/// # let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// # rt.block_on(async {
-/// let path = std::env::temp_dir().join(format!("tempo-fs-write-{}", std::process::id()));
-/// tempo::fs::write(&path, b"state: playing").await?;
-/// assert_eq!(std::fs::read(&path)?, b"state: playing");
-/// # tempo::fs::remove_file(&path).await
-/// # }).unwrap();
-/// ```
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     let contents = contents.as_ref().to_owned();
@@ -123,16 +103,6 @@ pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Re
 ///
 /// Those of [`std::fs::create_dir_all`] (a parent is a file, no
 /// permission, ...).
-///
-/// ```
-/// # let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// # rt.block_on(async {
-/// let top = std::env::temp_dir().join(format!("tempo-fs-dirs-{}", std::process::id()));
-/// tempo::fs::create_dir_all(top.join("a/b")).await?;
-/// assert!(tempo::fs::metadata(top.join("a/b")).await?.is_dir());
-/// # std::fs::remove_dir_all(&top)
-/// # }).unwrap();
-/// ```
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::create_dir_all(path)).await
@@ -144,17 +114,6 @@ pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
 /// # Errors
 ///
 /// Those of [`std::fs::remove_file`] (`NotFound` if it does not exist, ...).
-///
-/// ```
-/// # let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// # rt.block_on(async {
-/// let path = std::env::temp_dir().join(format!("tempo-fs-remove-{}", std::process::id()));
-/// tempo::fs::write(&path, "x").await?;
-/// tempo::fs::remove_file(&path).await?;
-/// assert!(!path.exists());
-/// # Ok::<_, std::io::Error>(())
-/// # }).unwrap();
-/// ```
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::remove_file(path)).await

@@ -2,38 +2,16 @@
 //! driver until an event. It has no state beyond the shared
 //! [`SchedulerCore`].
 //!
-//! # One iteration
-//!
-//! [`SchedulerCore::run_ready`] moves injected tasks to the local run
-//! queue, then polls tasks from its front until the queue is empty or the
-//! budget (`event_interval`, 61 by default) is spent; a task woken while it
-//! runs goes to the back, so [`yield_now`](crate::task::yield_now) is fair,
-//! and a task it wakes runs right after it, from the
-//! [run-next slot](super::run_next) (unlike tokio's current-thread
-//! scheduler, which queues it at the back).
-//! [`SchedulerCore::park_driver`] then parks the driver: for the caller's
-//! timeout if nothing is ready, with a zero timeout (a poll) if
-//! work is left. [`block_on`] and [`turn`] are loops over these two
-//! calls ([`block_on`] skips the zero-timeout poll until `event_interval`
-//! polls have run since the last one, see there); the handshake that makes
-//! parking safe against remote wakes is in
-//! [`core`](super::core).
-//!
-//! A task whose cooperative budget ran out is *deferred*: it runs again
-//! after the next driver poll, not at once (see [`core`](super::core)).
-//! So when the run queue empties with tasks deferred, the loop polls the
-//! driver (zero timeout) rather than parking, and a task on an
-//! always-ready resource alternates one budget of work with one driver
-//! poll: timers fire and other sockets are served between any two of its
-//! polls, however heavy its reads.
-//!
-//! Each park dispatches every I/O event pending when it starts, even more
-//! than the driver's events buffer holds (it polls again while the buffer
-//! comes back full; see [`tempo_io::Driver`]), as a throttled tick's poll
-//! does. tokio's scheduler takes one buffer per park instead; here the
-//! ready tasks of a larger burst are all queued at once and still run
-//! `event_interval` at a time in arrival order, with a driver poll between
-//! chunks, so the only difference is fewer `epoll_wait` calls.
+//! An iteration is [`SchedulerCore::run_ready`] (at most `event_interval`
+//! polls, 61 by default) then [`SchedulerCore::park_driver`]: for the
+//! caller's timeout if nothing is ready, with a zero timeout if work is
+//! left, including deferred tasks, so a task on an always-ready resource
+//! alternates one budget of work with one driver poll. [`block_on`] and
+//! [`turn`] are loops over these two calls; the handshake that makes
+//! parking safe against remote wakes is in [`core`](super::core). Each park
+//! dispatches every I/O event pending when it starts (see
+//! [`tempo_io::Driver`]); the tasks it readies still run `event_interval`
+//! at a time, with a driver poll between chunks.
 
 use std::future::Future;
 use std::pin::pin;

@@ -1,67 +1,38 @@
 //! What both schedulers share: the task queues, the owned-task list, the
-//! driver, the metrics, and the park handshake with other threads.
+//! driver, the metrics, the park handshake with other threads, and the
+//! core entered on this thread.
 //!
 //! [`SchedulerCore`] is the owning thread's side (`!Send`, in an `Rc`), and
 //! [`SchedulerShared`] the side other threads reach through a
-//! [`Handle`](crate::runtime::Handle) or a waker. The schedulers are loops
-//! *over* the core's two steps, [`SchedulerCore::run_ready`] (poll ready
-//! tasks within a budget) and [`SchedulerCore::park_driver`] (park or poll
-//! the driver): they use the core, and the core names none of them. Which
-//! loop runs is chosen one level up, in [`scheduler`](super), from the
-//! [`Flavor`] the builder decided; the core keeps that value only to answer
-//! [`Handle::max_throttling`](crate::runtime::Handle::max_throttling). A
-//! loop's own state (the throttling scheduler's tick grid, its sleeper, its
-//! `SLEEPING` state) lives in the loop's file; of a sleeper the core holds
-//! only the other end, an opaque unpark handle, so that
-//! [`SchedulerShared::unpark`] reaches it from any thread.
+//! [`Handle`](crate::runtime::Handle) or a waker. The loops of
+//! [`scheduler`](super) run over the core's two steps,
+//! [`run_ready`](SchedulerCore::run_ready) and
+//! [`park_driver`](SchedulerCore::park_driver); the core names none of them
+//! and holds of a loop's own wait only an opaque unpark handle (the
+//! sleeper), so that [`SchedulerShared::unpark`] reaches it from any thread.
 //!
-//! Each poll of a task, and of the `block_on` future, runs with a fresh
-//! [cooperative budget](tempo_park::coop) (the outer one is restored after,
-//! so nested runtimes and host loops keep theirs): a task that loops on an
-//! always-ready socket, timer or join yields after that many operations,
-//! instead of starving the others.
+//! Each task poll, and each poll of the `block_on` future, runs with a fresh
+//! [cooperative budget](tempo_park::coop). A task whose budget ran out is
+//! **deferred**: its waker goes to the core's
+//! [`Deferred`](tempo_park::coop::Deferred) list, woken after the next
+//! driver poll, behind the tasks that poll woke; so a task on an
+//! always-ready resource cannot hold the driver (and every timer) back for
+//! `event_interval` polls. Since only a driver poll wakes the list, nothing
+//! may block while it is not empty: `park_driver` then polls,
+//! [`Runtime::turn`](crate::runtime::Runtime::turn) reports it as work left,
+//! and [`shutdown`](SchedulerCore::shutdown) drops it.
 //!
-//! # Deferred tasks: a spent budget waits for the driver
-//!
-//! A task whose poll ended because its budget ran out is not put back on
-//! the run queue at once: its waker goes to the core's
-//! [`Deferred`](tempo_park::coop::Deferred) list, which
-//! [`park_driver`](SchedulerCore::park_driver) wakes after the driver's
-//! poll, behind the tasks that poll woke (fired timers, ready sockets).
-//! Without it a task on an always-ready resource was polled again
-//! straight away, and the driver, and so every timer, waited for
-//! `event_interval` of its polls, each a whole budget of heavy reads:
-//! 300 ms for a 10 ms interval next to a flooded TCP stream. The throttling
-//! scheduler wakes the list at its next tick, or with an I/O poll of its
-//! own within a tick that runs on (see [`throttle`](super::throttle)).
-//!
-//! The list is woken only by a driver poll, so nothing may block while it
-//! is not empty: `park_driver` counts it as work (it then polls instead of
-//! blocking), [`Runtime::turn`](crate::runtime::Runtime::turn) reports it
-//! as tasks remaining, and [`shutdown`](SchedulerCore::shutdown) drops it.
-//! It costs the hot path nothing: the list is found through the same
-//! thread-local cell as the budget, and filled only when a budget runs out.
-//!
-//! # Wake-up economy
-//!
-//! * A wake or spawn **on the owning thread** (inside `block_on`, `turn`,
-//!   a task, or after `enter`) pushes onto the local `VecDeque`: no lock,
-//!   no atomic read-modify-write beyond the task's state word, no syscall.
-//! * A wake of one task by another, **during that task's poll** on the
-//!   owning thread, puts the woken task in the [run-next
-//!   slot](super::run_next): it is polled right after the running task,
-//!   while what it was woken for is still in the cache.
-//! * A wake or spawn **from another thread** pushes onto the
-//!   [`InjectQueue`] and unparks the driver only if the scheduler is
-//!   `PARKED`. A busy scheduler picks the task up at its next iteration.
+//! Wake-ups: on the owning thread a wake or spawn pushes onto the local
+//! queue (no lock, no syscall), or into the [run-next slot](super::run_next)
+//! when one task wakes another during its poll; from another thread it
+//! pushes onto the [`InjectQueue`] and unparks the driver only if the
+//! scheduler is `PARKED`.
 //!
 //! # The park handshake (why no wake-up is lost)
 //!
-//! `park_state` is a small state word: `RUNNING`, `PARKED`, or a state of
-//! a loop's own in which it waits outside the driver (the throttling
-//! scheduler's `SLEEPING` between ticks). Only `PARKED` makes a remote wake
-//! unpark: in any other state remote wakes only queue, which for a sleeping
-//! throttled scheduler is the point (they wait for the next tick).
+//! `park_state` is `RUNNING`, `PARKED`, or a state of a loop's own in which
+//! it waits outside the driver (the throttling scheduler's `SLEEPING`).
+//! Only `PARKED` makes a remote wake unpark.
 //!
 //! ```text
 //! scheduler                                  remote thread
@@ -100,6 +71,7 @@ use std::task::Wake;
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
+use tempo_park::scoped::ScopedGuard;
 use tempo_park::{coop, Unpark, UnparkThread};
 
 use super::flavor::Flavor;
@@ -107,7 +79,6 @@ use super::inject::InjectQueue;
 use super::run_next::{Offer, RunNext};
 use super::turn::Turn;
 use crate::blocking::BlockingPool;
-use crate::current;
 use crate::driver::{Driver, DriverHandles};
 use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
@@ -179,7 +150,7 @@ impl SchedulerShared {
 
     /// `true` if this thread runs this scheduler right now.
     fn is_current(self: &Arc<Self>) -> bool {
-        current::core_of(self).is_some()
+        core_of(self).is_some()
     }
 
     /// Queues a task: on the local run queue when called on the owning
@@ -189,7 +160,7 @@ impl SchedulerShared {
         self: &Arc<Self>,
         task: Notified<Arc<SchedulerShared>>,
     ) -> Result<(), Notified<Arc<SchedulerShared>>> {
-        if let Some(core) = current::core_of(self) {
+        if let Some(core) = core_of(self) {
             core.run_queue.borrow_mut().push_back(task);
             return Ok(());
         }
@@ -258,7 +229,7 @@ impl SchedulerShared {
 
 impl Schedule for Arc<SchedulerShared> {
     fn schedule(&self, task: Notified<Self>) {
-        match current::core_of(self) {
+        match core_of(self) {
             Some(core) => core.schedule_local(task),
             // The owning thread was looked up once, above. A wake after
             // shutdown: the task is already cancelled (or about to be, by
@@ -308,7 +279,7 @@ pub(crate) struct SchedulerCore {
     /// [`run_next`](super::run_next)).
     run_next: RunNext<Notified<Arc<SchedulerShared>>>,
     owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
-    driver: RefCell<Driver>,
+    pub(super) driver: RefCell<Driver>,
     /// Tasks whose cooperative budget ran out, woken after the next driver
     /// poll (see the module docs).
     deferred: coop::Deferred,
@@ -418,7 +389,7 @@ impl SchedulerCore {
     /// slot's chain is below its cap), else at the back of the run queue.
     fn schedule_local(&self, task: Notified<Arc<SchedulerShared>>) {
         match self.run_next.offer(task) {
-            Offer::Taken => {}
+            Offer::Placed => {}
             Offer::Displaced(task) | Offer::Refused(task) => {
                 self.run_queue.borrow_mut().push_back(task);
             }
@@ -522,49 +493,6 @@ impl SchedulerCore {
             timers_fired: stats.timers_fired,
             ..Turn::default()
         }
-    }
-
-    /// A throttled tick's second look at the reactor (see
-    /// `scheduler::throttle`): polls the I/O side of the driver once,
-    /// without blocking and without firing timers. Returns what it
-    /// dispatched, as a [`Turn`] with no task polls.
-    pub(crate) fn look_driver(&self) -> Turn {
-        let mut driver = self.driver.borrow_mut();
-        let before = driver.stats();
-        if let Err(error) = driver.look() {
-            panic!("tempo: the runtime's driver failed to poll: {error}");
-        }
-        let stats = driver.stats() - before;
-        self.counters.work(0, stats.io_events, stats.timers_fired);
-        Turn {
-            io_events: stats.io_events,
-            timers_fired: stats.timers_fired,
-            ..Turn::default()
-        }
-    }
-
-    /// A throttled tick's end-of-tick timer pass (see `scheduler::throttle`):
-    /// fires the timers that registered during the tick for its end,
-    /// without polling the driver. Returns what it fired, as a [`Turn`] with
-    /// no task polls.
-    pub(crate) fn end_of_tick_timers(&self) -> Turn {
-        let Some(time) = &self.shared.handles.time else {
-            return Turn::default();
-        };
-        let fired = time.fire_end_of_tick();
-        if fired != 0 {
-            self.counters.work(0, 0, fired);
-        }
-        Turn {
-            timers_fired: fired,
-            ..Turn::default()
-        }
-    }
-
-    /// The I/O events a dispatch must reach for a throttled tick to take a
-    /// second look (`None`: no I/O driver, no second looks).
-    pub(crate) fn look_threshold(&self) -> Option<u64> {
-        self.driver.borrow().look_threshold()
     }
 
     /// Accounts one finished iteration and publishes the counters.
@@ -687,4 +615,85 @@ impl std::fmt::Debug for SchedulerCore {
             .field("event_interval", &self.event_interval)
             .finish_non_exhaustive()
     }
+}
+
+// The scheduler entered on this thread: a `tempo_park::scoped`
+// thread-local, set by the enter levels of `crate::current` (which also
+// enter the drivers) and read here to route a wake or spawn made on the
+// owning thread to the local run queue. Invariant: a released core (its
+// `Runtime` was dropped) is never handed out; it is removed when found (a
+// leaked or out-of-order guard can leave it there), so no spawn or wake
+// lands in a dead run queue.
+
+/// What this thread has entered.
+#[derive(Clone)]
+pub(crate) struct Entered {
+    /// The runtime; `None` once a released one was removed, or when only
+    /// `remote` was entered.
+    pub(crate) core: Option<Rc<SchedulerCore>>,
+    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter),
+    /// used only when `core` is `None`: spawns go to its injection queue.
+    pub(crate) remote: Option<Arc<SchedulerShared>>,
+    /// Inside `block_on` or `turn` (of this runtime or an outer one).
+    pub(crate) running: bool,
+}
+
+tempo_park::scoped_thread_local! {
+    static ENTERED: Entered
+}
+
+/// Makes `entered` this thread's until the guard is dropped.
+pub(crate) fn enter_on_thread(entered: Entered) -> ScopedGuard<Entered> {
+    ENTERED.enter(entered)
+}
+
+/// `true` if this thread runs a scheduler (inside `block_on` or `turn`).
+pub(crate) fn is_running() -> bool {
+    ENTERED.with(|entered| entered.is_some_and(|e| e.running))
+}
+
+/// The core of `shared`'s runtime if it is the one entered on this thread
+/// (this thread owns it and runs or entered it), else `None`.
+pub(crate) fn core_of(shared: &Arc<SchedulerShared>) -> Option<Rc<SchedulerCore>> {
+    current_core().filter(|core| Arc::ptr_eq(&core.shared, shared))
+}
+
+/// The shared half of the runtime entered on this thread (its core's, or
+/// the one [`Handle::enter`](crate::runtime::Handle::enter) entered), if
+/// any and not shut down.
+pub(crate) fn current_shared() -> Option<Arc<SchedulerShared>> {
+    if let Some(core) = current_core() {
+        return Some(core.shared.clone());
+    }
+    let remote = ENTERED.with(|entered| entered.and_then(|e| e.remote.clone()))?;
+    (!remote.is_shut_down()).then_some(remote)
+}
+
+/// The runtime entered on this thread, if any and not released.
+fn current_core() -> Option<Rc<SchedulerCore>> {
+    let (core, running) =
+        ENTERED.with(|entered| entered.map_or((None, false), |e| (e.core.clone(), e.running)));
+    let core = core?;
+    if !core.is_released() {
+        return Some(core);
+    }
+    // Keep the running flag: an outer `block_on` may still run.
+    let stale = ENTERED.replace(Some(Entered {
+        core: None,
+        remote: None,
+        running,
+    }));
+    // Dropped outside the borrow: it may be the core's last reference.
+    drop(stale);
+    drop(core);
+    None
+}
+
+/// Spawns a `!Send` future on the runtime entered on this thread.
+pub(crate) fn try_spawn_local<F>(future: F) -> Option<JoinHandle<F::Output>>
+where
+    F: Future + 'static,
+    F::Output: 'static,
+{
+    Some(current_core()?.spawn_local(future))
 }

@@ -65,14 +65,11 @@ impl Flavor {
     }
 
     /// The I/O driver's events buffer unless the builder sets one (`None`:
-    /// the driver's default, 1,024, tokio's). Under throttling a tick
-    /// takes every socket that became ready during the period: with more
-    /// ready sockets than the buffer holds, it polls again at once, and
-    /// every level-triggered socket reported by the first poll, not yet
-    /// served, comes back in the second (measured at 2,000 streams: one
-    /// `epoll_wait` less per tick, 0.92-1.02x the CPU per datagram; benches
-    /// README, 2026-11-26, noon). [`THROTTLED_IO_EVENTS`] takes up to
-    /// 4,096 ready sockets in one poll, for 48 KiB of buffer.
+    /// the driver's default, 1,024, tokio's). Under throttling a tick takes
+    /// every socket that became ready during the period, and a fuller
+    /// buffer saves the extra `epoll_wait` (in which the level-triggered
+    /// sockets not yet served would come back): [`THROTTLED_IO_EVENTS`]
+    /// takes up to 4,096 ready sockets in one poll, for 48 KiB of buffer.
     pub(crate) fn io_events_capacity(&self) -> Option<usize> {
         match self {
             Flavor::Basic => None,

@@ -9,11 +9,13 @@
 //!   [`basic`] runs ready tasks until none is left (within a poll budget),
 //!   then parks the driver until an event; [`throttle`] runs one tick per
 //!   period `T`, with a sleep between ticks that remote wakes do not
-//!   interrupt; all its state is one [`Throttle`] value.
+//!   interrupt; all its state is one [`Throttle`] value, and its folder
+//!   holds every part of a tick (the pacer's grid, the second looks, the
+//!   end-of-tick timer pass).
 //! * What the loops share: [`core`] (task queues, owned tasks, the driver,
-//!   the metrics, the park handshake with other threads:
-//!   [`SchedulerCore`], [`SchedulerShared`](core::SchedulerShared)), which names no loop;
-//!   [`pacer`] (when the next tick starts: fixed grid, overruns);
+//!   the metrics, the park handshake with other threads, the core entered
+//!   on this thread: [`SchedulerCore`], [`SchedulerShared`](core::SchedulerShared)),
+//!   which names no loop;
 //!   [`inject`] (the queue other threads push spawns and wakes into);
 //!   [`run_next`] (the slot that runs a task woken by the running task
 //!   right after it);
@@ -26,7 +28,6 @@ pub(crate) mod basic;
 pub(crate) mod core;
 pub(crate) mod flavor;
 pub(crate) mod inject;
-pub(crate) mod pacer;
 pub(crate) mod run_next;
 pub(crate) mod throttle;
 pub(crate) mod turn;

@@ -1,55 +1,27 @@
 //! The run-next slot: a task woken by the running task runs right after it.
 //!
-//! # Why
-//!
-//! A task that wakes another one on the same thread usually just handed it
-//! data: a source element pushed a buffer into a channel, a sender a
-//! message. Queued at the back, the woken task runs after every other task
-//! ready in that batch; in the media pipeline (5,000 sources, each with a
-//! sink on the same context) that is after every other source of the tick,
-//! by which time the channel, the sink's state and the buffer have left
-//! the cache again: the sink's bookkeeping cost 4% of the samples against
-//! 0.5% in a plain receiver, and 2-4 ms of latency. Run next, it finds them
-//! hot.
-//!
-//! # The rule
+//! A task that wakes another on the same thread usually just handed it data
+//! (a buffer through a channel); queued at the back, the woken task would
+//! run after every other ready task, when that data has left the cache.
 //!
 //! While [`run_ready`](super::core::SchedulerCore::run_ready) polls a task,
-//! a wake of *another* task of the same scheduler, made on the scheduler's
-//! own thread, puts the woken task in a one-entry slot instead of at the
-//! back of the run queue; the batch polls the slot before taking the next
-//! task from the queue. A task already in the slot (the running task woke
-//! two) is pushed to the back of the queue: the last one woken runs next,
-//! as in tokio's multi-thread scheduler, whose per-worker "LIFO slot" this
-//! follows. Everything else queues as before:
+//! a wake of *another* task of the same scheduler, made on its own thread,
+//! puts the woken task in a one-entry slot, polled before the next task
+//! from the queue; a task displaced from the slot goes to the back (the
+//! last one woken runs next, as tokio's multi-thread "LIFO slot"). A task
+//! waking itself ([`yield_now`](crate::task::yield_now)), wakes from other
+//! threads, and wakes outside a task poll (the `block_on` future, the
+//! driver, deferred tasks, shutdown) and spawns queue as usual.
 //!
-//! * a task that woke *itself* ([`yield_now`](crate::task::yield_now), a
-//!   wake during its own poll): to the back, so yielding stays fair;
-//! * wakes from other threads: the inject queue, unchanged;
-//! * wakes outside a task poll (the `block_on` future, the driver's timers
-//!   and I/O, deferred tasks, destructors at shutdown) and spawns: the
-//!   back of the queue.
-//!
-//! # Fairness
-//!
-//! Two tasks that wake each other (a channel ping-pong) would keep the
-//! slot forever and starve the queue. So a *chain* of slot polls (slot
-//! polls since the last task taken from the queue) is capped at
-//! [`MAX_RUN_NEXT_POLLS`]: once it is reached, the slot is closed until the
-//! next task from the queue is polled, and wakes go to the back. A queued
-//! task therefore waits for at most `MAX_RUN_NEXT_POLLS` extra polls per
-//! task ahead of it. Slot polls are polls like any other: they count
-//! toward `run_ready`'s budget (the event interval, the throttled tick's
-//! budget), each has a fresh cooperative budget, and when the budget is
-//! spent a task left in the slot goes to the back of the queue. The slot
-//! is empty whenever `run_ready` is not running, so a throttled tick's
-//! "run every ready task, then sleep" and the park handshake see every
-//! ready task in the queue; [`shutdown`](super::core::SchedulerCore::shutdown)
-//! still drains it, in case a poll unwound through `run_ready`.
-//!
-//! Both schedulers have the slot (it lives in the core both loops share).
-//! tokio's current-thread scheduler has none: there a woken task always
-//! goes to the back.
+//! Fairness: a *chain* of slot polls (since the last task taken from the
+//! queue) is capped at [`MAX_RUN_NEXT_POLLS`], after which the slot closes
+//! until the next queued task is polled, so two tasks waking each other
+//! cannot starve the queue. Slot polls count toward `run_ready`'s budget,
+//! and a task left in the slot when the batch ends goes to the back.
+//! Invariant: the slot is empty whenever `run_ready` is not running, so
+//! the park handshake and a throttled tick see every ready task in the
+//! queue ([`shutdown`](super::core::SchedulerCore::shutdown) drains it
+//! all the same, should a poll unwind).
 
 use std::cell::Cell;
 
@@ -70,7 +42,7 @@ pub(super) struct RunNext<T> {
 /// Where a woken task goes.
 pub(super) enum Offer<T> {
     /// Into the slot, empty before.
-    Taken,
+    Placed,
     /// Into the slot; the task it held goes to the back of the queue.
     Displaced(T),
     /// The slot is closed: the task goes to the back of the queue.
@@ -92,7 +64,7 @@ impl<T> RunNext<T> {
             return Offer::Refused(task);
         }
         match self.slot.replace(Some(task)) {
-            None => Offer::Taken,
+            None => Offer::Placed,
             Some(previous) => Offer::Displaced(previous),
         }
     }
@@ -149,7 +121,7 @@ mod tests {
     fn last_woken_runs_next() {
         let slot = RunNext::new();
         slot.start_chain();
-        assert!(matches!(slot.offer(1), Offer::Taken));
+        assert!(matches!(slot.offer(1), Offer::Placed));
         assert!(matches!(slot.offer(2), Offer::Displaced(1)));
         assert_eq!(slot.take(), Some(2));
         assert!(slot.close().is_none());
@@ -160,12 +132,12 @@ mod tests {
         let slot = RunNext::new();
         slot.start_chain();
         for _ in 0..MAX_RUN_NEXT_POLLS {
-            assert!(matches!(slot.offer(7), Offer::Taken));
+            assert!(matches!(slot.offer(7), Offer::Placed));
             assert_eq!(slot.take(), Some(7));
         }
         assert!(matches!(slot.offer(8), Offer::Refused(8)));
         slot.start_chain();
-        assert!(matches!(slot.offer(9), Offer::Taken));
+        assert!(matches!(slot.offer(9), Offer::Placed));
         assert!(slot.is_occupied());
         assert_eq!(slot.close(), Some(9));
         assert!(!slot.is_occupied());

@@ -53,118 +53,33 @@ impl Turn {
     }
 
     /// Task polls in this turn (a task polled twice counts twice).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.spawn(async {});
-    /// rt.spawn(async {});
-    /// assert_eq!(rt.turn(Duration::ZERO).tasks_polled(), 2);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn tasks_polled(&self) -> u64 {
         self.tasks_polled
     }
 
     /// `true` if the driver was parked with a non-zero timeout (the thread
     /// may have blocked); `false` if it was only polled.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// // Nothing to run: the turn parks the driver for up to 1 ms.
-    /// let turn = rt.turn(Duration::from_millis(1));
-    /// assert!(turn.parked());
-    /// assert_eq!(turn.tasks_polled(), 0);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn parked(&self) -> bool {
         self.parked
     }
 
     /// Time spent inside the driver's park, when [`parked`](Self::parked).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// let turn = rt.turn(Duration::from_millis(1));
-    /// // Never more than asked, give or take the clock's granularity.
-    /// assert!(turn.parked_for() < Duration::from_secs(5));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn parked_for(&self) -> Duration {
         self.parked_for
     }
 
     /// I/O events the driver dispatched during this turn.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// let receiver = std::net::UdpSocket::bind("127.0.0.1:0")?;
-    /// let addr = receiver.local_addr()?;
-    /// receiver.set_nonblocking(true)?;
-    /// let job = rt.spawn(async move {
-    ///     let socket = tempo::net::UdpSocket::from_std(receiver)?;
-    ///     let mut buf = [0u8; 8];
-    ///     socket.recv(&mut buf).await
-    /// });
-    /// rt.turn(Duration::ZERO); // the task waits for a datagram
-    /// std::net::UdpSocket::bind("127.0.0.1:0")?.send_to(b"hi", addr)?;
-    /// let mut events = 0;
-    /// for _ in 0..1_000 {
-    ///     if job.is_finished() {
-    ///         break;
-    ///     }
-    ///     events += rt.turn(Duration::from_millis(10)).io_events();
-    /// }
-    /// assert!(events >= 1);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn io_events(&self) -> u64 {
         self.io_events
     }
 
     /// Timers the driver fired during this turn.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// let job = rt.spawn(async { tempo::time::sleep(Duration::from_millis(1)).await });
-    /// let mut fired = 0;
-    /// for _ in 0..1_000 {
-    ///     if job.is_finished() {
-    ///         break;
-    ///     }
-    ///     fired += rt.turn(Duration::from_millis(10)).timers_fired();
-    /// }
-    /// assert_eq!(fired, 1);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn timers_fired(&self) -> u64 {
         self.timers_fired
     }
 
     /// `true` if tasks were still ready at the end of the turn (the budget
     /// ran out, or the driver woke some): call `turn` again soon.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().event_interval(2).build()?;
-    /// for _ in 0..3 {
-    ///     rt.spawn(async {});
-    /// }
-    /// let turn = rt.turn(Duration::ZERO); // polls at most 2 tasks
-    /// assert!(turn.tasks_remaining());
-    /// assert!(!rt.turn(Duration::ZERO).tasks_remaining());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn tasks_remaining(&self) -> bool {
         self.tasks_remaining
     }
@@ -172,20 +87,6 @@ impl Turn {
     /// Throttling scheduler: this tick ran past its period or left ready
     /// tasks behind, so it did not sleep (the next tick is due at once).
     /// Always `false` for the basic scheduler.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// // A tick that hits its budget of task polls is an overrun.
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .max_throttling(Duration::from_millis(5))
-    ///     .tick_budget(1)
-    ///     .build()?;
-    /// rt.spawn(async {});
-    /// rt.spawn(async {});
-    /// assert!(rt.turn(Duration::ZERO).overrun());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn overrun(&self) -> bool {
         self.overrun
     }

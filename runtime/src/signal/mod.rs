@@ -1,34 +1,22 @@
 //! Asynchronous signal handling, with `tokio::signal`'s API: [`ctrl_c`]
 //! and, on Unix, [`unix::signal`] for any [`unix::SignalKind`].
 //!
-//! # Why it works this way
+//! A signal handler may take no lock, allocate nothing and call no waker.
+//! So Tempo's handler (installed once per signal number for the life of the
+//! process, through `signal-hook-registry`, which chains with other
+//! libraries' handlers) bumps that signal's delivery counter and writes one
+//! byte to a process-wide non-blocking socket pair. Each [`unix::Signal`]
+//! registers its own duplicate of the read end with its runtime's reactor,
+//! so the byte wakes it through the ordinary I/O path (under throttling, at
+//! the next tick), and compares the counter with the last value it saw.
+//! Hence a delivery between a `Signal`'s creation and its `recv` is not
+//! lost; every `Signal` of a kind sees each delivery, in one runtime or
+//! several; deliveries before the next `recv` coalesce (as the OS's do);
+//! and once a kind has a listener its default action (for `SIGINT`,
+//! terminating the process) no longer happens, as with tokio.
 //!
-//! A signal handler may do almost nothing: no lock, no allocation, no
-//! waker call. So the handler Tempo installs (once per signal number, for
-//! the life of the process, through `signal-hook-registry`, which chains
-//! with handlers other libraries install) does two async-signal-safe
-//! things: it bumps that signal's delivery counter and writes one byte to
-//! a non-blocking socket pair shared by the whole process. Each
-//! [`unix::Signal`] registers its own duplicate of the pair's read end
-//! with the reactor of the runtime it was created in, so the byte wakes
-//! it through the ordinary I/O path (under throttling, at the next tick),
-//! whichever runtime and thread it lives on; it then compares the counter
-//! with the last value it saw. Hence:
-//!
-//! * a signal delivered after a `Signal` was created and before its
-//!   `recv` is awaited is not lost;
-//! * every `Signal` of a kind receives each delivery, however many there
-//!   are, in one runtime or several;
-//! * deliveries that arrive before `recv` runs again are coalesced into
-//!   one, as the OS itself coalesces pending signals;
-//! * once a kind has a listener, its default action (for `SIGINT`,
-//!   terminating the process) no longer happens, even after the last
-//!   `Signal` is dropped, as with tokio.
-//!
-//! The module lives in `tempo` rather than `tempo-io` because it only needs
-//! tempo-io's public [`UnixStream`](crate::net::UnixStream), and because a
-//! process-wide signal handler is a policy of the application's runtime,
-//! not of a reactor crate that a host may embed on its own.
+//! It lives in `tempo`, not `tempo-io`: a process-wide handler is a policy
+//! of the application's runtime, not of a reactor a host may embed.
 //!
 //! ```no_run
 //! #[tempo::main]

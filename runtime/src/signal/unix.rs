@@ -54,133 +54,61 @@ impl SignalKind {
     }
 
     /// The signal's number.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
-    /// ```
     pub const fn as_raw_value(&self) -> std::os::raw::c_int {
         self.0
     }
 
     /// `SIGALRM`: a real-time timer expired.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::alarm().as_raw_value(), libc::SIGALRM);
-    /// ```
     pub const fn alarm() -> SignalKind {
         SignalKind(libc::SIGALRM)
     }
 
     /// `SIGCHLD`: a child process changed state.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::child().as_raw_value(), libc::SIGCHLD);
-    /// ```
     pub const fn child() -> SignalKind {
         SignalKind(libc::SIGCHLD)
     }
 
     /// `SIGHUP`: the terminal hung up; daemons take it as "reload".
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::hangup().as_raw_value(), libc::SIGHUP);
-    /// ```
     pub const fn hangup() -> SignalKind {
         SignalKind(libc::SIGHUP)
     }
 
     /// `SIGINT`: interrupt from the terminal (ctrl-c).
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::interrupt().as_raw_value(), libc::SIGINT);
-    /// ```
     pub const fn interrupt() -> SignalKind {
         SignalKind(libc::SIGINT)
     }
 
     /// `SIGIO`: I/O is possible on a descriptor set up for it.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::io().as_raw_value(), libc::SIGIO);
-    /// ```
     pub const fn io() -> SignalKind {
         SignalKind(libc::SIGIO)
     }
 
     /// `SIGPIPE`: a write to a pipe or socket with no reader.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::pipe().as_raw_value(), libc::SIGPIPE);
-    /// ```
     pub const fn pipe() -> SignalKind {
         SignalKind(libc::SIGPIPE)
     }
 
     /// `SIGQUIT`: quit from the terminal (ctrl-\\).
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::quit().as_raw_value(), libc::SIGQUIT);
-    /// ```
     pub const fn quit() -> SignalKind {
         SignalKind(libc::SIGQUIT)
     }
 
     /// `SIGTERM`: a polite request to terminate.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::terminate().as_raw_value(), libc::SIGTERM);
-    /// ```
     pub const fn terminate() -> SignalKind {
         SignalKind(libc::SIGTERM)
     }
 
     /// `SIGUSR1`: meaning defined by the application.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::user_defined1().as_raw_value(), libc::SIGUSR1);
-    /// ```
     pub const fn user_defined1() -> SignalKind {
         SignalKind(libc::SIGUSR1)
     }
 
     /// `SIGUSR2`: meaning defined by the application.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::user_defined2().as_raw_value(), libc::SIGUSR2);
-    /// ```
     pub const fn user_defined2() -> SignalKind {
         SignalKind(libc::SIGUSR2)
     }
 
     /// `SIGWINCH`: the terminal's window size changed.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// assert_eq!(SignalKind::window_change().as_raw_value(), libc::SIGWINCH);
-    /// ```
     pub const fn window_change() -> SignalKind {
         SignalKind(libc::SIGWINCH)
     }

@@ -69,32 +69,11 @@ impl AbortHandle {
 
     /// Returns `true` once the task has completed (returned, panicked or
     /// been cancelled).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(async { 1 });
-    ///     let abort = join.abort_handle();
-    ///     assert!(!abort.is_finished()); // not run yet
-    ///     assert_eq!(join.await.unwrap(), 1);
-    ///     assert!(abort.is_finished());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn is_finished(&self) -> bool {
         self.raw.state().load().is_complete()
     }
 
     /// Returns the task's [`Id`].
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(async {});
-    ///     assert_eq!(join.abort_handle().id(), join.id());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn id(&self) -> Id {
         self.raw.header().id
     }

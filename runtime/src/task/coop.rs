@@ -50,19 +50,6 @@ use tempo_park::coop;
 /// which always yields, this yields only once every 128 calls or so
 /// (sharing the count with the task's I/O and timers), so it is cheap
 /// enough to call on every iteration.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// rt.block_on(async {
-///     let mut sum = 0u64;
-///     for i in 0..10_000u64 {
-///         sum += i;
-///         // Lets the runtime's other tasks run now and then.
-///         tempo::task::consume_budget().await;
-///     }
-///     assert_eq!(sum, 49_995_000);
-/// });
-/// ```
 pub async fn consume_budget() {
     let mut done = false;
     poll_fn(move |cx| {
@@ -79,15 +66,6 @@ pub async fn consume_budget() {
 
 /// A future that runs without a cooperative budget: its resource
 /// operations never yield for lack of budget. Created by [`unconstrained`].
-///
-/// ```
-/// use tempo::task::coop::{unconstrained, Unconstrained};
-///
-/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-/// let fut: Unconstrained<_> = unconstrained(async { 1 });
-/// assert_eq!(rt.block_on(fut), 1);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Unconstrained<F> {

@@ -55,17 +55,6 @@ impl JoinError {
     }
 
     /// Returns the [`Id`] of the task that produced this error.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(std::future::pending::<()>());
-    ///     let id = join.id();
-    ///     join.abort();
-    ///     assert_eq!(join.await.unwrap_err().id(), id);
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn id(&self) -> Id {
         self.id
     }
@@ -73,16 +62,6 @@ impl JoinError {
     /// Returns `true` if the task was cancelled: aborted through
     /// [`JoinHandle::abort`](crate::task::JoinHandle::abort), or dropped by
     /// the runtime's shutdown.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(std::future::pending::<()>());
-    ///     join.abort();
-    ///     assert!(join.await.unwrap_err().is_cancelled());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }

@@ -66,10 +66,8 @@ impl<T: Future, S: Schedule> Harness<T, S> {
     ///
     /// The future is dropped **in place**: it was pinned in the cell, and
     /// `Pin`'s drop guarantee says its memory is not reused before its
-    /// destructor runs. Moving it out first (`mem::replace`, then drop)
-    /// broke that: a future holding an intrusive timer entry (a registered
-    /// `Sleep`) unlinked its entry at the wrong address and corrupted the
-    /// timer wheel on abort, shutdown, and completion.
+    /// destructor runs: a future holding an intrusive timer entry (a
+    /// registered `Sleep`) unlinks it at the address it was linked at.
     ///
     /// # Safety
     /// As for [`set_stage`](Self::set_stage).

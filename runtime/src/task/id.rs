@@ -48,17 +48,6 @@ impl Id {
     }
 
     /// The id as a number (as printed).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let a = tempo::spawn(async {});
-    ///     let b = tempo::spawn(async {});
-    ///     assert_ne!(a.id().as_u64(), b.id().as_u64()); // unique per task
-    ///     assert_ne!(a.id().as_u64(), 0);
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn as_u64(&self) -> u64 {
         self.0.get()
     }
@@ -119,16 +108,6 @@ pub fn id() -> Id {
 
 /// Returns the [`Id`] of the task this code runs in, or `None` outside a
 /// task.
-///
-/// ```
-/// assert_eq!(tempo::task::try_id(), None);
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// rt.block_on(async {
-///     assert_eq!(tempo::task::try_id(), None); // block_on's future is not a task
-///     let inside = tempo::spawn(async { tempo::task::try_id() }).await.unwrap();
-///     assert!(inside.is_some());
-/// });
-/// ```
 pub fn try_id() -> Option<Id> {
     CURRENT_TASK.get()
 }

@@ -77,32 +77,12 @@ impl<T> JoinHandle<T> {
     /// Returns a handle that can [`abort`](AbortHandle::abort) the task
     /// without owning its output (it may be sent to another thread even
     /// when the output is `!Send`).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(std::future::pending::<()>());
-    ///     let abort = join.abort_handle(); // cancel without owning the JoinHandle
-    ///     abort.abort();
-    ///     assert!(join.await.unwrap_err().is_cancelled());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle::new(self.raw)
     }
 
     /// Returns the task's [`Id`]: the same as
     /// [`task::id()`](crate::task::id) inside the task.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let a = tempo::spawn(async {});
-    ///     let b = tempo::spawn(async {});
-    ///     assert_ne!(a.id(), b.id());
-    /// });
-    /// ```
     pub fn id(&self) -> Id {
         self.raw.header().id
     }

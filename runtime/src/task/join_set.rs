@@ -1,35 +1,20 @@
 //! [`JoinSet`]: a collection of tasks awaited in the order they complete.
 //!
-//! # Design: a ready list, so `join_next` costs O(tasks that woke)
+//! The set owns every member's [`JoinHandle`] in a slab and polls each one
+//! only with the member's own waker (carrying its slab key). A completing
+//! task's waker pushes the key onto the set's *ready list* (under a mutex:
+//! tasks may complete on other threads) and wakes the `join_next` caller,
+//! which polls only the members on that list: a completion costs one push
+//! and one poll, however many members. A flag keeps a member on the list
+//! at most once; a new member starts on it, so its first poll registers
+//! its waker. A spurious wake (a reused key) only polls a pending member;
+//! one `join_next` poll polls at most as many members as the set has.
 //!
-//! The set owns the [`JoinHandle`] of every member, in a slab. Each member
-//! has its own waker (an `Arc<MemberWaker>` carrying the member's slab key);
-//! the set polls a member's handle only with that waker, so the task
-//! registers it as its join waker. When the task completes, the waker
-//! pushes the key onto the set's *ready list* (a mutex-protected queue
-//! shared with the wakers, since tasks may complete on another thread than
-//! the set's) and wakes whoever awaits `join_next`. `join_next` then polls
-//! only the members on the ready list, not all of them: with thousands of
-//! members, a completion costs one push and one poll. A flag per member
-//! keeps it on the list at most once between polls.
-//!
-//! A new member starts on the ready list, so its first poll registers its
-//! waker. A wake can be spurious (a key reused after a member left): the
-//! member is simply polled, found pending, and stays registered. So that
-//! such re-queues cannot spin, one `join_next` poll polls at most as many
-//! members as the set has before yielding.
-//!
-//! # The cooperative budget: one unit per join, asked once
-//!
-//! A completed `join_next` spends one unit of the task's budget, as a
-//! [`JoinHandle`] does. The set asks for it *before* it looks at the ready
-//! list, and polls its members' handles unconstrained: with the budget
-//! spent, `join_next` wakes the task and returns `Pending` at once, walking
-//! no member. (Had each handle asked, every member polled after the budget
-//! ran out would have refused, woken its own waker and gone back on the
-//! list: one spent budget would cost a poll of every member.) The
-//! non-blocking [`try_join_next`](JoinSet::try_join_next) spends nothing,
-//! as the budget rules want of `try_*` methods (and tokio's does the same).
+//! A completed `join_next` spends one unit of the task's cooperative
+//! budget, asked for *before* looking at the list (members' handles are
+//! polled unconstrained), so a spent budget costs no member poll.
+//! [`try_join_next`](JoinSet::try_join_next) spends nothing, as `try_*`
+//! methods should (as tokio's).
 
 use std::fmt;
 use std::future::{poll_fn, Future};
@@ -131,12 +116,6 @@ impl Wake for MemberWaker {
 
 impl<T> JoinSet<T> {
     /// An empty set.
-    ///
-    /// ```
-    /// let mut set = tempo::task::JoinSet::<u32>::new();
-    /// assert!(set.is_empty());
-    /// assert!(set.try_join_next().is_none());
-    /// ```
     pub fn new() -> JoinSet<T> {
         JoinSet {
             members: Slab::new(),
@@ -153,35 +132,11 @@ impl<T> JoinSet<T> {
 
     /// The number of tasks in the set (running or finished but not yet
     /// joined).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { 1 });
-    ///     set.spawn(async { 2 });
-    ///     assert_eq!(set.len(), 2);
-    ///     set.join_next().await;
-    ///     assert_eq!(set.len(), 1); // a task leaves the set when it is joined
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn len(&self) -> usize {
         self.members.len()
     }
 
     /// `true` if the set holds no task.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async {});
-    ///     while set.join_next().await.is_some() {}
-    ///     assert!(set.is_empty());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
@@ -213,16 +168,6 @@ impl<T> JoinSet<T> {
     /// # Panics
     ///
     /// Outside a Tempo runtime, as [`tempo::spawn`](crate::spawn).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     let abort = set.spawn(std::future::pending::<()>());
-    ///     abort.abort();
-    ///     assert!(set.join_next().await.unwrap().unwrap_err().is_cancelled());
-    /// });
-    /// ```
     #[track_caller]
     pub fn spawn<F>(&mut self, task: F) -> AbortHandle
     where
@@ -234,15 +179,6 @@ impl<T> JoinSet<T> {
 
     /// Spawns a `Send` future on the runtime of `handle` (from any thread)
     /// as a member of the set.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// let handle = rt.handle().clone();
-    /// let mut set = tempo::task::JoinSet::new();
-    /// set.spawn_on(async { 5 }, &handle);
-    /// let out = rt.block_on(async move { set.join_next().await });
-    /// assert_eq!(out.unwrap().unwrap(), 5);
-    /// ```
     pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
@@ -309,17 +245,6 @@ impl<T> JoinSet<T> {
 
     /// As [`join_next`](Self::join_next), with the [`Id`] of the task that
     /// completed.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     let handle = set.spawn(async { 7 });
-    ///     let (id, out) = set.join_next_with_id().await.unwrap().unwrap();
-    ///     assert_eq!((id, out), (handle.id(), 7));
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         poll_fn(|cx| self.poll_join_next_with_id(cx)).await
     }
@@ -343,19 +268,6 @@ impl<T> JoinSet<T> {
     }
 
     /// As [`try_join_next`](Self::try_join_next), with the task's [`Id`].
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     let handle = set.spawn(async { 1 });
-    ///     assert!(set.try_join_next_with_id().is_none()); // not run yet
-    ///     tempo::task::yield_now().await; // lets it run
-    ///     let (id, out) = set.try_join_next_with_id().unwrap().unwrap();
-    ///     assert_eq!((id, out), (handle.id(), 1));
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn try_join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         match self.poll_ready_members(None) {
             Poll::Ready(result) => result,
@@ -388,19 +300,6 @@ impl<T> JoinSet<T> {
     }
 
     /// As [`poll_join_next`](Self::poll_join_next), with the task's [`Id`].
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     let handle = set.spawn(async { 4 });
-    ///     let (id, out) = poll_fn(|cx| set.poll_join_next_with_id(cx)).await.unwrap().unwrap();
-    ///     assert_eq!((id, out), (handle.id(), 4));
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn poll_join_next_with_id(
         &mut self,
         cx: &mut Context<'_>,
@@ -488,20 +387,6 @@ impl<T> JoinSet<T> {
     /// Aborts every task in the set. They stay in the set: awaiting
     /// [`join_next`](Self::join_next) yields their cancelled errors (or the
     /// output of those that completed first).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     for _ in 0..3 {
-    ///         set.spawn(std::future::pending::<()>());
-    ///     }
-    ///     set.abort_all();
-    ///     while let Some(result) = set.join_next().await {
-    ///         assert!(result.unwrap_err().is_cancelled());
-    ///     }
-    /// });
-    /// ```
     pub fn abort_all(&mut self) {
         for (_, member) in self.members.iter() {
             member.handle.abort();
@@ -510,16 +395,6 @@ impl<T> JoinSet<T> {
 
     /// Aborts every task and waits until all of them have stopped; the set
     /// is empty afterwards. Outputs and errors are discarded.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(std::future::pending::<()>());
-    ///     set.shutdown().await;
-    ///     assert!(set.is_empty());
-    /// });
-    /// ```
     pub async fn shutdown(&mut self) {
         self.abort_all();
         while self.join_next().await.is_some() {}
@@ -612,9 +487,8 @@ mod tests {
     }
 
     /// With the budget spent, `join_next` yields without polling a single
-    /// member: every member is ready, and every one polled with no budget
-    /// would have refused and re-queued itself, so the poll used to walk
-    /// all `MEMBERS` of them (tokio polls at most one).
+    /// member (each one polled with no budget would refuse and re-queue
+    /// itself; tokio polls at most one).
     #[test]
     fn join_next_with_a_spent_budget_polls_no_member() {
         for (flavor, mut builder) in flavors() {

@@ -6,7 +6,7 @@
 //! of its tick. Finding the next occupied slot is a rotate and a
 //! trailing-zeros count on the bitmap: O(1).
 
-use crate::entry::EntryRef;
+use crate::entry::cell::EntryRef;
 use crate::list::List;
 
 /// Slots per level, and the base of the tick digits.

@@ -36,7 +36,7 @@
 
 mod level;
 
-use crate::entry::{EntryRef, Location};
+use crate::entry::cell::{EntryRef, Location};
 use crate::list::List;
 use level::{Expiration, Level, SLOT_BITS};
 
@@ -184,7 +184,7 @@ impl Wheel {
         let mut best: Option<Expiration> = None;
         for level in &self.levels {
             if let Some(exp) = level.next_expiration(self.elapsed) {
-                if best.map_or(true, |b| exp.deadline < b.deadline) {
+                if best.is_none_or(|b| exp.deadline < b.deadline) {
                     best = Some(exp);
                 }
             }

@@ -1,127 +1,47 @@
 //! The throttling scheduler: one wake-up per period `T`, however many
-//! streams.
+//! streams. A runtime that wakes per event pays a context switch and an
+//! `epoll_wait` per event; this one pays them once per *tick*:
 //!
-//! A runtime that wakes for every event pays, per event, a context switch,
-//! an `epoll_wait` and (for sockets drained until `WouldBlock`) an empty
-//! `recvfrom`. With thousands of streams that each send a packet every
-//! 20 ms, that is most of the CPU. The throttling scheduler pays them once
-//! per *tick* instead:
+//! 1. `start = now`; poll the driver once with a zero timeout: dispatch
+//!    every pending readiness event (the I/O driver polls again while its
+//!    events buffer comes back full), fire the timers due by `grid + T/2`
+//!    (`grid`: the tick's slot on the [pacer](pacer::ThrottlePacer)'s
+//!    grid), and collect injected tasks;
+//! 2. run every ready task, those woken meanwhile included, within the tick
+//!    budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
+//!    and one period of work. A task whose cooperative budget ran out is
+//!    *deferred* (see [`core`](super::core)): after each chunk that left
+//!    some, the tick is cut if it has worked a period, else it polls the
+//!    I/O driver once (no timers) and wakes them, so a flooded socket
+//!    delays timers by at most a period plus a chunk;
+//!    * **second looks**: after a dispatch of at least the driver's events
+//!      capacity, the tick polls the I/O driver again (no timers), at most
+//!      [`MAX_SECOND_LOOKS`] times, so that sockets that became ready while
+//!      a long tick worked are served in the same wake-up. When the I/O
+//!      driver [looks for backlogs](tempo_park::IoDriver::looks_for_backlogs)
+//!      (level-triggered datagram sockets taking one datagram per report),
+//!      any dispatch with I/O is followed by a look;
+//!    * **end-of-tick pass**: the timers registered during the tick with a
+//!      deadline inside the window its pass already fired, if their
+//!      deadline was given (`sleep_until`, `reset`, an interval's first or
+//!      catch-up tick), fire once the tasks ran, and their tasks run in this
+//!      tick; a deadline measured from the clock (`sleep(d)`) waits for the
+//!      next tick, so `loop { sleep(d) }` is polled at most once per tick;
+//! 3. if the tick ran past `start + T` or left ready tasks, start the next
+//!    one at once (an **overrun**, counted);
+//! 4. else sleep until `start + T` **without polling the driver**, in state
+//!    `SLEEPING`: remote spawns and wakes only queue, which is what batches
+//!    work; [`Handle::unpark`](crate::runtime::Handle::unpark) cuts the
+//!    sleep short;
+//! 5. **idle**: a tick that found nothing blocks in the driver (state
+//!    `PARKED`) until an event, an unpark, or the next timer minus `T/2`;
+//!    the grid restarts at the first event.
 //!
-//! 1. `start = now`; poll the driver once with a zero timeout: dispatch I/O
-//!    readiness, fire every
-//!    timer due by `grid + T/2`, `grid` being the tick's slot on the
-//!    pacer's grid (the firing window, see below), and
-//!    collect the tasks other threads injected. That one park dispatches
-//!    *every* readiness event pending when it starts, however many sockets
-//!    are ready: the I/O driver polls again while its events buffer comes
-//!    back full (see [`tempo_io::Driver`]), so no ready socket waits for a
-//!    later tick;
-//! 2. run every ready task, those woken while running included (all the
-//!    sockets step 1 found ready; a task woken by the running task runs
-//!    right after it, from the [run-next slot](super::run_next)), within the tick budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
-//!    and within one period of work; a woken `block_on` future is polled
-//!    at least every `event_interval` task polls. Each poll has a
-//!    [cooperative budget](tempo_park::coop), so a task on an always-ready
-//!    resource yields; it is *deferred* (see [`core`](super::core)) rather
-//!    than requeued at once;
-//!
-//!    **Deferred rounds.** After each chunk of task polls that left tasks
-//!    deferred, the tick checks its clock: if it has worked for a whole
-//!    period it is cut (an overrun: the next tick, which fires the timers
-//!    and wakes the deferred tasks, starts at once); otherwise it polls the
-//!    I/O driver once (zero timeout, no timers, like a second look), wakes
-//!    the deferred tasks and runs on. A flooded socket thus costs a clock
-//!    read and an `epoll_wait` per budget of reads, and delays the timers
-//!    by at most a period plus one chunk: the clock is read after every
-//!    budget it spends, not after every `event_interval` of them (which,
-//!    with heavy 4 KiB reads, took 300 ms). That check reads the runtime's
-//!    clock (the real one unless paused, so that a paused test or a loom
-//!    model that advances it stays deterministic);
-//!
-//!    **Second looks.** If that dispatch was large (at least the I/O
-//!    driver's events capacity, 1,024 by default: more ready sockets than
-//!    one reactor poll returns), the tick then polls the I/O driver once
-//!    more (zero timeout, *no* timer fire pass) and runs the tasks that
-//!    woke; again while the last look dispatched that many, at most
-//!    [`MAX_SECOND_LOOKS`] times, never once the tick is cut. Why: a tick
-//!    that serves thousands of sockets works for milliseconds, and a
-//!    datagram that arrives meanwhile would wait a whole period for the
-//!    next tick. With `N` ready sockets the tick's median datagram waits
-//!    about `T/2` for the tick, plus half the tick's work; at 4,000
-//!    streams and `T` = 20 ms that put the median at 14 ms. A look serves,
-//!    in the same wake-up, the sockets that became ready while the tick
-//!    worked (as a hand-written loop that alternates polls and work does),
-//!    which brings the median back under `T/2`. It costs one
-//!    `epoll_wait` per look, taken only after a dispatch of at least
-//!    1,024 events (but see the backlog look below); a tick with fewer
-//!    ready sockets is short and takes none. Timers fire
-//!    only at the start of a tick, so a look changes nothing for them;
-//!    tasks other threads injected are collected with each chunk of task
-//!    polls, as before;
-//!
-//!    **The backlog look.** When the I/O driver [looks for
-//!    backlogs](tempo_park::IoDriver::looks_for_backlogs) (Tempo's, under
-//!    throttling: its datagram sockets are level-triggered and take one
-//!    datagram per readiness report), any dispatch that reported I/O is
-//!    followed by a look, not only a large one: it reports the sockets
-//!    that still hold a datagram after their task took one, which then
-//!    drain the rest in the same tick (see `tempo_io`'s `net` docs), and
-//!    those that became ready while the tick ran. A tick with I/O thus
-//!    makes two `epoll_wait` calls, one with none; the look's re-check of
-//!    the sockets its poll reported costs less than the second, empty
-//!    `recvfrom` per datagram it replaces (measured: benches README,
-//!    issue 20);
-//! 3. if the tick ran past `start + T` or left ready tasks behind (its
-//!    budget or its period of work ran out), start the next tick at once: an **overrun** (counted in the metrics);
-//! 4. otherwise sleep until `start + T` **without polling the driver**: the
-//!    scheduler's state is `SLEEPING`, in which remote spawns and wakes only
-//!    queue, costing no syscall and no context switch. Whatever arrives
-//!    during the sleep is handled together at the next tick: that is what
-//!    batches work. [`Handle::unpark`](crate::runtime::Handle::unpark) cuts
-//!    the sleep short for control operations that must not wait;
-//! 5. **idle**: when a tick found nothing at all (no I/O event, no timer,
-//!    no task), block in the driver until an event, an unpark, or the next
-//!    timer's deadline minus `T/2`, in state `PARKED`, where the first remote
-//!    wake unparks. An idle runtime costs no CPU and makes no periodic
-//!    wake-ups; the tick grid restarts at the first event.
-//!
-//! Ticks follow a fixed grid (see [`ThrottlePacer`]), so the time spent
-//! working does not make the cadence drift.
-//!
-//! # Timers
-//!
-//! The timer driver fires, at each tick, every timer due by `grid + T/2`,
-//! where `grid` is the instant the tick stands for on the pacer's grid
-//! (told to the driver with `set_next_pass_grid` before the tick's pass),
-//! and every timer already due by `now`: a timer fires at the tick
-//! *nearest* its deadline, error within `±T/2`, mean about zero. The
-//! window is the grid slot's, not the wake-up's: a tick that begins late
-//! (OS jitter, a previous tick that overran) fires the same window as an
-//! on-time one, so consecutive ticks' windows tile the time axis and a
-//! period-`T` stream fires at the same grid phase every time. Measured
-//! from the wake-up, a stream whose deadlines sat near the `T/2` boundary
-//! was rounded up on one tick and down on the next, and its re-arm then
-//! fired at the end of the same tick: intervals of ~0 and `2T` at a sink
-//! (issue 22 §3). Plain parking would make every timer late by up to `T`.
+//! Timers fire at the tick nearest their deadline (error within `±T/2`);
+//! the window is the grid slot's, not the wake-up's, so consecutive ticks'
+//! windows tile the time axis whatever the wake-up jitter.
 //! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly)
-//! (or `sleep_at_least` per timer) gives tokio's rule instead: never early,
-//! late by at most `T`.
-//!
-//! A timer registered during a tick with its deadline inside the window
-//! that tick's pass already fired never completes in the poll that
-//! registered it (a loop over it would spin). Its nearest tick is the
-//! current one, so a deadline *given* to the timer (`sleep_until`,
-//! `timeout_at`, `reset`, an interval's first tick, an interval catching up
-//! after a late tick) fires at the tick's **end-of-tick pass**: once per
-//! tick, after the tasks (and second looks) have run, the driver fires
-//! those timers, lock-free when there are none, and the tick runs the
-//! tasks they woke. A stream started "now" or re-armed after a late fire
-//! thus keeps the nearest-tick error. A deadline *measured from the clock*
-//! (`sleep(d)`, `timeout(d)`) fires at the next tick instead, so a
-//! `loop { sleep(d) }` task is polled at most once per tick (a loop over
-//! `sleep_until(Instant::now() + d)`, at most twice).
-//!
-//! [`ThrottlePacer`]: super::pacer::ThrottlePacer
+//! gives tokio's rule (never early, late by at most `T`).
 
 use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
@@ -134,9 +54,12 @@ use tempo_park::{Park, ParkThread, UnparkThread};
 
 use super::core::{SchedulerCore, RUNNING};
 use super::flavor::ThrottleConfig;
-use super::pacer::{ThrottlePacer, TickEnd};
 use super::turn::Turn;
 use crate::sync::Ordering::SeqCst;
+use pacer::{ThrottlePacer, TickEnd};
+
+mod pacer;
+mod steps;
 
 /// `park_state` (see [`core`](super::core)): the throttling scheduler
 /// sleeps between two ticks. Not `PARKED`, so remote wakes only queue;
@@ -185,11 +108,9 @@ struct TickWork {
     /// When the tick has worked for a whole period `T` (real clock: the
     /// work takes real time even when the timer clock is paused).
     period_end: Instant,
-    /// The same by the runtime's clock (the one timers follow): what the
-    /// deferred rounds check. Unless paused it is the real clock; paused,
-    /// it moves only when advanced (a test whose flood advances it is
-    /// deterministic, and so is a loom model), and a tick is then cut by
-    /// the full-chunk check or the tick budget, as before.
+    /// The same by the runtime's clock (the one timers follow), which the
+    /// deferred rounds check: paused, it moves only when advanced, so a
+    /// test or loom model stays deterministic.
     clock_period_end: Instant,
     /// What the deferred rounds' I/O polls dispatched, for the tick's
     /// [`Turn`].
@@ -266,7 +187,7 @@ impl TickWork {
             self.cut = true;
             return false;
         }
-        let look = core.look_driver();
+        let look = steps::look(core);
         self.found = self.found.then(look);
         core.wake_deferred();
         true
@@ -293,7 +214,7 @@ struct SecondLooks {
 impl SecondLooks {
     fn new(core: &SchedulerCore, first_dispatch: u64) -> SecondLooks {
         SecondLooks {
-            threshold: core.look_threshold(),
+            threshold: steps::look_threshold(core),
             last_dispatch: first_dispatch,
             taken: 0,
             found: Turn::default(),
@@ -309,7 +230,7 @@ impl SecondLooks {
         if tick.cut || self.last_dispatch < threshold || self.taken >= MAX_SECOND_LOOKS {
             return false;
         }
-        let look = core.look_driver();
+        let look = steps::look(core);
         self.taken += 1;
         self.last_dispatch = look.io_events;
         self.found = self.found.then(look);
@@ -415,7 +336,7 @@ impl Throttle {
             // during it for its end (see the module docs). A cut tick
             // leaves them to the next one, which starts at once.
             if end_of_tick.is_none() && !tick.cut {
-                let pass = core.end_of_tick_timers();
+                let pass = steps::end_of_tick_timers(core);
                 end_of_tick = Some(pass);
                 if pass.timers_fired != 0 {
                     continue;
@@ -494,13 +415,10 @@ impl Throttle {
     /// counts as work. Returns what happened between the ticks (no task
     /// polls).
     ///
-    /// Only work the tick *left behind* (its budget ran out) makes an
-    /// overrun; deferred tasks are such work (the tick was cut with them
-    /// waiting). Tasks other threads injected while the tick ran are like
-    /// those injected during the sleep: they wait for the next tick.
-    /// Counting them as leftover work made every tick that a remote wake
-    /// happened to land in overrun, so a steady trickle of cross-thread
-    /// wakes defeated throttling (back-to-back ticks, inflated overruns).
+    /// Only work the tick *left behind* (its budget ran out, or deferred
+    /// tasks) makes an overrun. Tasks injected while it ran wait for the
+    /// next tick, as those injected during the sleep: otherwise a trickle
+    /// of cross-thread wakes would make every tick overrun.
     fn between_ticks(
         &self,
         core: &SchedulerCore,
@@ -539,8 +457,9 @@ impl Throttle {
     }
 
     /// Sleeps from `now` (the runtime's clock, as read to end the tick)
-    /// until `deadline` (at most `max_wait`) without polling the driver, in state `SLEEPING`: remote wakes only queue. A paused clock
-    /// is advanced instead of sleeping. Returns the time slept.
+    /// until `deadline` (at most `max_wait`) without polling the driver,
+    /// in state `SLEEPING`: remote wakes only queue. A paused clock is
+    /// advanced instead of sleeping. Returns the time slept.
     ///
     /// A [`Handle::unpark`](crate::runtime::Handle::unpark) made since the
     /// last sleep makes this one return at once, on either clock: the

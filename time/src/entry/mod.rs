@@ -1,5 +1,5 @@
-//! The intrusive timer entry, and every `unsafe` of the crate outside
-//! [`list`](crate::list): pin projections and the raw entry pointer.
+//! The intrusive timer entry, and the raw entry pointer; with [`list`](crate::list) and
+//! the pin projections of `Sleep` and `Timeout`, every `unsafe` of the crate.
 //!
 //! # Ownership
 //!
@@ -13,7 +13,7 @@
 //!   `fired` flag next to it. Once the entry has been handed to the wheel
 //!   (`linked_once`), every access to `EntryShared`, by the owner or by the
 //!   driver, happens while holding the wheel lock of the entry's
-//!   [`TimerShared`](crate::timer_shared::TimerShared), with one exception,
+//!   [`Timers`](crate::timers::Timers), with one exception,
 //!   the fired fast path below.
 //!
 //! # The fired fast path
@@ -52,139 +52,16 @@
 
 use std::marker::PhantomPinned;
 use std::pin::Pin;
-use std::ptr::NonNull;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use crate::handle::Handle;
-use crate::sleep::Sleep;
 use crate::sync::{AtomicBool, Ordering, UnsafeCell};
-use crate::timeout::Timeout;
-use crate::timer_shared::InWindow;
+use crate::timers::InWindow;
 use crate::Instant;
 
-/// Where the wheel filed an entry.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Location {
-    /// In no list.
-    Unlinked,
-    /// In `levels[level].slots[slot]`.
-    Slot { level: u8, slot: u8 },
-    /// In the wheel's list of due entries not yet handed to the driver.
-    Due,
-    /// In the wheel's list of entries for the end of the current tick.
-    ThisTick,
-    /// In the wheel's list of entries for the next fire pass: processed
-    /// ticks, but past the grid horizon of the pass that processed them.
-    NextPass,
-}
+use cell::{EntryCell, EntryRef, EntryShared, EntryState, Location};
 
-/// The life cycle of an entry, as the wheel sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum EntryState {
-    /// Not registered (a new `Sleep` that was never polled).
-    Idle,
-    /// In the wheel, waiting for its tick.
-    Linked,
-    /// Its deadline passed: the future completes.
-    Fired,
-    /// The driver shut down while the entry was registered.
-    Shutdown,
-}
-
-/// The part of an entry the wheel reads and writes, under its lock.
-#[derive(Debug)]
-pub(crate) struct EntryShared {
-    /// Previous entry in the same list.
-    pub(crate) prev: Option<EntryRef>,
-    /// Next entry in the same list.
-    pub(crate) next: Option<EntryRef>,
-    /// Which list the entry is in.
-    pub(crate) location: Location,
-    /// The tick the wheel files the entry under: `deadline_tick`, plus the
-    /// firing window for never-early entries.
-    pub(crate) tick: u64,
-    /// The deadline in wheel ticks (milliseconds since the driver's origin,
-    /// rounded up so that a timer never fires before its deadline with a
-    /// zero window).
-    pub(crate) deadline_tick: u64,
-    /// The exact deadline, for the error histogram.
-    pub(crate) deadline: Instant,
-    /// Fire only once the deadline has passed, ignoring the window.
-    pub(crate) at_least: bool,
-    pub(crate) state: EntryState,
-    /// The task to wake when the entry fires.
-    pub(crate) waker: Option<Waker>,
-}
-
-/// What the wheel's lists point to: an entry's shared part and the flag
-/// of its fired fast path (see the module docs).
-#[derive(Debug)]
-pub(crate) struct EntryCell {
-    /// The entry fired and the driver is done with it. Stored `true`
-    /// (`Release`) by the fire pass as its last access to the entry, and to
-    /// the state a registration leaves (both under the lock).
-    fired: AtomicBool,
-    shared: UnsafeCell<EntryShared>,
-}
-
-/// A pointer to an entry's [`EntryCell`], as stored in the wheel's lists.
-///
-/// Invariant (see the module docs): it points to a live, pinned entry for as
-/// long as it is reachable from the wheel, and it is dereferenced (by
-/// [`EntryRef::with`]) only under the wheel lock, never nested.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct EntryRef(NonNull<EntryCell>);
-
-// SAFETY: an EntryRef is only dereferenced under the wheel lock (invariant
-// above), so moving it to the thread that holds the lock is sound; the data
-// it points to (a Waker, plain integers) is Send.
-unsafe impl Send for EntryRef {}
-
-impl EntryRef {
-    fn new(cell: &EntryCell) -> EntryRef {
-        EntryRef(NonNull::from(cell))
-    }
-
-    fn cell(&self) -> &EntryCell {
-        // SAFETY: by the EntryRef invariant the entry (and so its cell) is
-        // alive while anyone can reach this EntryRef; the cell itself is only
-        // ever borrowed shared.
-        unsafe { self.0.as_ref() }
-    }
-
-    /// Publishes the entry's state to its owner's fired fast path: under
-    /// the lock, after the state was written. `true` only from the fire
-    /// pass's last access to an entry it unlinked (see the module docs).
-    pub(crate) fn set_fired(self, fired: bool) {
-        self.cell().fired.store(fired, Ordering::Release);
-    }
-
-    /// Runs `f` with exclusive access to the entry's shared part.
-    ///
-    /// Callers hold the wheel lock (or own an entry the wheel has never
-    /// seen) and never call `with` on the same entry from inside `f`.
-    pub(crate) fn with<R>(self, f: impl FnOnce(&mut EntryShared) -> R) -> R {
-        self.cell().shared.with_mut(|ptr| {
-            // SAFETY: by the EntryRef invariant the pointee is alive (its
-            // owner unlinks it under the lock before dropping it) and the
-            // caller holds the lock without nesting, so this is the only live
-            // reference.
-            f(unsafe { &mut *ptr })
-        })
-    }
-
-    /// Runs `f` with shared access: for an owner holding `&TimerEntry` of an
-    /// entry the wheel has never seen (other `&` holders only read too).
-    fn read<R>(self, f: impl FnOnce(&EntryShared) -> R) -> R {
-        self.cell().shared.with(|ptr| {
-            // SAFETY: the entry is alive (borrowed by the caller) and nobody
-            // holds `&mut` to it: writes need `&mut TimerEntry` or the lock,
-            // and an entry the wheel never saw is not reachable under the
-            // lock.
-            f(unsafe { &*ptr })
-        })
-    }
-}
+pub(crate) mod cell;
 
 /// A timer registration that can be pinned inside a future: the heart of
 /// [`Sleep`].
@@ -271,13 +148,13 @@ impl TimerEntry {
         if self.fired_fast() {
             return true;
         }
-        let _guard = self.handle.shared().lock_state();
+        let _guard = self.handle.timers().lock_state();
         entry.with(|e| e.state == EntryState::Fired)
     }
 
     /// Registers on first poll; completes once fired (on the first poll
     /// already if the deadline had passed at the driver's last fire pass;
-    /// never if it is in the future, see `TimerShared::register`).
+    /// never if it is in the future, see `Timers::register`).
     ///
     /// # Panics
     ///
@@ -287,7 +164,7 @@ impl TimerEntry {
         // written, the pinned `shared` cell stays where it is.
         let this = unsafe { self.get_unchecked_mut() };
         let entry = EntryRef::new(&this.cell);
-        let shared = this.handle.shared();
+        let timers = this.handle.timers();
         if this.linked_once && this.fired_fast() {
             return Poll::Ready(());
         }
@@ -298,7 +175,7 @@ impl TimerEntry {
             // No clock read here (it would cost a third of a registration):
             // the wheel and the last pass's `now` say whether it is due.
             this.linked_once = true;
-            let state = shared.register(
+            let state = timers.register(
                 entry,
                 this.deadline,
                 this.at_least,
@@ -308,7 +185,7 @@ impl TimerEntry {
             );
             return Self::outcome(state);
         }
-        Self::outcome(shared.poll_registered(entry, cx.waker()))
+        Self::outcome(timers.poll_registered(entry, cx.waker()))
     }
 
     /// Whether the driver fired the entry and is done with it (the fired
@@ -346,7 +223,7 @@ impl TimerEntry {
             return;
         }
         this.handle
-            .shared()
+            .timers()
             .register(entry, deadline, this.at_least, in_window, None, true);
     }
 }
@@ -374,32 +251,6 @@ impl Drop for TimerEntry {
             drop(entry.with(|e| e.waker.take()));
             return;
         }
-        self.handle.shared().deregister(entry);
-    }
-}
-
-// Pin projections of the futures that embed an entry. Each type has no
-// `Drop` impl that could move its fields, no manual `Unpin` impl (they are
-// `!Unpin` through `TimerEntry`'s `PhantomPinned`), and never hands out
-// `&mut` to a pinned field other than through these projections.
-
-impl Sleep {
-    pub(crate) fn entry_pin(self: Pin<&mut Self>) -> Pin<&mut TimerEntry> {
-        // SAFETY: `entry` is structurally pinned in `Sleep` (see above).
-        unsafe { self.map_unchecked_mut(|s| &mut s.entry) }
-    }
-}
-
-impl<F> Timeout<F> {
-    pub(crate) fn project(self: Pin<&mut Self>) -> (Pin<&mut F>, Pin<&mut Sleep>) {
-        // SAFETY: both fields are structurally pinned in `Timeout` (see
-        // above); the two `&mut` borrow disjoint fields.
-        unsafe {
-            let this = self.get_unchecked_mut();
-            (
-                Pin::new_unchecked(&mut this.value),
-                Pin::new_unchecked(&mut this.delay),
-            )
-        }
+        self.handle.timers().deregister(entry);
     }
 }

@@ -1,101 +1,47 @@
-//! [`TimerShared`]: the timer state shared by a [`Driver`](crate::Driver) and its
-//! [`Handle`](crate::Handle)s: the wheel under a lock, the tick the driver
-//! is parked towards, and the inner driver's unpark handle.
+//! [`Timers`]: every timer of one driver, shared by the [`Driver`](crate::Driver)
+//! and its [`Handle`](crate::Handle)s: the wheel under a lock, the tick the
+//! driver is parked towards, and the inner driver's unpark handle.
 //!
-//! # Ticks
+//! **Ticks.** Wheel ticks are whole milliseconds since `origin`. A
+//! deadline's tick is rounded *up*, the current time's *down*, so that with
+//! a zero firing window a timer never fires early.
 //!
-//! Wheel ticks are whole milliseconds since `origin` (the clock's time when
-//! the driver was created). A deadline's tick is rounded *up*, the current
-//! time's tick *down*, so that with a zero firing window a timer never fires
-//! before its deadline.
+//! **Firing window.** A fire pass at `now` fires every entry whose tick is
+//! at or before `now_tick + window_ticks`: with a window of `T/2` on a
+//! scheduler that fires every `T`, each timer fires at the tick nearest its
+//! deadline (error within `±T/2`). A **never-early** entry
+//! (`sleep_at_least`, [`Driver::set_never_early`](crate::Driver::set_never_early))
+//! is filed at `deadline_tick + window_ticks`, and a pass that finds it
+//! before its deadline (the window changed since) files it again: error
+//! within `[0, T]`, tokio's rule.
 //!
-//! # Firing window and the two timer policies
+//! **Grid horizon.** A scheduler on a fixed grid tells the driver the grid
+//! instant `g` of the next pass ([`Timers::set_next_pass_grid`]); that pass
+//! fires nearest-tick entries up to `g_tick + window_ticks` (at least
+//! `now_tick`), whatever the wake-up jitter, so consecutive passes' windows
+//! tile the time axis and a period-`T` stream keeps its grid phase. The
+//! wheel is still walked to `now_tick + window` for never-early entries; a
+//! nearest-tick entry found beyond the grid horizon, or registered later
+//! with its deadline there, waits for the next pass (`next_pass` list).
+//! Passes without a grid instant (an idle park, [`advance`](crate::advance))
+//! use `now`.
 //!
-//! A fire pass at time `now` fires every entry whose tick is at or before
-//! its *horizon*, `now_tick + window_ticks`:
+//! **Registered inside the processed window.** A timer registered after a
+//! pass with its deadline inside that pass's window never completes in the
+//! poll that created it (a loop over it would spin). Where it fires is its
+//! [`InWindow`]: a deadline measured from the clock (`sleep(d)`) at the next
+//! pass, so `loop { sleep(d) }` costs one poll per tick; a deadline given
+//! independently of the clock (`sleep_until`, `reset`, an interval's first
+//! or catch-up tick) at the end-of-tick pass ([`Timers::fire_end_of_tick`]),
+//! later in this tick, its nearest one. A driver without end-of-tick passes
+//! fires both at its next pass. A deadline at or before the last pass's
+//! `now` (`last_pass`) has passed: it completes on its first poll.
 //!
-//! * **nearest tick** (the default): a scheduler that fires every `T` with
-//!   a window of `T/2` fires each timer at the tick closest to its
-//!   deadline: error within `±T/2`, mean about zero;
-//! * **never early** (`sleep_at_least`, `interval_at_least`, or
-//!   [`Driver::set_never_early`](crate::Driver::set_never_early)): the entry
-//!   is filed at `deadline_tick + window_ticks`, and a pass that finds it
-//!   with `deadline_tick > now_tick` (the window changed since) files it
-//!   again instead of firing it. Error within `[0, T]`: tokio's rule.
-//!
-//! # Passes on a tick grid: the horizon follows the grid, not the wake-up
-//!
-//! A scheduler that fires on a fixed grid of period `T` (the throttling
-//! one) tells the driver, before each tick's pass, the grid instant `g`
-//! the tick stands for ([`TimerShared::set_next_pass_grid`]). That pass's
-//! horizon for nearest-tick entries (its *grid horizon*) is then
-//! `g_tick + window_ticks` (but at least `now_tick`: a deadline that has
-//! passed always fires), whatever `now` is. Why: a tick
-//! wakes up late by a jitter `δ` (the OS, the previous tick's work), and a
-//! horizon of `now + T/2` made each tick's window `[g - T/2 + δ', g + T/2 +
-//! δ)`, so a stream whose deadlines sit near the `T/2` boundary of the grid
-//! was rounded up on one tick and down on the next: consecutive fires came
-//! `~0` or `2T` apart instead of `T` (with an interval's or a
-//! `sleep_until` loop's re-arm, a late fire filed the next deadline inside
-//! the already processed window, for the end of the same tick). Horizons
-//! taken from the grid tile the time axis, one `T` apart, independent of
-//! the jitter; a period-`T` stream fires at the same grid phase every
-//! time.
-//!
-//! The wheel itself is still walked to `now_tick + window`, so that a
-//! never-early entry (filed at `deadline_tick + window`) fires as soon as a
-//! pass's `now` has passed its deadline, as before (tokio's rule; it agrees
-//! with the past-deadline rule below). A nearest-tick entry that walk hands
-//! out beyond the grid horizon is deferred to the next pass (the wheel's
-//! `next_pass` list), and so is one that registers later with its deadline
-//! there: its nearest tick is the next one, not the end of this one. The
-//! grid instant is for the next pass only: other passes (an idle park,
-//! [`advance`](crate::advance)) use `now`, and their grid horizon is the
-//! wheel's horizon, so without grid instants nothing is deferred.
-//!
-//! # Timers registered inside the window: this tick or the next, never the creating poll
-//!
-//! A pass moves the wheel to `now_tick + window`, so a timer registered
-//! after it with a deadline inside that window finds its tick already
-//! processed. Its nearest tick is the one running. Firing it at once would
-//! complete a future deadline in the poll that created it: under a throttle
-//! of 20 ms, `loop { sleep(1 ms) }` would spin through the window until the
-//! next tick moved it. What happens instead depends on where the deadline
-//! came from ([`InWindow`], chosen by the timer's constructor):
-//!
-//! * a deadline **measured from the clock** (`sleep(d)`, `timeout(d)`, an
-//!   interval's next tick after an on-time one) fires at the *next* pass:
-//!   firing it in this tick would let a loop over it run once per pass, so
-//!   `loop { sleep(1 ms) }` costs at most one poll per tick;
-//! * a deadline **fixed independently of the clock** (`sleep_until`,
-//!   `timeout_at`, `reset`, an `interval_at`'s first tick, an interval's
-//!   next tick after a late one) fires at the *end-of-tick pass*
-//!   ([`TimerShared::fire_end_of_tick`]), which the scheduler makes once
-//!   per tick after running its tasks: later in this tick, at its nearest
-//!   tick. Without it a stream started "now" (first deadline inside the
-//!   window) fired a tick late, re-armed `prev + T` inside the next tick's
-//!   window, fired late again, and stayed up to `T` late for its whole
-//!   life. A loop over `sleep_until(Instant::now() + d)` costs at most two
-//!   polls per tick: what registers after the end-of-tick pass waits for
-//!   the next tick.
-//!
-//! A driver without end-of-tick passes (the basic scheduler, a host loop)
-//! fires both kinds at its next pass. A driver blocked meanwhile is
-//! unparked.
-//!
-//! A deadline at or before the `now` of the last fire pass (`last_pass`,
-//! recorded by every pass, even one that finds nothing due) is known to
-//! have passed without reading the clock: it completes on its first poll,
-//! as in tokio, whatever the window.
-//!
-//! # Cross-thread registration
-//!
-//! Before blocking, the driver stores in `parked_until` the tick it will wake
-//! at, under the wheel lock. A registration (under the same lock) whose wake
-//! tick is earlier lowers `parked_until` and unparks the inner driver after
-//! releasing the lock. While the driver runs (`parked_until == NOT_PARKED`)
-//! no registration unparks it: the driver recomputes its deadline under the
-//! lock before it parks again, so nothing is lost.
+//! **Cross-thread registration.** Before blocking, the driver stores in
+//! `parked_until` (under the lock) the tick it will wake at. A registration
+//! whose wake tick is earlier lowers it and unparks the inner driver after
+//! releasing the lock. While the driver runs (`NOT_PARKED`) no registration
+//! unparks it: it recomputes its deadline under the lock before parking.
 
 use std::any::Any;
 use std::fmt;
@@ -105,7 +51,7 @@ use std::time::Duration;
 
 use tempo_park::Unpark;
 
-use crate::entry::{EntryRef, EntryState};
+use crate::entry::cell::{EntryRef, EntryState};
 use crate::histogram::TimerErrorHistogram;
 use crate::sync::{AtomicBool, AtomicU64, Mutex, MutexGuard, Ordering};
 use crate::wheel::{AlreadyDue, Wheel};
@@ -133,8 +79,8 @@ pub(crate) struct WheelState {
     pub(crate) grid_horizon: u64,
 }
 
-/// The timer configuration ([`TimerShared::config`], changed by
-/// [`TimerShared::configure`]).
+/// The timer configuration ([`Timers::config`], changed by
+/// [`Timers::configure`]).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TimerConfig {
     /// The firing window, in ticks.
@@ -161,7 +107,7 @@ pub(crate) enum InWindow {
 }
 
 /// What a driver and its handles share.
-pub(crate) struct TimerShared {
+pub(crate) struct Timers {
     state: Mutex<WheelState>,
     /// The tick the driver is blocked towards, `NOT_PARKED` while it runs,
     /// `u64::MAX` when it blocks with no deadline. Written under the lock.
@@ -189,7 +135,7 @@ pub(crate) struct TimerShared {
     /// docs.
     next_pass_grid: AtomicU64,
     /// The [`TimerConfig`], field by field: written only by
-    /// [`TimerShared::configure`], under the lock, so that whoever holds
+    /// [`Timers::configure`], under the lock, so that whoever holds
     /// the lock reads the last change, and an interval can read it on
     /// every tick without the lock.
     config_window_ticks: AtomicU64,
@@ -202,10 +148,10 @@ pub(crate) struct TimerShared {
     origin: std::time::Instant,
 }
 
-impl TimerShared {
-    pub(crate) fn new(unpark: Box<dyn Unpark>, clock: Clock) -> TimerShared {
+impl Timers {
+    pub(crate) fn new(unpark: Box<dyn Unpark>, clock: Clock) -> Timers {
         let origin = clock.now().into_std();
-        TimerShared {
+        Timers {
             state: Mutex::new(WheelState {
                 wheel: Wheel::new(),
                 shutdown: false,
@@ -285,8 +231,7 @@ impl TimerShared {
     }
 
     /// How long after `origin` `instant` is (zero if not after it): the
-    /// one clock subtraction the tick and nanosecond forms derive from
-    /// (each costs about 50 instructions, and a registration needs both).
+    /// one clock subtraction the tick and nanosecond forms derive from.
     fn since_origin(&self, instant: Instant) -> Duration {
         instant.into_std().saturating_duration_since(self.origin)
     }
@@ -315,12 +260,10 @@ impl TimerShared {
 
     /// The instant a tick starts at.
     ///
-    /// Not capped at [`Instant::FAR_FUTURE`] from `origin`: deadlines are
-    /// capped at `FAR_FUTURE` from the instant they were computed from
-    /// (`now + Duration::MAX`), which is later than `origin + FAR_FUTURE`
-    /// once the clock has moved. A cap here would put the wake tick of such
-    /// a deadline before the deadline for ever, and a paused clock that
-    /// auto-advances to wake ticks would never reach it (it spun instead).
+    /// Not capped at [`Instant::FAR_FUTURE`] from `origin`: a deadline
+    /// `now + Duration::MAX` lies later than that once the clock has moved,
+    /// and a cap would put its wake tick before it for ever (a paused clock
+    /// auto-advancing to wake ticks would never reach it).
     pub(crate) fn tick_instant(&self, tick: u64) -> Instant {
         let offset = Duration::from_millis(tick);
         match self.origin.checked_add(offset) {
@@ -776,9 +719,9 @@ fn error_micros(now: Instant, deadline: Instant) -> i64 {
     }
 }
 
-impl fmt::Debug for TimerShared {
+impl fmt::Debug for Timers {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TimerShared")
+        f.debug_struct("Timers")
             .field("clock", &self.clock)
             .field("parked_until", &self.parked_until.load(Ordering::Relaxed))
             .field("timers_fired", &self.timers_fired())
@@ -821,8 +764,17 @@ mod tests {
 
     const MS: Duration = Duration::from_millis(1);
 
+    /// A waker that does nothing (`Waker::noop` is newer than the MSRV).
+    fn noop_waker() -> Waker {
+        struct Noop;
+        impl std::task::Wake for Noop {
+            fn wake(self: std::sync::Arc<Self>) {}
+        }
+        Waker::from(std::sync::Arc::new(Noop))
+    }
+
     fn poll_sleep(sleep: Pin<&mut Sleep>) -> Poll<()> {
-        sleep.poll(&mut Context::from_waker(Waker::noop()))
+        sleep.poll(&mut Context::from_waker(&noop_waker()))
     }
 
     /// A driver with a 1 ms timer, registered, then fired by a pass.
@@ -844,11 +796,11 @@ mod tests {
     fn a_fired_sleep_completes_and_drops_without_the_lock() {
         let (driver, mut sleep) = fired_sleep();
         let handle = driver.handle();
-        let before = handle.shared().locks_taken();
+        let before = handle.timers().locks_taken();
         assert!(poll_sleep(sleep.as_mut()).is_ready());
         assert!(sleep.is_elapsed());
         drop(sleep);
-        assert_eq!(handle.shared().locks_taken(), before);
+        assert_eq!(handle.timers().locks_taken(), before);
     }
 
     /// A pending timer still takes the lock to complete or to go away (the
@@ -859,10 +811,10 @@ mod tests {
         let handle = driver.handle();
         let mut sleep = Box::pin(Sleep::new(handle.clone(), handle.now() + MS, false));
         assert!(poll_sleep(sleep.as_mut()).is_pending());
-        let before = handle.shared().locks_taken();
+        let before = handle.timers().locks_taken();
         assert!(poll_sleep(sleep.as_mut()).is_pending());
         drop(sleep);
-        assert_eq!(handle.shared().locks_taken(), before + 2);
+        assert_eq!(handle.timers().locks_taken(), before + 2);
     }
 
     /// A re-registered timer leaves the fast path: after a reset the fired
@@ -890,14 +842,15 @@ mod tests {
         let handle = driver.handle();
         let start = handle.now() + MS * 10;
         let mut ticks = Interval::new(handle.clone(), start, MS * 10, false);
-        let mut cx = Context::from_waker(Waker::noop());
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
         assert!(ticks.poll_tick(&mut cx).is_pending());
         driver.clock().advance(MS * 10);
         driver.park_timeout(Duration::ZERO).unwrap();
 
-        let before = handle.shared().locks_taken();
+        let before = handle.timers().locks_taken();
         assert_eq!(ticks.poll_tick(&mut cx), Poll::Ready(start));
-        assert_eq!(handle.shared().locks_taken(), before + 1);
+        assert_eq!(handle.timers().locks_taken(), before + 1);
     }
 
     /// `deadline_tick`'s 64-bit arithmetic is `ceil(nanos / 1 ms)` of the
@@ -906,7 +859,7 @@ mod tests {
     fn deadline_tick_rounds_nanoseconds_up_to_milliseconds() {
         let driver = Driver::new(ParkThread::new(), Clock::paused());
         let handle = driver.handle();
-        let shared = handle.shared();
+        let shared = handle.timers();
         let origin = Instant::from_std(shared.origin);
         for nanos in [
             0u64,
