@@ -59,9 +59,7 @@ impl Layout {
         let groups = groups.max(1);
         match self {
             Layout::Grouped => (0..groups)
-                .flat_map(|g| {
-                    std::iter::repeat(g).take(super::streams_in_group(streams, groups, g))
-                })
+                .flat_map(|g| std::iter::repeat_n(g, super::streams_in_group(streams, groups, g)))
                 .collect(),
             Layout::Interleaved => (0..streams).map(|i| i % groups).collect(),
         }

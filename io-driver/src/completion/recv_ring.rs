@@ -200,7 +200,7 @@ impl RecvRing {
         for (bgid, group) in self.groups.iter().enumerate() {
             if group.class == class {
                 of_class += 1;
-                if least.map_or(true, |(_, receivers)| group.receivers < receivers) {
+                if least.is_none_or(|(_, receivers)| group.receivers < receivers) {
                     least = Some((bgid, group.receivers));
                 }
             }
