@@ -209,8 +209,8 @@ impl Map {
         if fd < 0 && len >= 2 << 20 {
             // Transparent huge pages for large buffer groups, where the
             // system allows them: a tick's datagrams spread over megabytes
-            // of 4 KiB pages cost the kernel's copies a TLB miss each
-            // (benches README, 2026-11-26). Advice only.
+            // of 4 KiB pages cost the kernel's copies a TLB miss each.
+            // Advice only.
             // SAFETY: advice on the mapping just made, `len` bytes long.
             unsafe { libc::madvise(ptr, len, libc::MADV_HUGEPAGE) };
         }
