@@ -9,9 +9,9 @@
 //!
 //! ```text
 //! dgram_copies sizes              size_of_val of the recv_from, recv, send_to and readable futures
-//! dgram_copies pairs N            N send_to / recv_from pairs, basic scheduler (receive-ahead off)
+//! dgram_copies pairs N            N send_to / recv_from pairs, basic scheduler (drain until WouldBlock)
 //! dgram_copies burst N K T_MS     N rounds of K datagrams sent, then K received, throttling
-//!                                 scheduler of period T_MS (receive-ahead on: two per recvmmsg)
+//!                                 scheduler of period T_MS (one recvfrom per level-triggered report)
 //! ```
 //!
 //! It uses only what the round start (`88182c7`) had too, so it builds

@@ -597,10 +597,7 @@ on_each_flavor! {
 ///
 /// Throttling: the socket is level-triggered, and nobody receives, so
 /// the report of the datagram finds no waiter and disarms the socket's
-/// read interest; its readiness stays set all the same. (Under
-/// receive-ahead's two-datagram form, which edge-triggered sockets keep,
-/// a *held* datagram makes these waits ready: tempo-io's
-/// `held_datagram_readiness_spends_the_budget`.)
+/// read interest; its readiness stays set all the same.
 #[test]
 fn readiness_of_a_queued_datagram_spends_budget() {
     use tempo::io::Interest;

@@ -1,6 +1,6 @@
-//! Datagram receives through a runtime, on both schedulers: the
-//! receive-ahead rule strands nothing when a task takes one datagram per
-//! turn, and the batch forms (`recv_many` / `send_many`) round-trip.
+//! Datagram receives through a runtime, on both schedulers: each
+//! scheduler's receive rule strands nothing when a task takes one datagram
+//! per turn, and the batch forms (`recv_many` / `send_many`) round-trip.
 
 use std::future::poll_fn;
 use std::net::UdpSocket as StdUdpSocket;

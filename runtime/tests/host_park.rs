@@ -1,6 +1,6 @@
 //! A host's `Park` driver that wraps Tempo's I/O driver
 //! (`Builder::with_park_fn`): sockets work under it on both schedulers, and
-//! the runtime, not the host, applies the throttled receive-ahead rule.
+//! the runtime, not the host, applies the throttled receive rule.
 
 use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::sync::Arc;
@@ -139,14 +139,14 @@ on_each_flavor! {
         );
     }
 
-    /// Under throttling the runtime turns the receive-ahead rule on in the I/O
-    /// driver it hands to the host: a datagram socket made on it is
+    /// Under throttling the runtime sets the I/O driver it hands to the host
+    /// throttled: a datagram socket made on it is
     /// registered level-triggered for reading (one receive per report),
     /// which the host's epoll instance shows. The basic scheduler leaves
     /// the rule off: edge-triggered, read and write. Both receive what was
     /// queued, in order.
     #[test]
-    fn runtime_applies_the_recv_ahead_rule_under_a_host_park() {
+    fn runtime_applies_the_throttled_receive_rule_under_a_host_park() {
         use std::os::fd::AsRawFd;
         use tempo_test_support::net::{epoll_entry, EpollEntry};
 
@@ -175,7 +175,7 @@ on_each_flavor! {
         assert_eq!(
             entry.unwrap(),
             Some(expected),
-            "receive-ahead (level-triggered datagram sockets) under throttling only"
+            "level-triggered datagram sockets under throttling only"
         );
     }
 }

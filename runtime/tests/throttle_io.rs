@@ -1,11 +1,11 @@
-//! The throttling scheduler's I/O, as issue 5 specifies it: a datagram that
-//! arrives after a tick's I/O poll waits for the next tick, and a second
-//! queued datagram is received in the same tick (issue 13's receive-ahead:
-//! no added tick of latency).
+//! The throttling scheduler's I/O: a datagram that arrives after a tick's
+//! I/O poll waits for the next tick, and a second queued datagram is
+//! received in the same tick (the backlog drain: no added tick of latency).
 //!
-//! Throttling scheduler only: a tick boundary for I/O and receive-ahead
-//! exist only there (the basic scheduler polls I/O whenever it runs out of
-//! work and leaves receive-ahead off); I/O on both schedulers is tested in
+//! Throttling scheduler only: a tick boundary for I/O and the
+//! level-triggered receive rule exist only there (the basic scheduler polls
+//! I/O whenever it runs out of work and drains until `WouldBlock`); I/O on
+//! both schedulers is tested in
 //! `net.rs`, `datagram.rs` and `io_waiters.rs`.
 //!
 //! Timing is observed through the paused clock, `Turn` reports and counters,

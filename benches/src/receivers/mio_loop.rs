@@ -20,9 +20,8 @@
 //! with `recvmmsg` calls that ask for two datagrams (raw syscalls, as
 //! Tempo's receive path makes them) until a call returns fewer than two.
 //! At one datagram per socket per tick that is one receive syscall per
-//! datagram, the regime of Tempo's receive-ahead rule, so it is the floor
-//! for a receiver making one receive syscall per datagram: what the kernel
-//! charges for that regime, with no runtime at all.
+//! datagram: what the kernel charges a receiver making one receive syscall
+//! per datagram, with no runtime at all.
 //!
 //! `mio-throttled-lt:T`: the throttled loop with every socket switched to
 //! *level-triggered* read readiness (`epoll_ctl(EPOLL_CTL_MOD)` without

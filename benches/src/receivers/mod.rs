@@ -117,7 +117,7 @@ pub enum ReceiverRuntime {
     /// iteration began.
     MioThrottled(Duration),
     /// The throttled mio loop draining with two-datagram `recvmmsg` calls:
-    /// one receive syscall per lone datagram, like Tempo's receive-ahead.
+    /// one receive syscall per lone datagram.
     MioThrottledMmsg(Duration),
     /// `mio-throttled-lt:T`: the throttled loop with level-triggered read
     /// readiness, one `recvfrom` per report.
