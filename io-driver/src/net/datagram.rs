@@ -7,77 +7,20 @@
 
 use std::future::Future;
 use std::io;
-use std::ops::Deref;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::RawFd;
 use std::task::{Context, Poll};
-
-use mio::event::Source;
 
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 
 #[cfg(feature = "bytes")]
 use crate::net::recv_rule::RecvBufOp;
+pub(crate) use crate::net::recv_rule::{DatagramIo, DatagramSource};
 use crate::net::recv_rule::{NoSource, RecvManyOp, RecvOp, RecvRule, RecvWithOp, WithSource};
 use crate::net::{RecvBatch, SendBatch};
 use crate::poll_io::PollIo;
 use crate::readiness::{DrainedMark, Receive};
 use crate::ready::{Direction, Interest, Ready};
-use crate::sys::mmsg::RawAddr;
-
-/// A mio datagram socket: what [`DatagramIo`] needs of UDP and Unix
-/// datagram sockets beyond their fd.
-pub(crate) trait DatagramSource: Source + AsRawFd {
-    /// The peer address type.
-    type Addr;
-
-    /// One `send` to the connected peer.
-    fn send_connected(&self, buf: &[u8]) -> io::Result<usize>;
-
-    /// The peer address a receive syscall wrote.
-    fn decode(addr: &RawAddr) -> io::Result<Self::Addr>;
-}
-
-impl DatagramSource for mio::net::UdpSocket {
-    type Addr = std::net::SocketAddr;
-
-    fn send_connected(&self, buf: &[u8]) -> io::Result<usize> {
-        self.send(buf)
-    }
-
-    fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
-        addr.inet_addr()
-    }
-}
-
-impl DatagramSource for mio::net::UnixDatagram {
-    type Addr = std::os::unix::net::SocketAddr;
-
-    fn send_connected(&self, buf: &[u8]) -> io::Result<usize> {
-        self.send(buf)
-    }
-
-    fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
-        addr.unix_addr()
-    }
-}
-
-/// A registered datagram socket: its [`PollIo`] (reached through `Deref`,
-/// for the type-specific methods), its drained mark and receive state.
-#[derive(Debug)]
-pub(crate) struct DatagramIo<S: DatagramSource> {
-    pub(crate) io: PollIo<S>,
-    pub(crate) mark: DrainedMark,
-    pub(crate) rule: RecvRule,
-}
-
-impl<S: DatagramSource> Deref for DatagramIo<S> {
-    type Target = PollIo<S>;
-
-    fn deref(&self) -> &PollIo<S> {
-        &self.io
-    }
-}
 
 impl<S: DatagramSource> DatagramIo<S> {
     /// The datagram socket of `io`: level-triggered for reading if the

@@ -1,5 +1,7 @@
-//! The datagram receive rule, one per scheduler, and the receive
-//! operations the registration's loop runs (`readiness/registration.rs`).
+//! A registered datagram socket ([`DatagramIo`], over [`DatagramSource`]),
+//! its receive rule, one per scheduler, and the receive operations the
+//! registration's loop runs (`readiness/registration.rs`); `datagram.rs`
+//! builds the public operations on them.
 //!
 //! * **Basic scheduler** (driver not throttled): a socket is
 //!   edge-triggered and a receive makes one `recvfrom`; a loop drains
@@ -36,14 +38,69 @@
 
 use std::io;
 use std::marker::PhantomData;
-use std::os::fd::RawFd;
+use std::ops::Deref;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::net::datagram::{DatagramIo, DatagramSource};
 use crate::net::{thread_buf, RecvBatch};
-use crate::readiness::{IoOp, ReadyEvent, Registration};
+use crate::poll_io::PollIo;
+use crate::readiness::{DrainedMark, IoOp, ReadyEvent, Registration};
 use crate::sys::epoll::EpollInterest;
 use crate::sys::mmsg::{self, RawAddr};
+
+/// A mio datagram socket: what [`DatagramIo`] needs of UDP and Unix
+/// datagram sockets beyond their fd.
+pub(crate) trait DatagramSource: mio::event::Source + AsRawFd {
+    /// The peer address type.
+    type Addr;
+
+    /// One `send` to the connected peer.
+    fn send_connected(&self, buf: &[u8]) -> io::Result<usize>;
+
+    /// The peer address a receive syscall wrote.
+    fn decode(addr: &RawAddr) -> io::Result<Self::Addr>;
+}
+
+impl DatagramSource for mio::net::UdpSocket {
+    type Addr = std::net::SocketAddr;
+
+    fn send_connected(&self, buf: &[u8]) -> io::Result<usize> {
+        self.send(buf)
+    }
+
+    fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
+        addr.inet_addr()
+    }
+}
+
+impl DatagramSource for mio::net::UnixDatagram {
+    type Addr = std::os::unix::net::SocketAddr;
+
+    fn send_connected(&self, buf: &[u8]) -> io::Result<usize> {
+        self.send(buf)
+    }
+
+    fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
+        addr.unix_addr()
+    }
+}
+
+/// A registered datagram socket: its [`PollIo`] (reached through `Deref`,
+/// for the type-specific methods), its drained mark and receive state.
+#[derive(Debug)]
+pub(crate) struct DatagramIo<S: DatagramSource> {
+    pub(crate) io: PollIo<S>,
+    pub(crate) mark: DrainedMark,
+    pub(crate) rule: RecvRule,
+}
+
+impl<S: DatagramSource> Deref for DatagramIo<S> {
+    type Target = PollIo<S>;
+
+    fn deref(&self) -> &PollIo<S> {
+        &self.io
+    }
+}
 
 /// A datagram socket's receive state (inline in its `DatagramIo`).
 #[derive(Debug, Default)]
