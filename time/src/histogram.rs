@@ -5,12 +5,9 @@ use std::fmt;
 /// Number of buckets on each side (early, late).
 pub const BUCKETS: usize = 32;
 
-/// A histogram of timer errors, `fire time - deadline`, in log2 buckets of
-/// microseconds, early and late separately.
-///
-/// Bucket 0 counts errors below 1 µs; bucket `i >= 1` counts errors in
-/// `[2^(i-1), 2^i)` µs; the last bucket also takes everything larger.
-/// A fire exactly on the deadline counts as late bucket 0.
+/// A histogram of timer errors, `fire time - deadline`, early and late
+/// separately: bucket 0 counts errors below 1 µs, bucket `i >= 1` those in
+/// `[2^(i-1), 2^i)` µs, the last one everything larger; on time is late 0.
 ///
 /// # Examples
 ///

@@ -720,8 +720,7 @@ mod tests {
         assert_eq!(handle.timers().locks_taken(), before);
     }
 
-    /// A pending timer still takes the lock to complete or to go away (the
-    /// driver may be filing or firing it).
+    /// A pending timer still takes the lock to complete or to go away.
     #[test]
     fn a_pending_sleep_polls_and_drops_under_the_lock() {
         let driver = Driver::new(ParkThread::new(), Clock::paused());
@@ -734,8 +733,7 @@ mod tests {
         assert_eq!(handle.timers().locks_taken(), before + 2);
     }
 
-    /// A re-registered timer leaves the fast path: after a reset the fired
-    /// entry waits again, and completes only once fired again.
+    /// After a reset a fired entry waits again until fired again.
     #[test]
     fn a_reset_after_firing_waits_for_the_new_deadline() {
         let (mut driver, mut sleep) = fired_sleep();
@@ -769,8 +767,7 @@ mod tests {
         assert_eq!(handle.timers().locks_taken(), before + 1);
     }
 
-    /// `deadline_tick`'s 64-bit arithmetic is `ceil(nanos / 1 ms)` of the
-    /// 128-bit nanosecond count.
+    /// `deadline_tick`'s 64-bit arithmetic matches the 128-bit ceiling.
     #[test]
     fn deadline_tick_rounds_nanoseconds_up_to_milliseconds() {
         let driver = Driver::new(ParkThread::new(), Clock::paused());
@@ -799,8 +796,7 @@ mod tests {
         );
     }
 
-    /// The 64-bit nanosecond count is `as_nanos`, saturating where that
-    /// does not fit in 64 bits.
+    /// The 64-bit nanosecond count is `as_nanos`, saturating.
     #[test]
     fn nanos_of_is_as_nanos_saturated() {
         for d in [

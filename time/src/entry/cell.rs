@@ -70,7 +70,7 @@ pub(crate) struct EntryCell {
 
 /// A pointer to an entry's [`EntryCell`], as stored in the wheel's lists.
 ///
-/// Invariant (see the module docs): it points to a live, pinned entry for as
+/// Invariant (see the [`entry`](super) docs): it points to a live, pinned entry for as
 /// long as it is reachable from the wheel, and it is dereferenced (by
 /// [`EntryRef::with`]) only under the wheel lock, never nested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
