@@ -8,9 +8,9 @@
 //!   *up*, `now`'s *down*, so with a zero window no timer fires early.
 //! * A pass fires nearest-tick entries up to its horizon, `g_tick + window`
 //!   for a pass given a grid instant `g` ([`Timers::set_next_pass_grid`]),
-//!   else `now_tick + window`, never below `now_tick`. A never-early entry
-//!   is filed at `deadline_tick + window` and re-filed if a pass finds it
-//!   before its deadline.
+//!   else `now_tick + window`, never below `now_tick`; one found past it
+//!   waits for the next pass. A never-early entry is filed at
+//!   `deadline_tick + window` and re-filed if found before its deadline.
 //! * An entry registered after a pass with its deadline inside that pass's
 //!   window never completes in its registering poll: it fires at the next
 //!   pass or the end-of-tick pass, by its [`InWindow`]. A deadline at or

@@ -39,8 +39,9 @@ pub(crate) enum EntryState {
 /// The part of an entry the wheel reads and writes, under its lock.
 #[derive(Debug)]
 pub(crate) struct EntryShared {
-    /// Neighbours in the same list.
+    /// Previous entry in the same list.
     pub(crate) prev: Option<EntryRef>,
+    /// Next entry in the same list.
     pub(crate) next: Option<EntryRef>,
     /// Which list the entry is in.
     pub(crate) location: Location,
