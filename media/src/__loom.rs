@@ -1,11 +1,8 @@
 //! The request protocol's real code, for the loom model
 //! `loom-tests/tests/media_request.rs` only; not API.
 //!
-//! A model prepares a [`Task`] whose state machine it polls itself (on a
-//! loom thread, with `tempo_loom_tests::block_on`) instead of spawning it
-//! on a context, which loom cannot run; everything else (the queue, the
-//! flag, the waker, the ack slot, the machine's steps and loop) is the
-//! library's.
+//! The model polls the state machine itself instead of spawning it on a
+//! context (which loom cannot run); everything else is the library's.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -1,14 +1,10 @@
 //! The acknowledgement of a transition request: a future, or a blocking
 //! wait with a timeout, that never deadlocks a context.
 //!
-//! Why a slot of its own rather than a channel: the state machine answers
-//! each request once, and the requester may be an async task (it polls,
-//! so the slot stores a waker), a plain thread (it blocks, so the slot has
-//! a condition variable), or code running inside the very state machine
-//! that must answer (it must not wait at all). The third case is detected
-//! by a thread-local marker set while the state machine is polled: an
-//! [`Ack`] of task `n` polled inside task `n`'s state machine resolves at
-//! once to [`Transition::NotWaiting`].
+//! A one-shot slot with a waker (for a task) and a condition variable (for
+//! a thread). A thread-local marker, set while task `n`'s state machine is
+//! polled, makes an [`Ack`] of task `n` polled there resolve at once to
+//! [`Transition::NotWaiting`]: that requester must not wait at all.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -46,10 +42,8 @@ pub enum Transition {
         /// The state the task was in, and still is.
         state: TaskState,
     },
-    /// The request is queued and will run, but its result was not waited
-    /// for: waiting would have blocked a context thread, or the request
-    /// came from the task's own state machine (an action, the loop), which
-    /// handles it once the current step returns.
+    /// The request is queued and will run, but waiting for it would have
+    /// blocked a context thread or the task's own state machine.
     NotWaiting {
         /// What was asked.
         trigger: Trigger,
@@ -92,14 +86,6 @@ pub enum TransitionError {
 
 impl TransitionError {
     /// The trigger the failed request asked for.
-    ///
-    /// ```
-    /// use tempo_media::{Task, Trigger};
-    ///
-    /// let task = Task::new();
-    /// let err = task.start().wait(std::time::Duration::from_secs(1)).unwrap_err();
-    /// assert_eq!(err.trigger(), Trigger::Start); // refused: not prepared
-    /// ```
     pub fn trigger(&self) -> Trigger {
         match self {
             TransitionError::Refused { trigger, .. }
@@ -143,8 +129,7 @@ impl StdError for TransitionError {
 /// What a request results in.
 pub type TransitionResult = Result<Transition, TransitionError>;
 
-// Not `const { .. }`: loom's `thread_local!` (under `cfg(loom)`) takes
-// only an expression.
+// No `const { .. }`: loom's `thread_local!` takes only an expression.
 #[allow(clippy::missing_const_for_thread_local)]
 mod in_machine {
     use std::cell::Cell;
@@ -227,11 +212,8 @@ impl Acknowledger {
 }
 
 impl Drop for Acknowledger {
-    /// Closes the slot and wakes the requester. An answer is control, like
-    /// the request: a requester awaiting on another runtime's thread is
-    /// also unparked, so that a throttled runtime sleeping between ticks
-    /// takes it now rather than at its next tick (the wake alone only
-    /// queues the task).
+    /// Closes the slot and wakes the requester; an answer is control, so
+    /// a requester's runtime on another thread is unparked too.
     fn drop(&mut self) {
         let (waker, requester) = {
             let mut inner = self.slot.lock();
@@ -260,11 +242,8 @@ enum Repr {
 /// [`wait`](Ack::wait) for it from a thread that is not a context's, or
 /// drop it (the request runs anyway).
 ///
-/// Awaiting it never deadlocks: polled by the task's own state machine (from
-/// an action, `try_next` or `handle_item`), it resolves at once to
-/// [`Transition::NotWaiting`], since the request can only run after the
-/// current step returns. Another task of the same context awaits it
-/// normally: the state machine is a task of its own.
+/// Awaiting it never deadlocks: polled by the task's own state machine it
+/// resolves at once to [`Transition::NotWaiting`].
 ///
 /// ```
 /// use std::time::Duration;
@@ -332,12 +311,9 @@ impl Ack {
     /// Blocks the calling thread until the request is acknowledged, at most
     /// `timeout`.
     ///
-    /// On a context's thread (any [`Context`](tempo::context::Context)), it
-    /// does not block: blocking there would stop every task of that
-    /// context, possibly the very state machine that must answer. It
-    /// returns the result if it is already there, or
-    /// [`Transition::NotWaiting`] (the request still runs). `.await` the
-    /// `Ack` instead, from a task, to get the result there.
+    /// On a [`Context`](tempo::context::Context)'s thread it never blocks:
+    /// it returns the result if there, else [`Transition::NotWaiting`]
+    /// (`.await` the `Ack` there instead).
     ///
     /// # Errors
     ///

@@ -1,20 +1,11 @@
 //! [`channel`]: a bounded channel from one element to the next.
 //!
-//! Why not a general multi-producer channel: between two elements of one
-//! context the channel is never contended, and at thousands of streams a
-//! push costs mostly the cold cache lines it touches. tokio's `mpsc`
-//! spreads its state over several cache-padded parts (6 to 8 lines per
-//! buffer); this one keeps everything behind one uncontended lock in one
-//! allocation plus a ring of slots (about 3). It is single-producer,
-//! single-consumer (the [`Sender`] is not `Clone`); both ends are `Send`.
-//!
-//! A waiting end stores its waker once and is woken by reference, so a
-//! stream that alternates push and receive clones no waker per buffer.
-//! Every state change and waker store happens under the one lock: no
-//! wake-up is lost between a check and a store. A ready `send` or `recv`
-//! spends one unit of the cooperative budget. An item is data: sent from
-//! another thread to a throttled context, it is taken at that context's
-//! next tick (see the crate docs, "What cuts a sleep short").
+//! Single-producer, single-consumer: between two elements of one context
+//! it is never contended, so everything sits behind one lock in one
+//! allocation plus a ring, touching few cache lines per push. Invariant:
+//! every state change and waker store happens under that lock, so no
+//! wake-up is lost. A waiting end's waker is stored once and woken by
+//! reference. A ready `send` or `recv` spends one unit of coop budget.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -74,8 +65,7 @@ pub fn channel<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
 /// One end's waker and whether it waits.
 #[derive(Default)]
 struct End {
-    /// Stored by the end when it waits, kept afterwards (see the module
-    /// docs); replaced only if the end's waker changes.
+    /// Stored when the end waits, kept; replaced only if it changes.
     waker: Option<Waker>,
     waiting: bool,
 }
@@ -119,10 +109,8 @@ impl<T> Shared<T> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// One end goes away: the other end, if waiting, is woken to see it.
-    /// Returns the items nobody will receive (the receiver went away), for
-    /// the caller to drop outside the lock (their `Drop` may be anything: a
-    /// buffer going back to its pool).
+    /// One end goes away, waking the other; returns the items nobody will
+    /// receive, to drop outside the lock.
     fn close(&self, receiver_gone: bool) -> VecDeque<T> {
         let mut state = self.lock();
         state.closed = true;
@@ -197,13 +185,9 @@ impl<T> fmt::Display for TrySendError<T> {
 impl<T> std::error::Error for TrySendError<T> {}
 
 impl<T> Sender<T> {
-    /// Queues `value`, waiting while the channel is full. Fails (giving
-    /// `value` back) once the receiver is gone. Cancel-safe in the sense
-    /// that dropping the future before it completes drops `value` unsent.
-    ///
-    /// `&mut self`: the channel keeps one waiting sender's waker, so a
-    /// second `send` waiting at the same time (from another task through a
-    /// shared reference) could lose its wake-up; the borrow rules that out.
+    /// Queues `value`, waiting while the channel is full; gives it back
+    /// once the receiver is gone. Dropping the future drops `value` unsent.
+    /// `&mut self`: one waiting sender's waker is kept, so two could not wait.
     pub async fn send(&mut self, value: T) -> Result<(), SendError<T>> {
         let mut value = Some(value);
         poll_fn(|cx| self.poll_send(cx, &mut value)).await
@@ -295,11 +279,9 @@ impl<T> Receiver<T> {
     }
 }
 
-/// A `send` or `recv` found the channel ready: spends one unit of the
-/// task's budget, or, with the budget spent, returns `Pending` (the task
-/// was woken to come back). Called under the channel's lock: with the
-/// budget spent, the wake-up is the polling task's own waker, which runs
-/// no channel code (as the clone a waiting end stores under the lock).
+/// A ready `send` or `recv` spends one unit of budget, or returns `Pending`
+/// (task woken). Safe under the channel's lock: the wake is the polling
+/// task's own waker, which runs no channel code.
 #[inline]
 fn spend_unit(cx: &mut Context<'_>) -> Poll<()> {
     std::task::ready!(poll_proceed(cx)).made_progress();

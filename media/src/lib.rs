@@ -1,36 +1,17 @@
-//! The task lifecycle of a media runtime on Tempo.
-//!
-//! A media element (a UDP source, a decoder, an audio sink) runs as a
-//! [`Task`] on a [`Context`](tempo::context::Context), the named thread it
-//! shares with thousands of other elements. The application (or another
-//! element) moves it through the lifecycle GStreamer's thread-sharing
-//! elements have: prepare, start, pause, flush (start, then stop), stop,
-//! unprepare. This crate gives that lifecycle, with:
-//!
-//! * one [transition table](transition::transition), in one place, that says
-//!   what every trigger does in every state;
-//! * requests from any thread, each answered through an [`Ack`]: completed
-//!   (from -> to), skipped (in which state), or failed (with the error);
-//! * no deadlock from inside a context: an `Ack` awaited by the task's own
-//!   actions or loop resolves at once ([`Transition::NotWaiting`]), and
-//!   [`Ack::wait`] never blocks a context thread;
-//! * no tick of delay, both ways: a request from another thread unparks
-//!   the target's context ([`Handle::unpark`](tempo::runtime::Handle::unpark)),
-//!   and the answer unparks the runtime the requester awaits it on, so
-//!   neither waits for a throttling tick (see [what cuts a sleep
-//!   short](#what-cuts-a-sleep-short));
-//! * requests take effect in the order they were made, a prepare made
-//!   while an unprepare is on its way included;
-//! * cancellation where it is safe: pause, flush start and stop cancel a
-//!   pending [`try_next`](TaskImpl::try_next) at its await point;
-//!   [`handle_item`](TaskImpl::handle_item) always runs to completion.
+//! The task lifecycle of a media runtime on Tempo: a media element runs as
+//! a [`Task`] on a [`Context`](tempo::context::Context), a thread it shares
+//! with thousands of others, and is moved through GStreamer's thread-sharing
+//! lifecycle (prepare, start, pause, flush, stop, unprepare) by requests from
+//! any thread, each answered through an [`Ack`]. What every trigger does in
+//! every state is the one [transition table](transition::transition); the
+//! guarantees (ordering, no deadlock from inside a context, cancellation
+//! only at `try_next`'s await point) are in `docs/media.md`.
 //!
 //! # Writing an element
 //!
-//! An element implements [`TaskImpl`]: `try_next` produces the next item
-//! (here, a tick every 5 ms), `handle_item` handles it (here, sends it
-//! downstream on a channel); the other methods are the transitions'
-//! actions, all optional. `flush_start` drops in-flight data.
+//! An element implements [`TaskImpl`]: `try_next` produces the next item,
+//! `handle_item` handles it; the transitions' actions are optional. From a
+//! task on a context, `.await` the [`Ack`] instead of waiting on it.
 //!
 //! ```
 //! use std::sync::mpsc;
@@ -52,8 +33,7 @@
 //!     type Item = u64;
 //!
 //!     async fn prepare(&mut self) -> Result<(), BoxError> {
-//!         // Open sockets, devices... here there is nothing to open.
-//!         Ok(())
+//!         Ok(()) // open sockets, devices...
 //!     }
 //!
 //!     async fn try_next(&mut self) -> Result<u64, FlowError> {
@@ -112,60 +92,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! From a task on a context, `.await` the [`Ack`] instead of waiting:
-//!
-//! ```
-//! # use std::time::Duration;
-//! # use tempo::context::Context;
-//! # use tempo_media::{FlowError, Task, TaskImpl, TaskState};
-//! # struct Idle;
-//! # impl TaskImpl for Idle {
-//! #     type Item = ();
-//! #     async fn try_next(&mut self) -> Result<(), FlowError> { std::future::pending().await }
-//! #     async fn handle_item(&mut self, _: ()) -> Result<(), FlowError> { Ok(()) }
-//! # }
-//! let context = Context::acquire("doc-await", Duration::from_millis(20))?;
-//! let task = Task::new();
-//! task.prepare(Idle, context.clone()).wait(Duration::from_secs(5))?;
-//! let task_ref = task.task_ref();
-//! // Another task of the same context starts it, and waits without
-//! // blocking the context's thread.
-//! let state = context.block_on(async move {
-//!     task_ref.start().await.unwrap();
-//!     task_ref.state()
-//! });
-//! assert_eq!(state, TaskState::Started);
-//! # Ok::<(), Box<dyn std::error::Error>>(())
-//! ```
-//!
-//! # Pushing downstream
-//!
-//! The example pushes on a `std` channel to reach the application's
-//! thread. Between two elements of a context, [`channel`](fn@channel) is the cheap
-//! push: bounded (back-pressure on the upstream element's `handle_item`),
-//! single-producer, everything behind one uncontended lock in one
-//! allocation plus its ring, so that at thousands of streams a push
-//! touches few cold cache lines. A ready `send` or `recv` spends the
-//! cooperative budget like any Tempo resource.
+//! Between two elements of a context, [`channel`](fn@channel) is the cheap
+//! bounded push. `flush_start` drops what the element holds; a socket's
+//! unreceived datagrams stay in the kernel's queue (as with threadshare).
 //!
 //! # What cuts a sleep short
 //!
-//! A throttled context sleeps between ticks, and what other threads send
-//! it meanwhile waits for the next tick: that batching is what throttling
-//! is for. Control does not wait: lifecycle requests and their answers
-//! unpark the context they are for. Data does: a [`channel`](fn@channel)
-//! item, a socket's readiness, any ordinary wake from another thread is
-//! taken at the next tick. A sender that wants a message of its own taken
-//! at once (a rare, urgent one) calls [`Handle::unpark`](tempo::runtime::Handle::unpark)
-//! on the receiver's context after sending, or spawns the work there with
+//! A throttled context sleeps between ticks, and what other threads send it
+//! meanwhile waits for the next tick: that batching is what throttling is
+//! for. Control does not wait: lifecycle requests and their answers unpark
+//! the context they are for. Data does: a [`channel`](fn@channel) item, a
+//! socket's readiness, any ordinary wake from another thread. A sender that
+//! wants an urgent message taken at once calls
+//! [`Handle::unpark`](tempo::runtime::Handle::unpark) on the receiver's
+//! context after sending, or spawns the work there with
 //! [`Handle::spawn_and_unpark`](tempo::runtime::Handle::spawn_and_unpark).
-//!
-//! # Flushing a socket
-//!
-//! `flush_start` drops what the element holds. A datagram socket holds
-//! nothing itself: what the element has not received is still in the
-//! kernel's queue, as with any socket (and as threadshare's `udpsrc`
-//! leaves it).
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms)]
 

@@ -9,10 +9,8 @@
 //! cancels a pending `try_next` at its await point, while `handle_item`,
 //! awaited outside that check, runs to completion.
 //!
-//! Why a task of its own rather than the requester running the action: the
-//! element's code then always runs on its context, one step at a time
-//! (`&mut self`, no lock), whoever asked, and a requester on the context
-//! itself never waits for its own thread.
+//! A task of its own, so the element's code always runs on its context one
+//! step at a time, whoever asked.
 
 use std::future::{poll_fn, Future};
 use std::pin::pin;
@@ -26,12 +24,9 @@ use crate::shared::{Request, Shared};
 use crate::task_impl::TaskImpl;
 use crate::transition::{transition, Action, Outcome, TaskState, Trigger};
 
-/// The waker the state machine last stored in the core, kept by the
-/// machine itself so that checking it takes no lock.
-///
-/// A requester clones (never takes) the stored waker, so once stored it
-/// stays valid; the machine stores again only when its task's waker changes
-/// (which a Tempo task's never does). See [`crate::shared`] for the protocol.
+/// The waker the state machine last stored in the core, kept here so that
+/// checking it takes no lock; requesters clone it, never take it (protocol:
+/// [`crate::shared`]).
 #[derive(Default)]
 struct Registered(Option<Waker>);
 
@@ -238,9 +233,7 @@ async fn run_loop<I: TaskImpl>(shared: &Shared, registered: &mut Registered, imp
             Some(Ok(item)) => imp.handle_item(item).await,
             Some(Err(error)) => Err(error),
         };
-        // An element whose `try_next` is always ready (a full queue) must
-        // not starve the other elements of its context: each item spends
-        // the cooperative budget, and an exhausted budget yields.
+        // Each item spends coop budget: an always-ready `try_next` yields.
         tempo::task::consume_budget().await;
         if let Err(error) = result {
             let trigger = imp.handle_loop_error(error).await;

@@ -1,10 +1,8 @@
 //! [`Task`] and [`TaskRef`]: where transitions are requested.
 //!
-//! A request is queued in the task's [shared core](crate::shared), then the
-//! state machine (a Tempo task on the element's context) is woken and, if
-//! the request comes from another thread, the context is unparked: the
-//! request is seen at once, not at the context's next tick. The state
-//! machine answers through the request's [`Ack`].
+//! A request is queued in the task's [shared core](crate::shared), which
+//! wakes the state machine (unparking its context from another thread);
+//! the machine answers through the request's [`Ack`].
 
 use std::fmt;
 use std::future::{poll_fn, Future};
@@ -31,13 +29,9 @@ pub(crate) fn next_id() -> u64 {
 /// An element's task: prepared on a context with a [`TaskImpl`], then
 /// started, paused, flushed, stopped and unprepared from any thread.
 ///
-/// Every request returns an [`Ack`] at once; `.await` it, [`wait`](Ack::wait)
-/// for it (off a context's thread), or drop it. Requests are applied in the
-/// order they were made.
-///
-/// Dropping the `Task` stops and unprepares it (on its context, without
-/// waiting); [`TaskRef`]s do not keep it alive. To know when it is done,
-/// `unprepare().wait(..)` before dropping.
+/// Every request returns an [`Ack`] at once and is applied in request
+/// order. Dropping the `Task` stops and unprepares it without waiting
+/// ([`TaskRef`]s do not keep it alive).
 pub struct Task {
     task: TaskRef,
 }
@@ -69,11 +63,8 @@ impl Task {
     /// Prepares the task: starts its state machine on `context` with the
     /// element `imp`, whose [`prepare`](TaskImpl::prepare) runs there.
     ///
-    /// Requests run in the order they were made: a prepare made while an
-    /// unprepare is on its way runs once that unprepare is done. If the
-    /// task is prepared (or running) when the prepare's turn comes, `imp`
-    /// is dropped and the request is answered by the table from that state
-    /// (skipped if prepared, refused otherwise).
+    /// Runs in request order; if the task is prepared (or running) by its
+    /// turn, `imp` is dropped and the table answers from that state.
     pub fn prepare<I: TaskImpl>(&self, imp: I, context: Context) -> Ack {
         let link = Link {
             handle: context.handle().clone(),
@@ -205,8 +196,7 @@ fn spawn_machine<I: TaskImpl>(shared: Arc<Shared>, imp: I, context: Context) {
 }
 
 /// `inner` (the state machine's future), marking the thread while it is
-/// polled (see [`Ack`]'s "never deadlocks"). Held inline in the task's
-/// future, pinned there, not boxed: one allocation less.
+/// polled (see [`Ack`]'s "never deadlocks").
 pub(crate) async fn marked<F: Future>(id: u64, inner: F) -> F::Output {
     let mut inner = pin!(inner);
     poll_fn(|cx| {

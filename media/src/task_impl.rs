@@ -1,11 +1,7 @@
 //! [`TaskImpl`]: the element's side of a task.
 //!
-//! Every method is `async` from the element's point of view (write them as
-//! `async fn` in the `impl`) and has a default that does nothing, except
-//! the loop's two: [`try_next`](TaskImpl::try_next) and
-//! [`handle_item`](TaskImpl::handle_item). The trait returns
-//! `impl Future + Send` (stable since Rust 1.75) rather than boxed futures,
-//! so an element pays no allocation per item.
+//! Methods are written as `async fn`; the trait returns `impl Future +
+//! Send`, not boxed futures, so an element pays no allocation per item.
 
 use std::fmt;
 use std::future::Future;
@@ -40,18 +36,11 @@ impl std::error::Error for FlowError {}
 
 /// What an element implements to run as a [`Task`](crate::Task).
 ///
-/// All methods run on the task's context, one at a time, in the order the
-/// transitions ask for (`&mut self`: no locking needed). In the `Started`
-/// state the task loops: [`try_next`](Self::try_next) produces an item,
-/// [`handle_item`](Self::handle_item) handles it.
-///
-/// * `try_next` is cancelled at its await point by pause, flush start and
-///   stop (its future is dropped): write it so that dropping it loses
-///   nothing that matters (a timer, a socket read).
-/// * `handle_item` always runs to completion: a transition requested while
-///   it runs takes effect after it returns.
-///
-/// See the [crate docs](crate) for a walk-through.
+/// Methods run on the task's context, one at a time, in the order the
+/// transitions ask for. In the `Started` state the task loops
+/// [`try_next`](Self::try_next) then [`handle_item`](Self::handle_item);
+/// only `try_next` is ever cancelled (see `docs/media.md`). Every method but
+/// those two has a default that does nothing. Example in the [crate docs](crate).
 pub trait TaskImpl: Send + 'static {
     /// What `try_next` produces and `handle_item` consumes.
     type Item: Send + 'static;
@@ -112,9 +101,7 @@ pub trait TaskImpl: Send + 'static {
     }
 
     /// The action of `trigger`, run from `state`, returned `error`: returns
-    /// the trigger to apply (the requester gets
-    /// [`TransitionError::Failed`](crate::TransitionError::Failed) either
-    /// way). The default: [`Trigger::Error`]. If the returned trigger's own
+    /// the trigger to apply (default [`Trigger::Error`]); if that one's
     /// action fails too, the task goes to [`TaskState::Error`].
     fn handle_action_error(
         &mut self,
@@ -128,14 +115,6 @@ pub trait TaskImpl: Send + 'static {
 }
 
 /// The default of [`TaskImpl::handle_loop_error`].
-///
-/// ```
-/// use tempo_media::{default_loop_trigger, FlowError, Trigger};
-///
-/// assert_eq!(default_loop_trigger(&FlowError::Eos), Trigger::Stop);
-/// assert_eq!(default_loop_trigger(&FlowError::Flushing), Trigger::FlushStart);
-/// assert_eq!(default_loop_trigger(&FlowError::Error("bad".into())), Trigger::Error);
-/// ```
 pub fn default_loop_trigger(error: &FlowError) -> Trigger {
     match error {
         FlowError::Flushing => Trigger::FlushStart,

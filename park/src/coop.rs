@@ -1,24 +1,16 @@
-//! The cooperative budget: how one busy task is kept from starving the
-//! others and the driver.
+//! The cooperative budget, as in tokio: each task poll gets
+//! [`INITIAL_BUDGET`] units, every *ready* resource operation spends one,
+//! and with none left operations wake the task and return `Pending`, so a
+//! task looping on an always-ready resource cannot starve the others. It
+//! lives here because the drivers that spend it and the scheduler that
+//! refills it meet only in this crate.
 //!
-//! A single-thread scheduler regains control only when a task returns
-//! `Pending`, and a task looping on an always-ready resource (a flooded
-//! socket, a never-empty channel) never does. So, as in tokio, each poll of
-//! a task (and of the `block_on` future) gets a budget of
-//! [`INITIAL_BUDGET`] units; every *ready* resource operation spends one;
-//! when none is left, operations wake the task and return `Pending` until
-//! the next poll. The budget lives here because the drivers that spend it
-//! (`tempo-io`, `tempo-time`) and the scheduler that refills it (`tempo`)
-//! meet only in this crate.
-//!
-//! **Deferred wakes.** A task woken at once when its budget runs out may be
-//! polled again straight away, while the driver (and every timer) waits for
-//! `event_interval` polls. So a scheduler lends its [`Deferred`] list to the
-//! thread for a batch of polls ([`lend_deferred`]) and runs each poll under
-//! [`budget_deferring`]: an exhausted poll leaves its waker in the list,
-//! which the scheduler wakes after its next driver poll (as tokio's does).
-//! The scheduler must not block in its driver while the list is not empty,
-//! and drops it on shutdown. Outside such a scope the task is woken at once.
+//! **Deferred wakes.** A scheduler lends its [`Deferred`] list to the thread
+//! for a batch of polls ([`lend_deferred`], each poll under
+//! [`budget_deferring`]): an exhausted poll leaves its waker there, and the
+//! scheduler wakes the list after its next driver poll, so the driver is not
+//! starved either. It must not block in its driver while the list is not
+//! empty. Outside such a scope the task is woken at once.
 //!
 //! # Rules for a resource operation (part of the driver contract)
 //!
@@ -89,21 +81,15 @@ impl Budget {
     }
 }
 
-/// What is in force on this thread: the budget, and whether a poll whose
-/// budget runs out leaves its waker in the list lent to the thread
-/// ([`DEFERRED`]) instead of waking it at once.
-///
-/// One cell for both, so that entering a task poll costs the same
-/// thread-local read and write as a budget alone did. Aligned to 4 bytes so
-/// that the cell is read and written as one word rather than assembled from
-/// a 2-byte and a 1-byte access.
+/// What is in force on this thread: the budget, and whether an exhausted
+/// poll defers its wake to [`DEFERRED`]. One cell, aligned to be read and
+/// written as one word.
 #[derive(Debug, Clone, Copy)]
 #[repr(align(4))]
 struct State {
     budget: Budget,
-    /// Set by [`lend_deferred`] for the duration of its call (during which
-    /// [`DEFERRED`] holds that scheduler's list) and kept by
-    /// [`budget_deferring`]; a plain [`budget`] clears it for its own call.
+    /// Set by [`lend_deferred`], kept by [`budget_deferring`], cleared by
+    /// a plain [`budget`] for its own call.
     deferring: bool,
 }
 
@@ -118,9 +104,7 @@ impl State {
 thread_local! {
     // `const`: no lazy-initialisation check on the hot path.
     static STATE: Cell<State> = const { Cell::new(State::OUTSIDE) };
-    /// The wakers of polls whose budget ran out during [`lend_deferred`]
-    /// calls: a list owned by the thread, so that reaching it needs no
-    /// pointer to the scheduler's.
+    /// The wakers deferred during [`lend_deferred`] calls.
     static DEFERRED: RefCell<ThreadList> = const { RefCell::new(ThreadList::EMPTY) };
 }
 
@@ -133,10 +117,7 @@ thread_local! {
 
 /// The thread's list of deferred wakers, shared by nested
 /// [`lend_deferred`] calls: the innermost call's wakers are those from
-/// `start` on, and it moves them to its scheduler's [`Deferred`] when it
-/// returns. Nothing is moved when nothing was deferred, which is almost
-/// every batch: lending costs two thread-local accesses, and the list's
-/// allocation stays with the thread.
+/// `start` on, moved to its scheduler's [`Deferred`] when it returns.
 #[derive(Debug)]
 struct ThreadList {
     wakers: Vec<Waker>,
@@ -151,8 +132,7 @@ impl ThreadList {
     };
 }
 
-/// Reads the current state; outside any poll if the thread-local is gone
-/// (thread tear-down).
+/// The current state (outside any poll during thread tear-down).
 #[inline]
 fn current_state() -> State {
     STATE.try_with(Cell::get).unwrap_or(State::OUTSIDE)
@@ -160,18 +140,15 @@ fn current_state() -> State {
 
 #[inline]
 fn set_state(state: State) {
-    // During thread tear-down there is no budget to keep.
     let _ = STATE.try_with(|cell| cell.set(state));
 }
 
-/// Reads the current budget.
 fn current() -> Budget {
     current_state().budget
 }
 
-/// Sets the budget, keeping the deferred list in force: what a
-/// [`RestoreOnPending`] guard restores (it may outlive the scope that set
-/// the list, so it must never put a list back).
+/// Sets the budget only: a [`RestoreOnPending`] may outlive the scope that
+/// set the list, so it must never put a list back.
 #[inline]
 fn set(budget: Budget) {
     let _ = STATE.try_with(|cell| {
@@ -180,51 +157,8 @@ fn set(budget: Budget) {
     });
 }
 
-/// A scheduler's list of tasks whose budget ran out: their wakers, to be
-/// woken after the scheduler's next driver poll (see the
-/// [module docs](self)).
-///
-/// `!Sync`: it belongs to the thread that runs the scheduler. Pushing
-/// happens only when a budget runs out (once per exhausted poll, with a
-/// waker clone); a scheduler that checks [`is_empty`](Self::is_empty) when
-/// none did pays a `RefCell` read.
-///
-/// ```
-/// use std::future::{poll_fn, Future};
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// use std::sync::Arc;
-/// use std::task::{Context, Poll, Wake, Waker};
-/// use tempo_park::coop::{budget_deferring, lend_deferred, poll_proceed, Deferred};
-///
-/// struct Count(AtomicUsize);
-/// impl Wake for Count {
-///     fn wake(self: Arc<Self>) {
-///         self.0.fetch_add(1, Ordering::Relaxed);
-///     }
-/// }
-/// let count = Arc::new(Count(AtomicUsize::new(0)));
-/// let waker = Waker::from(count.clone());
-/// let mut cx = Context::from_waker(&waker);
-///
-/// let deferred = Deferred::new();
-/// // A poll that spends its whole budget and more: it is told to yield ...
-/// let polled = lend_deferred(&deferred, || {
-///     budget_deferring(|| loop {
-///         match poll_proceed(&mut cx) {
-///             Poll::Ready(guard) => guard.made_progress(),
-///             Poll::Pending => break "yielded",
-///         }
-///     })
-/// });
-/// assert_eq!(polled, "yielded");
-/// // ... but not woken yet: its waker waits in the list ...
-/// assert_eq!(count.0.load(Ordering::Relaxed), 0);
-/// assert_eq!(deferred.len(), 1);
-/// // ... until the scheduler has polled its driver and wakes the list.
-/// assert_eq!(deferred.wake_all(), 1);
-/// assert_eq!(count.0.load(Ordering::Relaxed), 1);
-/// assert!(deferred.is_empty());
-/// ```
+/// A scheduler's list of wakers of tasks whose budget ran out, woken after
+/// its next driver poll (see the [module docs](self)). `!Sync`.
 #[derive(Debug, Default)]
 pub struct Deferred {
     wakers: RefCell<Vec<Waker>>,
@@ -248,18 +182,13 @@ impl Deferred {
         self.wakers.borrow().len()
     }
 
-    /// Wakes every waker kept, in the order they were kept; returns how
-    /// many. The list keeps its allocation for the next ones.
-    ///
-    /// A scheduler calls it after polling its driver, so that the tasks
-    /// run after those the driver woke (fired timers, ready sockets).
+    /// Wakes every waker kept, in order; returns how many. A scheduler
+    /// calls it after polling its driver.
     pub fn wake_all(&self) -> usize {
         if self.is_empty() {
-            // The usual case, after every driver poll: no allocation moved.
             return 0;
         }
-        // Take the wakers out: `wake` runs arbitrary code, which must find
-        // the list free.
+        // `wake` runs arbitrary code, which must find the list free.
         let mut wakers = std::mem::take(&mut *self.wakers.borrow_mut());
         let woken = wakers.len();
         for waker in wakers.drain(..) {
@@ -267,20 +196,12 @@ impl Deferred {
         }
         let mut kept = self.wakers.borrow_mut();
         if kept.is_empty() {
-            // Give the (empty) allocation back: no allocation per round.
             *kept = wakers;
         }
         woken
     }
 
-    /// Drops every waker kept without waking it (a scheduler shutting
-    /// down: the tasks are cancelled anyway).
-    ///
-    /// ```
-    /// let deferred = tempo_park::coop::Deferred::new();
-    /// deferred.clear();
-    /// assert!(deferred.is_empty());
-    /// ```
+    /// Drops every waker kept without waking it (shutdown).
     pub fn clear(&self) {
         // Dropped outside the borrow: a waker's destructor may be the last
         // reference to a task, whose drop runs arbitrary code.
@@ -289,22 +210,16 @@ impl Deferred {
     }
 }
 
-/// What to do with the waker of a poll whose budget ran out: keep it in the
-/// list a [`lend_deferred`] call lent the thread, if one is in force,
-/// else wake it at once. A task that runs out twice in one poll (a
-/// `select!` over two flooded sockets) is kept once: the same waker as the
-/// last one kept is not kept again.
-// Out of line and cold: the budget runs out once per 128 operations at
-// most, and inlined into `poll_proceed` its register saves cost every call.
+/// Keeps the waker of an exhausted poll in the lent list if one is in
+/// force (once, if it equals the last one kept), else wakes it at once.
+// Cold and out of line: keeps `poll_proceed` small.
 #[cold]
 #[inline(never)]
 fn defer_or_wake(deferring: bool, waker: &Waker) {
     let kept = deferring
         && DEFERRED
             .try_with(|slot| {
-                // Never busy while a poll runs (the list is borrowed only
-                // here and by `lend_deferred` around the batch); if it
-                // were, waking at once is the safe answer.
+                // Never busy during a poll; if it were, wake at once.
                 let Ok(mut list) = slot.try_borrow_mut() else {
                     return false;
                 };
@@ -322,9 +237,8 @@ fn defer_or_wake(deferring: bool, waker: &Waker) {
 }
 
 /// Runs `f` with a fresh budget of [`INITIAL_BUDGET`] units, then restores
-/// the budget that was in force before (also if `f` panics), so that
-/// nested runs (a runtime turned from inside another's task, a host loop)
-/// do not disturb each other. Schedulers call it around each task poll.
+/// the one in force before (also on panic). Schedulers call it around each
+/// task poll.
 #[inline]
 pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     with_state(
@@ -336,24 +250,15 @@ pub fn budget<R>(f: impl FnOnce() -> R) -> R {
     )
 }
 
-/// Lends `deferred` to this thread while `f` runs (a batch of polls): a
-/// poll made inside under [`budget_deferring`] whose budget runs out leaves
-/// its waker in the list instead of waking it (see the
-/// [module docs](self)). The wakers are kept in a list of the thread's
-/// and moved to `deferred` when `f` returns or unwinds (nothing moves when
-/// no budget ran out, the usual case); a nested call (a runtime turned
-/// from inside another's task) gets only its own polls' wakers, and the
-/// outer call's stay in the thread's list for the outer scheduler. The
-/// caller wakes the list after its next driver poll, and must not block in
-/// the driver while it is not empty.
+/// Lends `deferred` to this thread while `f` runs (a batch of polls): an
+/// exhausted poll under [`budget_deferring`] leaves its waker there (see
+/// the [module docs](self)), moved in when `f` returns or unwinds; a nested
+/// call gets only its own polls' wakers.
 pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
-    /// Moves this call's wakers to the scheduler's list and gives the
-    /// thread's list back to the outer call (a nested scheduler's caller),
-    /// unwinding included.
+    /// Moves this call's wakers to `deferred`, unwinding included.
     struct Lent<'a> {
         deferred: &'a Deferred,
-        /// Where the outer call's wakers began; `None` during thread
-        /// tear-down, when nothing is deferred.
+        /// Where the outer call's wakers began (`None`: tear-down).
         outer_start: Option<usize>,
     }
 
@@ -366,7 +271,6 @@ pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
                 let mut list = slot.borrow_mut();
                 let start = list.start;
                 if list.wakers.len() > start {
-                    // Behind what the scheduler kept from earlier batches.
                     self.deferred
                         .wakers
                         .borrow_mut()
@@ -397,10 +301,8 @@ pub fn lend_deferred<R>(deferred: &Deferred, f: impl FnOnce() -> R) -> R {
     )
 }
 
-/// [`budget`] for one poll of a batch run under [`lend_deferred`]: a fresh
-/// budget, whose exhaustion leaves the wake in the lent list (outside a
-/// [`lend_deferred`] call it wakes at once, as under [`budget`]). Costs
-/// what [`budget`] costs.
+/// [`budget`] for one poll of a batch under [`lend_deferred`]: exhaustion
+/// leaves the wake in the lent list.
 #[inline]
 pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
     with_state(
@@ -412,11 +314,8 @@ pub fn budget_deferring<R>(f: impl FnOnce() -> R) -> R {
     )
 }
 
-/// Runs `f` with an unconstrained budget (operations never yield for lack
-/// of budget), then restores the budget in force before.
+/// Runs `f` with an unconstrained budget, then restores the one before.
 pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
-    // An unconstrained budget never runs out: the list in force is kept
-    // but never used.
     with_state(
         |outer| State {
             budget: Budget::UNCONSTRAINED,
@@ -427,8 +326,7 @@ pub fn with_unconstrained<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// Runs `f` with the state `inner` makes of the outer one, then restores
-/// the outer state: one thread-local read and two writes per call, which
-/// is the whole cost of entering a task poll.
+/// the outer state.
 #[inline]
 fn with_state<R>(inner: impl FnOnce(State) -> State, f: impl FnOnce() -> R) -> R {
     /// Restores the outer state on the way out, unwinding included.
@@ -449,56 +347,14 @@ fn with_state<R>(inner: impl FnOnce(State) -> State, f: impl FnOnce() -> R) -> R
 
 /// `true` if the current poll may still do a ready operation (always, when
 /// unconstrained).
-///
-/// ```
-/// use tempo_park::coop::{budget, has_budget_remaining};
-///
-/// assert!(has_budget_remaining()); // no scheduler poll: unconstrained
-/// budget(|| assert!(has_budget_remaining())); // a fresh budget
-/// ```
 pub fn has_budget_remaining() -> bool {
     current().has_remaining()
 }
 
 /// Asks to do one resource operation: `Ready(guard)` with one unit taken,
-/// or `Pending` with the task already woken (the budget is spent; the task
-/// runs again after the others). Under [`budget_deferring`] the wake is
-/// left in the scheduler's list instead, and happens after its next driver
-/// poll.
-///
-/// Drop the guard without calling
-/// [`made_progress`](RestoreOnPending::made_progress) if the operation
-/// ends up `Pending`: the unit is given back.
-///
-/// ```
-/// use std::task::{Context, Poll};
-/// use tempo_park::coop::poll_proceed;
-///
-/// /// A resource operation that follows the contract: check the budget
-/// /// first, keep the unit only if the operation completed.
-/// fn poll_op(cx: &mut Context<'_>, ready: bool) -> Poll<u32> {
-///     let guard = match poll_proceed(cx) {
-///         Poll::Ready(guard) => guard,
-///         Poll::Pending => return Poll::Pending, // already woken
-///     };
-///     if ready {
-///         guard.made_progress();
-///         Poll::Ready(42)
-///     } else {
-///         Poll::Pending // `guard` dropped: the unit comes back
-///     }
-/// }
-///
-/// # struct Noop;
-/// # impl std::task::Wake for Noop { fn wake(self: std::sync::Arc<Self>) {} }
-/// # let waker = std::task::Waker::from(std::sync::Arc::new(Noop));
-/// let mut cx = Context::from_waker(&waker);
-/// assert_eq!(poll_op(&mut cx, true), Poll::Ready(42));
-/// assert_eq!(poll_op(&mut cx, false), Poll::Pending);
-/// ```
-///
-/// Inlined (as the guard's methods are): every resource operation calls
-/// it, several times per item in a media pipeline.
+/// or `Pending` with the task already woken (or its wake deferred). Drop
+/// the guard without [`made_progress`](RestoreOnPending::made_progress) if
+/// the operation ends up `Pending`: the unit is given back.
 #[inline]
 pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
     let state = current_state();
@@ -510,7 +366,6 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
             Poll::Pending
         }
         Some(units) => {
-            // `state` was read just above: one write, no second read.
             set_state(State {
                 budget: Budget(Some(units - 1)),
                 ..state
@@ -521,14 +376,11 @@ pub fn poll_proceed(cx: &mut Context<'_>) -> Poll<RestoreOnPending> {
 }
 
 /// Gives the unit taken by [`poll_proceed`] back when dropped, unless the
-/// operation [made progress](RestoreOnPending::made_progress).
-///
-/// `!Send`: the budget belongs to the thread whose poll took the unit.
+/// operation [made progress](RestoreOnPending::made_progress). `!Send`.
 #[derive(Debug)]
 #[must_use = "dropping the guard at once gives the unit back"]
 pub struct RestoreOnPending {
-    /// The budget before the unit was taken; `None` once progress was made
-    /// (or if the budget was unconstrained).
+    /// The budget before the unit was taken; `None` once progress was made.
     restore: Cell<Option<Budget>>,
     _not_send: PhantomData<*mut ()>,
 }

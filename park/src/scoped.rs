@@ -1,19 +1,14 @@
 //! The "current X of this thread" pattern, written once for every crate of
 //! the stack (not API: `#[doc(hidden)]`).
 //!
-//! Tempo keeps several per-thread "current" values: the I/O driver and the
-//! timer driver socket constructors and `sleep` find, the runtime that
-//! `spawn` finds, the task that `task::id()` names, the context a thread
-//! belongs to. Each follows the same rules, written here once:
+//! Every per-thread "current" value of Tempo (drivers, runtime, task,
+//! context) follows these rules:
 //!
 //! * **Scoped.** A value is made current by an enter guard; dropping the
 //!   guard restores the previous value, so guards nest like a stack.
-//! * **`try_with` on every path.** A value entered or read by a
-//!   thread-local's destructor at thread exit (a runtime dropped there, a
-//!   socket dropped there) may find the thread-local already destroyed:
-//!   then nothing is current, entering enters nothing and leaving restores
-//!   nothing. No path panics with "cannot access a TLS value during or
-//!   after destruction".
+//! * **`try_with` on every path.** At thread exit the thread-local may be
+//!   destroyed already: then nothing is current, entering enters nothing
+//!   and leaving restores nothing; no path panics.
 //! * **Replaced values are dropped outside the borrow.** The value a guard
 //!   replaces may be the last reference to something whose destructor
 //!   reads the same thread-local again.

@@ -2,15 +2,9 @@
 
 use std::ops::{Add, Sub};
 
-/// Cumulative counters of the work a driver stack did while parked.
-///
-/// Counters only grow (wrapping at `u64::MAX`); subtract two readings to get
-/// what happened in between: `after - before`.
-///
-/// What each counter must count is part of the [park contract](crate)
-/// (rule 7): every piece of work that may have woken a task, because a
-/// throttling scheduler takes "no task polled and a zero difference" as
-/// idleness and blocks.
+/// Cumulative counters of the work a driver stack did while parked (what
+/// they count: rule 7 of the [park contract](crate)). They only grow,
+/// wrapping; subtract two readings for what happened in between.
 ///
 /// ```
 /// use tempo_park::DriverStats;
@@ -19,15 +13,10 @@ use std::ops::{Add, Sub};
 /// let after = DriverStats { io_events: 13, timers_fired: 2 };
 /// let turn = after - before; // what happened in between
 /// assert_eq!(turn, DriverStats { io_events: 3, timers_fired: 0 });
-/// // A wrapping driver adds its own counts to its inner driver's.
-/// let own = DriverStats { io_events: 0, timers_fired: 1 };
-/// assert_eq!(turn + own, DriverStats { io_events: 3, timers_fired: 1 });
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DriverStats {
-    /// I/O events: readiness events dispatched to live registrations (and
-    /// any other driver work that wakes tasks). Unpark notifications and
-    /// stale events do not count.
+    /// Readiness events dispatched to live registrations (not unparks).
     pub io_events: u64,
     /// Timers fired (their wakers woken).
     pub timers_fired: u64,

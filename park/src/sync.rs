@@ -1,31 +1,14 @@
-//! The workspace's one loom shim: synchronisation primitives that are std's
-//! and parking_lot's normally and loom's under `cfg(loom)`, so that the loom
-//! models in `loom-tests/` explore the real code of every crate (the thread
-//! parker here, the readiness protocol of `tempo-io`, timer registration in
-//! `tempo-time`, the task state machine, injection queue, park protocol and
-//! blocking pool of `tempo`) rather than copies.
+//! The workspace's one loom shim: std's and parking_lot's primitives
+//! normally, loom's under `cfg(loom)`, so that the loom models in
+//! `loom-tests/` explore the real code of every crate. Not API
+//! (`#[doc(hidden)]`). One API for both builds:
 //!
-//! It lives in `tempo-park` because every other crate already depends on it;
-//! the others reach it through a one-line `crate::sync` re-export. It is
-//! public only for them (`#[doc(hidden)]`): it is no part of the API.
-//!
-//! Three wrappers give both builds one API:
-//!
-//! * [`Mutex`] has parking_lot's non-poisoning `lock()`. On the thread that
-//!   owns a driver the locks are uncontended (the driver and the tasks it
-//!   wakes run on one thread), and an uncontended parking_lot lock is one
-//!   compare-and-swap to take and one to release.
-//! * [`Condvar`] waits on that [`Mutex`]. loom has no clock, so under
-//!   `cfg(loom)` a *timed* wait releases the lock, lets other threads run and
-//!   reports a timeout: a model explores the worst case, a timeout racing
-//!   every notification, while an untimed [`Condvar::wait`] still blocks
-//!   until notified (a lost notification shows as a loom deadlock).
-//! * [`UnsafeCell`] has loom's closure API (`with` / `with_mut`), so that
-//!   loom's data-race checker sees every access (a task's stage and join
-//!   waker, a timer entry touched by two threads without the wheel lock).
-//!
-//! The thread-local macro is loom's under loom too: loom runs its threads
-//! on one OS thread, where a std thread-local would be shared between them.
+//! * [`Mutex`] has parking_lot's non-poisoning `lock()`.
+//! * [`Condvar`]: under loom a *timed* wait releases the lock, lets others
+//!   run and times out (the worst case); an untimed wait still blocks until
+//!   notified, so a lost notification shows as a loom deadlock.
+//! * [`UnsafeCell`] has loom's closure API, so loom sees every access.
+//! * The thread-local macro is loom's under loom (one per modelled thread).
 
 #[cfg(loom)]
 pub use loom::sync::{

@@ -32,9 +32,6 @@ const NOTIFIED: usize = 2;
 /// A [`Park`] driver that blocks the thread on a condition variable and has
 /// no events of its own: it returns on unpark or timeout only.
 ///
-/// It is what a scheduler parks on when neither I/O nor timers are enabled,
-/// and the base a custom driver can build on.
-///
 /// ```
 /// use std::time::Duration;
 /// use tempo_park::{Park, ParkThread, Unpark};
@@ -77,19 +74,8 @@ impl ParkThread {
 }
 
 impl ParkThread {
-    /// Consumes a pending unpark without blocking, and says whether there
-    /// was one. `park_timeout(Duration::ZERO)` does the same without the
-    /// answer; a scheduler that only simulates a wait (on a paused clock,
-    /// say) uses this to honour unparks all the same.
-    ///
-    /// ```
-    /// use tempo_park::{Park, ParkThread, Unpark};
-    ///
-    /// let mut parker = ParkThread::new();
-    /// assert!(!parker.take_notification());
-    /// parker.unpark().unpark();
-    /// assert!(parker.take_notification());
-    /// ```
+    /// Consumes a pending unpark without blocking; says whether there was
+    /// one (for a scheduler that only simulates a wait).
     pub fn take_notification(&mut self) -> bool {
         self.inner
             .state

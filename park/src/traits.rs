@@ -6,13 +6,8 @@ use std::time::Duration;
 use crate::DriverStats;
 
 /// A driver that can block the current thread until there is work, and do
-/// that work before returning.
-///
-/// See the [crate documentation](crate) for the full contract an
-/// implementation must uphold.
-///
-/// A driver stack's outer layer wraps the inner one and forwards to it, as
-/// Tempo's timer driver wraps its I/O driver:
+/// that work before returning; the contract is in the [crate docs](crate).
+/// A driver stack's outer layer forwards to the inner one:
 ///
 /// ```
 /// use std::time::Duration;
@@ -56,39 +51,21 @@ pub trait Park {
     /// [`std::convert::Infallible`] for drivers that cannot fail).
     type Error;
 
-    /// Returns a handle that makes a current or future `park*` return.
-    ///
-    /// The handle can be cloned (by calling this again) and used from any
-    /// thread, for as long as the caller likes.
-    ///
-    /// ```
-    /// use tempo_park::{Park, ParkThread, Unpark};
-    ///
-    /// let mut driver = ParkThread::new();
-    /// let handle = driver.unpark(); // Send + Sync + 'static
-    /// std::thread::spawn(move || handle.unpark()).join().unwrap();
-    /// driver.park().unwrap(); // returns at once: the unpark came first
-    /// ```
+    /// A handle that makes a current or future `park*` return, usable from
+    /// any thread for as long as the caller likes.
     fn unpark(&self) -> Self::Unpark;
 
     /// Blocks until an event or an unpark, does the driver's work, returns.
-    ///
-    /// Returns at once if an unpark happened since the last `park*`.
-    /// May return spuriously.
+    /// Returns at once if an unpark happened since the last `park*`; may
+    /// return spuriously.
     fn park(&mut self) -> Result<(), Self::Error>;
 
-    /// Like [`park`](Park::park), but blocks for at most `duration`.
-    ///
-    /// `Duration::ZERO` polls for events once and never blocks.
-    /// `Duration::MAX` (or any duration too large to add to the current
-    /// instant) behaves like [`park`](Park::park).
+    /// Like [`park`](Park::park), for at most `duration`. `ZERO` polls once
+    /// and never blocks; a duration too large for an instant never times out.
     fn park_timeout(&mut self, duration: Duration) -> Result<(), Self::Error>;
 
-    /// Cumulative counters of what this driver (and the drivers it wraps) did.
-    ///
-    /// Must count every piece of work that may have woken a task (see
-    /// [`DriverStats`] and rule 7 of the [contract](crate)). The default
-    /// reports nothing, which is right for a driver that only blocks.
+    /// Cumulative counters of what this driver (and those it wraps) did:
+    /// rule 7 of the [contract](crate). The default reports nothing.
     fn stats(&self) -> DriverStats {
         DriverStats::default()
     }
@@ -96,18 +73,6 @@ pub trait Park {
 
 /// Wakes a [`Park`] driver: makes a current `park*` return, or the next one
 /// return at once.
-///
-/// ```
-/// use std::sync::Arc;
-/// use tempo_park::{Park, ParkThread, Unpark};
-///
-/// let mut driver = ParkThread::new();
-/// // Type-erased, as a scheduler stores it.
-/// let handle: Arc<dyn Unpark> = Arc::new(driver.unpark());
-/// handle.unpark();
-/// handle.unpark(); // several unparks before one park collapse into one
-/// driver.park().unwrap();
-/// ```
 pub trait Unpark: Send + Sync + 'static {
     /// Wakes the driver. Idempotent until the driver parks again.
     fn unpark(&self);

@@ -1,26 +1,15 @@
-//! [`Driver`]: the timer driver, a [`Park`] that wraps another one.
+//! [`Driver`]: the timer driver, a [`Park`] that wraps another one. A park
+//! waits on the inner driver until the next timer is due minus the firing
+//! window (or the caller's timeout; `park_timeout(ZERO)` never blocks),
+//! then fires every timer due.
 //!
-//! A park computes the tick to wake at (the wheel's next expiration minus
-//! the firing window, recorded under the lock for cross-thread
-//! registrations), parks the inner driver until then or the caller's
-//! timeout (`park_timeout(ZERO)` never blocks), then fires every timer due
-//! (see [`timers`](crate::timers) for the window and the grid horizon).
+//! With a **paused clock** the driver does not block while a timer or a
+//! timeout is pending: it polls the inner driver once and, if that had no
+//! event (its [`DriverStats`] did not move), advances the clock to the wake
+//! tick and fires. An [`Unpark`](tempo_park::Unpark) is not an event.
 //!
-//! With a **paused clock** and a non-zero timeout the driver does not
-//! block: it polls the inner driver once and, if that reported no event
-//! (its [`DriverStats`] did not move), advances the clock to the wake tick
-//! (or by the timeout) and fires, following cascades within the same park;
-//! with no timer and no timeout it parks for real. So a test of long
-//! timeouts runs at once and deterministically; every accepted deadline is
-//! reachable (beyond the wheel's span, about 2.2 years, a timer is re-filed
-//! once per span). An [`Unpark`](tempo_park::Unpark) is not an event, so a
-//! cross-thread wake does not stop the clock from jumping.
-//!
-//! Dropping the driver marks every registered timer shut down and wakes
-//! its task; polling it again panics with a clear message. A waker that
-//! panics when woken costs only its own timer: every path that wakes a
-//! batch (a fire pass, [`advance`](crate::advance), shutdown) wakes them
-//! all, then re-raises the first panic (dropped instead during a panic).
+//! Dropping the driver shuts down and wakes every registered timer, whose
+//! next poll panics. A panicking waker strands no other timer.
 
 use std::fmt;
 use std::time::Duration;
@@ -34,8 +23,7 @@ use crate::timers::Timers;
 use crate::{Clock, Instant};
 
 /// The timer driver: a hierarchical timing wheel on top of any [`Park`]
-/// driver (the I/O driver, a [`ParkThread`](tempo_park::ParkThread), or a
-/// host framework's own loop).
+/// driver.
 ///
 /// # Examples
 ///
@@ -44,8 +32,6 @@ use crate::{Clock, Instant};
 /// use tempo_park::{Park, ParkThread};
 /// use tempo_time::{Clock, Driver};
 ///
-/// // A timer driver over a plain thread parker (the runtime puts the I/O
-/// // driver underneath instead). Entering its handle lets `sleep` find it.
 /// let mut driver = Driver::new(ParkThread::new(), Clock::real());
 /// let _guard = driver.handle().enter();
 /// let mut sleep = tokio_test::task::spawn(tempo_time::sleep(Duration::from_millis(2)));
@@ -93,33 +79,10 @@ impl<P: Park> Driver<P> {
         &mut self.park
     }
 
-    /// Fire, on each park, every timer due by `now + window` (rounded down
-    /// to whole milliseconds). The throttling scheduler passes `T/2`, the
-    /// basic one zero (the default). Never-early timers ignore the window.
-    ///
-    /// Set it before creating timers: a timer registered under a larger
-    /// window that was since shrunk may still fire up to the old window
-    /// early (never-early timers are always re-checked).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// // A scheduler ticking every 20 ms fires what is due within 10 ms.
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// driver.set_firing_window(Duration::from_millis(10));
-    /// let start = driver.clock().now();
-    /// let nearest = Sleep::new(driver.handle(), start + Duration::from_millis(30), false);
-    /// let mut nearest = tokio_test::task::spawn(nearest);
-    /// assert!(nearest.poll().is_pending());
-    /// driver.park().unwrap();
-    /// assert!(nearest.poll().is_ready());
-    /// // It fired up to 10 ms before its deadline.
-    /// assert!(driver.clock().now() - start >= Duration::from_millis(20));
-    /// ```
+    /// Fire, on each park, every timer due by `now + window` (whole
+    /// milliseconds; default zero). Never-early timers ignore it. Set it
+    /// before creating timers: one registered under a larger window may
+    /// still fire up to that window early.
     pub fn set_firing_window(&mut self, window: Duration) {
         self.handle.set_firing_window(window);
     }
@@ -129,47 +92,20 @@ impl<P: Park> Driver<P> {
         Duration::from_millis(self.handle.timers().config().window_ticks)
     }
 
-    /// Make every timer never early (tokio's rule: fire only once the
-    /// deadline has passed, late by at most one throttle period), as if all
-    /// were created with `sleep_at_least`. What
-    /// `Builder::timer_policy(TimerPolicy::NeverEarly)` sets.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// driver.set_firing_window(Duration::from_millis(10));
-    /// driver.set_never_early(true); // tokio's rule for every timer
-    /// let deadline = driver.clock().now() + Duration::from_millis(30);
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(driver.handle(), deadline, false));
-    /// assert!(sleep.poll().is_pending());
-    /// for _ in 0..10 {
-    ///     if sleep.is_woken() {
-    ///         break;
-    ///     }
-    ///     driver.park().unwrap();
-    /// }
-    /// assert!(sleep.poll().is_ready());
-    /// assert!(driver.clock().now() >= deadline);
-    /// ```
+    /// Make every timer never early, as if created with `sleep_at_least`
+    /// (`Builder::timer_policy(TimerPolicy::NeverEarly)`).
     pub fn set_never_early(&mut self, never_early: bool) {
         self.handle
             .timers()
             .configure(|config| config.never_early = never_early);
     }
 
-    /// A snapshot of the error (`fire time - deadline`) of every timer fired
-    /// so far, in log2 buckets of microseconds.
+    /// A snapshot of the error of every timer fired so far.
     pub fn timer_error_histogram(&self) -> TimerErrorHistogram {
         self.handle.timer_error_histogram()
     }
 
-    /// When the driver would wake for its next timer work (the next
-    /// expiration minus the firing window), or `None` with no timer.
+    /// When the driver would wake for its next timer, or `None` if none.
     pub fn next_wake(&self) -> Option<Instant> {
         let timers = self.handle.timers();
         let state = timers.lock_state();
@@ -207,10 +143,9 @@ impl<P: Park> Driver<P> {
         Ok(())
     }
 
-    /// Paused clock: poll the inner driver; if it had no event, advance the
-    /// clock to the next wake tick (or by the timeout, if earlier) and fire,
-    /// repeating while the wake was only a cascade (at most once per level);
-    /// with no timer and no timeout, park the inner driver for real.
+    /// Paused clock: without an inner event, advance to the next wake tick
+    /// (or the timeout) and fire, repeating over cascades (once per level
+    /// at most); with no timer and no timeout, park for real.
     fn park_paused(&mut self, timeout: Option<Duration>) -> Result<(), P::Error> {
         let timers = self.handle.timers();
         let clock = timers.clock();
@@ -222,9 +157,8 @@ impl<P: Park> Driver<P> {
                 .prepare_park(cap_tick)
                 .map(|t| timers.tick_instant(t));
             let Some(target) = min_option(wake, limit) else {
-                // Nothing will ever be due: wait for an event or an unpark
-                // (not preceded by a zero-timeout poll, which would consume
-                // a pending unpark notification).
+                // Nothing will be due: wait for an event or an unpark (no
+                // zero-timeout poll first: it would consume an unpark).
                 let result = self.park.park();
                 timers.unparked();
                 result?;
@@ -264,14 +198,12 @@ impl<P: Park> Park for Driver<P> {
         self.park.unpark()
     }
 
-    /// Parks the inner driver until the next timer (minus the window) or
-    /// an event, then fires due timers.
+    /// Parks until the next timer (minus the window) or an event, then fires.
     fn park(&mut self) -> Result<(), P::Error> {
         self.park_internal(None)
     }
 
-    /// Like [`park`](Park::park), for at most `duration`. `ZERO` never
-    /// blocks and still fires what is due.
+    /// Like [`park`](Park::park), for at most `duration` (`ZERO` never blocks).
     fn park_timeout(&mut self, duration: Duration) -> Result<(), P::Error> {
         self.park_internal(Some(duration))
     }

@@ -1,11 +1,6 @@
 //! [`Handle`]: a reference to a timer driver, usable from any thread, and
-//! the thread-local "current" handle that `sleep`, `Instant::now` and
-//! friends read.
-//!
-//! A runtime with time enabled enters its handle ([`Handle::enter`]) on the
-//! threads that run its tasks; free functions such as
-//! [`sleep`](crate::sleep) then find the driver through
-//! [`Handle::current`].
+//! the thread-local "current" handle that [`sleep`](crate::sleep) and
+//! [`Instant::now`] find through [`Handle::current`].
 
 use std::fmt;
 use std::time::Duration;
@@ -18,8 +13,7 @@ use crate::timers::Timers;
 use crate::{Clock, Instant};
 
 tempo_park::scoped_thread_local! {
-    /// The timer handle entered on this thread (see `tempo_park::scoped`
-    /// for the rules every "current" thread-local of the stack follows).
+    /// The timer handle entered on this thread (rules: `tempo_park::scoped`).
     static CURRENT: Handle
 }
 
@@ -44,9 +38,8 @@ pub struct Handle {
     timers: Arc<Timers>,
 }
 
-/// Restores the previously entered handle when dropped. Returned by
-/// [`Handle::enter`]; guards must be dropped in the reverse order of their
-/// creation (they are `!Send` to keep them on their thread).
+/// Restores the previously entered handle when dropped; drop guards in
+/// reverse order of creation (`!Send`).
 #[must_use = "the handle is only current until the guard is dropped"]
 pub struct EnterGuard {
     _scope: ScopedGuard<Handle>,
@@ -61,11 +54,11 @@ impl Handle {
         &self.timers
     }
 
-    /// The handle of the timer driver of the runtime this thread is in.
+    /// The handle entered on this thread.
     ///
     /// # Panics
     ///
-    /// If no timer handle is entered on this thread.
+    /// If none is entered.
     #[track_caller]
     pub fn current() -> Handle {
         Handle::try_current().unwrap_or_else(|| {
@@ -82,8 +75,7 @@ impl Handle {
         CURRENT.get()
     }
 
-    /// Makes this handle the current one on this thread until the guard is
-    /// dropped; nested guards restore the previous handle.
+    /// Makes this handle the current one until the guard is dropped.
     pub fn enter(&self) -> EnterGuard {
         EnterGuard {
             _scope: CURRENT.enter(self.clone()),
@@ -105,82 +97,29 @@ impl Handle {
         self.timers.lock_state().histogram
     }
 
-    /// Sets the firing window, like
-    /// [`Driver::set_firing_window`](crate::Driver::set_firing_window), from
-    /// a handle (the throttling scheduler narrows it while ticks overrun).
-    /// A change applies to every nearest-tick timer at the next pass.
+    /// [`Driver::set_firing_window`](crate::Driver::set_firing_window) from
+    /// a handle; applies to every nearest-tick timer at the next pass.
     pub fn set_firing_window(&self, window: Duration) {
         let ticks = u64::try_from(window.as_millis()).unwrap_or(u64::MAX);
         self.timers.configure(|config| config.window_ticks = ticks);
     }
 
-    /// Tells the driver how far apart its scheduler's fire passes are:
-    /// the throttling scheduler's period `T` (zero, the default, for a
-    /// scheduler that parks until the next timer). A never-early timer can
-    /// be that late, so an [`Interval`](crate::Interval) that never fires
-    /// early does not count such a tick as missed.
+    /// Tells the driver its scheduler's pass period (default zero), which
+    /// a never-early [`Interval`](crate::Interval) tolerates as lateness.
     pub fn set_pass_period(&self, period: Duration) {
         let ticks = u64::try_from(period.as_millis()).unwrap_or(u64::MAX);
         self.timers
             .configure(|config| config.pass_period_ticks = ticks);
     }
 
-    /// Tells the driver that its next fire pass stands for the scheduler
-    /// tick due at `grid`: that pass fires what is due by `grid + window`
-    /// (and all that is due by its `now`) rather than by `now + window`, so
-    /// that a tick that wakes up late covers the same window as an on-time
-    /// one. Applies to the next pass only; a `grid` later than that pass's
-    /// `now` counts as `now`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::{Park, ParkThread};
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// driver.set_firing_window(Duration::from_millis(10));
-    /// let handle = driver.handle();
-    /// let grid = handle.now();
-    /// // A deadline 11 ms after the tick's grid instant: the next tick's.
-    /// let deadline = grid + Duration::from_millis(11);
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), deadline, false));
-    /// assert!(sleep.poll().is_pending());
-    /// // The tick wakes up 2 ms late: its window still ends at grid + 10 ms.
-    /// handle.clock().advance(Duration::from_millis(2));
-    /// handle.set_next_pass_grid(grid);
-    /// driver.park_timeout(Duration::ZERO).unwrap();
-    /// assert!(!sleep.is_woken());
-    /// ```
+    /// The next fire pass stands for the scheduler tick due at `grid`: it
+    /// fires what is due by `grid + window` (and by its `now`).
     pub fn set_next_pass_grid(&self, grid: Instant) {
         self.timers.set_next_pass_grid(grid);
     }
 
-    /// The end-of-tick pass: fires the timers registered during the current
-    /// tick with a *given* deadline (`sleep_until`, `timeout_at`, `reset`,
-    /// an interval's first or catch-up tick) inside the window its fire
-    /// pass already processed. A scheduler with a firing window calls this
-    /// once per tick after running its tasks; without the call they fire at
-    /// the next pass. Returns how many fired; takes no lock when none.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let mut driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// driver.set_firing_window(Duration::from_millis(10));
-    /// let handle = driver.handle();
-    /// handle.fire_due_timers(); // the tick's pass: processes now + 10 ms
-    /// let deadline = handle.now() + Duration::from_millis(3);
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), deadline, false));
-    /// assert!(sleep.poll().is_pending()); // never in the registering poll
-    /// assert_eq!(handle.fire_end_of_tick(), 1); // but in this tick
-    /// assert!(sleep.poll().is_ready());
-    /// ```
+    /// The end-of-tick pass, which a scheduler with a firing window runs
+    /// after its tasks (`docs/timers.md`); returns how many timers fired.
     pub fn fire_end_of_tick(&self) -> u64 {
         self.timers.fire_end_of_tick()
     }
@@ -190,32 +129,12 @@ impl Handle {
         self.timers.timers_fired()
     }
 
-    /// Fires every timer due by the clock's current time (within the firing
-    /// window), waking their tasks; returns how many fired. The driver does
-    /// this on every park; [`advance`](crate::advance) calls it after moving
-    /// a paused clock.
+    /// Fires every timer due by now (within the firing window), waking
+    /// their tasks; returns how many fired.
     ///
     /// # Panics
     ///
-    /// If a timer's waker panics: every other waker is woken first, then
-    /// the first panic is re-raised (see the driver's docs on wakers that
-    /// panic).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Sleep};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let handle = driver.handle();
-    /// let mut sleep = tokio_test::task::spawn(Sleep::new(handle.clone(), handle.now() + Duration::from_millis(3), false));
-    /// assert!(sleep.poll().is_pending());
-    /// handle.clock().advance(Duration::from_millis(3));
-    /// assert_eq!(handle.fire_due_timers(), 1); // without parking the driver
-    /// assert!(sleep.poll().is_ready());
-    /// ```
+    /// If a timer's waker panics, after waking all the others.
     pub fn fire_due_timers(&self) -> u64 {
         self.timers.fire(self.timers.clock().now())
     }

@@ -5,17 +5,9 @@ use std::fmt;
 /// Number of buckets on each side (early, late).
 pub const BUCKETS: usize = 32;
 
-/// A histogram of timer errors, `fire time - deadline`, in log2 buckets of
-/// microseconds, early and late separately.
-///
-/// Bucket 0 counts errors below 1 µs; bucket `i >= 1` counts errors in
-/// `[2^(i-1), 2^i)` µs; the last bucket also takes everything larger.
-/// A fire exactly on the deadline counts as late bucket 0.
-///
-/// The driver records every timer it fires (not zero-duration sleeps),
-/// under the wheel lock its fire pass already holds. Read it with
-/// [`Driver::timer_error_histogram`](crate::Driver::timer_error_histogram);
-/// subtract two snapshots with [`TimerErrorHistogram::since`].
+/// A histogram of timer errors, `fire time - deadline`, early and late
+/// separately: bucket 0 counts errors below 1 µs, bucket `i >= 1` those in
+/// `[2^(i-1), 2^i)` µs, the last one everything larger; on time is late 0.
 ///
 /// # Examples
 ///
@@ -90,18 +82,6 @@ impl TimerErrorHistogram {
 
     /// What was recorded since `earlier` (an older snapshot of the same
     /// histogram).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use tempo_time::TimerErrorHistogram;
-    ///
-    /// let mut errors = TimerErrorHistogram::default();
-    /// errors.record(100);
-    /// let snapshot = errors;
-    /// errors.record(200);
-    /// assert_eq!(errors.since(&snapshot).count(), 1);
-    /// ```
     pub fn since(&self, earlier: &TimerErrorHistogram) -> TimerErrorHistogram {
         let mut out = *self;
         for i in 0..BUCKETS {

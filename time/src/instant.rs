@@ -1,15 +1,6 @@
-//! [`Instant`]: a point in time that follows the paused clock.
-//!
-//! Tempo's instant wraps [`std::time::Instant`]. The difference is
-//! [`Instant::now`]: inside a runtime with time enabled (a thread that
-//! entered a timer [`Handle`](crate::Handle)) it reads that runtime's
-//! [`Clock`](crate::Clock), which may be paused or shifted by
-//! [`advance`](crate::advance); elsewhere it reads the system's monotonic
-//! clock. Tests that pause time therefore see consistent `now()`s.
-//!
-//! Arithmetic saturates instead of panicking on overflow: `instant +
-//! Duration::MAX` is "about a century from `instant`"
-//! ([`Instant::FAR_FUTURE`]), which the timer wheel treats as "never".
+//! [`Instant`]: a [`std::time::Instant`] whose [`Instant::now`] reads the
+//! entered runtime's (possibly paused) [`Clock`](crate::Clock). Arithmetic
+//! saturates at [`Instant::FAR_FUTURE`], which the wheel treats as "never".
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub, SubAssign};
@@ -17,48 +8,16 @@ use std::time::Duration;
 
 /// A measurement of a monotonically nondecreasing clock, aware of Tempo's
 /// paused clock. Opaque; compare instants and take their differences.
-///
-/// # Examples
-///
-/// ```
-/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-/// # let mut task = tokio_test::task::spawn(async {
-/// use std::time::Duration;
-/// use tempo_time::{sleep, Instant};
-///
-/// // Inside a driver's context, `Instant::now` follows its (paused) clock.
-/// let start = Instant::now();
-/// sleep(Duration::from_secs(3600)).await;
-/// assert_eq!(start.elapsed(), Duration::from_secs(3600));
-/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-/// ```
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Instant {
     std: std::time::Instant,
 }
 
 impl Instant {
-    /// The longest offset saturating arithmetic adds: 100 years. `instant +
-    /// d` for any `d` at least this long equals `instant + FAR_FUTURE`, so
-    /// addition stays monotonic and never overflows.
+    /// The longest offset saturating arithmetic adds: 100 years.
     pub const FAR_FUTURE: Duration = Duration::from_secs(100 * 365 * 24 * 60 * 60);
 
-    /// The current time: the entered timer handle's clock if this thread is
-    /// inside a runtime with time enabled, else the system's monotonic clock.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_park::ParkThread;
-    /// use tempo_time::{Clock, Driver, Instant};
-    ///
-    /// let driver = Driver::new(ParkThread::new(), Clock::paused());
-    /// let _guard = driver.handle().enter();
-    /// let start = Instant::now();
-    /// driver.clock().advance(Duration::from_secs(10));
-    /// assert_eq!(Instant::now() - start, Duration::from_secs(10));
-    /// ```
+    /// The entered timer handle's clock's time, else the system's.
     pub fn now() -> Instant {
         crate::handle::clock_now().unwrap_or_else(|| Instant::from_std(std::time::Instant::now()))
     }
@@ -74,18 +33,6 @@ impl Instant {
     }
 
     /// Time elapsed since `earlier`, or zero if `earlier` is later.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo_time::Instant;
-    ///
-    /// let a = Instant::now();
-    /// let b = a + Duration::from_millis(3);
-    /// assert_eq!(b.duration_since(a), Duration::from_millis(3));
-    /// assert_eq!(a.duration_since(b), Duration::ZERO);
-    /// ```
     pub fn duration_since(&self, earlier: Instant) -> Duration {
         self.std.saturating_duration_since(earlier.std)
     }
@@ -119,8 +66,7 @@ impl Instant {
     /// `self + duration`, with `duration` capped at [`Instant::FAR_FUTURE`].
     pub fn saturating_add(&self, duration: Duration) -> Instant {
         let capped = duration.min(Instant::FAR_FUTURE);
-        // A century fits in every platform's monotonic clock; should it not,
-        // keep halving rather than panic.
+        // Should a century not fit, halve rather than panic.
         let mut offset = capped;
         loop {
             if let Some(t) = self.checked_add(offset) {

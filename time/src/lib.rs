@@ -1,35 +1,9 @@
 //! Tempo's timer driver: a hierarchical timing wheel that wraps any
-//! [`Park`](tempo_park::Park) driver, and the timer futures that use it.
-//! Names follow `tokio::time`, so code can switch by changing its imports.
-//!
-//! * [`Driver`] parks the driver under it until the next timer is due (or
-//!   the caller's timeout), then fires every timer due by `now + window`.
-//! * [`Handle`] reaches the driver from any thread; the runtime *enters* it
-//!   so that [`sleep`], [`interval`], [`timeout`] and [`Instant::now`] find
-//!   it.
-//! * [`Clock`] is real or paused; with a paused clock an idle driver jumps
-//!   to the next timer instead of waiting, so tests finish at once and
-//!   deterministically.
-//!
-//! # Timer policies
-//!
-//! A scheduler that fires timers once per tick of period `T` sets a firing
-//! window of `T/2` ([`Driver::set_firing_window`]): a timer then fires at
-//! the tick *nearest* its deadline on the scheduler's grid
-//! ([`Handle::set_next_pass_grid`]), error within `±T/2`. Timers made with
-//! [`sleep_at_least`], [`Sleep::at_least`] or [`interval_at_least`] (or
-//! every timer, with [`Driver::set_never_early`]) are *never early*: error
-//! within `[0, T]`, tokio's rule. With a zero window both are the same.
-//! A timer whose deadline is in the future never completes in the poll that
-//! created it (see [`Sleep`]).
-//!
-//! # The examples
-//!
-//! This crate cannot depend on the runtime, so an example that awaits runs
-//! its `async` block on a [`Driver`] over a
-//! [`ParkThread`](tempo_park::ParkThread) with a paused clock (hidden
-//! set-up lines, shown here). In an application the same body runs in a
-//! task of a `tempo` runtime, through `tempo::time`.
+//! [`Park`](tempo_park::Park) driver, and the timer futures that use it,
+//! named as in `tokio::time`; the timer policies are in `docs/timers.md`.
+//! The examples run on a [`Driver`] over a
+//! [`ParkThread`](tempo_park::ParkThread) with a paused clock (set-up lines
+//! hidden elsewhere, shown here); in an application the body runs in a task.
 //!
 //! ```
 //! use std::time::Duration;
@@ -87,22 +61,6 @@ use std::time::Duration;
 /// # Panics
 ///
 /// Outside a runtime with time enabled.
-///
-/// # Examples
-///
-/// ```
-/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real()); let _guard = driver.handle().enter();
-/// # let mut task = tokio_test::task::spawn(async {
-/// use std::time::Duration;
-/// use tempo_time::Instant;
-///
-/// tempo_time::pause();
-/// let start = Instant::now();
-/// tempo_time::advance(Duration::from_secs(5)).await;
-/// assert_eq!(start.elapsed(), Duration::from_secs(5));
-/// tempo_time::resume();
-/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-/// ```
 #[track_caller]
 pub fn pause() {
     Handle::current().clock().pause();
@@ -113,50 +71,18 @@ pub fn pause() {
 /// # Panics
 ///
 /// Outside a runtime with time enabled.
-///
-/// # Examples
-///
-/// ```
-/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::real()); let _guard = driver.handle().enter();
-/// # let mut task = tokio_test::task::spawn(async {
-/// use tempo_time::Handle;
-///
-/// tempo_time::pause();
-/// assert!(Handle::current().clock().is_paused());
-/// tempo_time::resume();
-/// assert!(!Handle::current().clock().is_paused());
-/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-/// ```
 #[track_caller]
 pub fn resume() {
     Handle::current().clock().resume();
 }
 
 /// Advances the current runtime's paused clock by `duration`, fires the
-/// timers that became due, and yields once so that the tasks they woke run
-/// before the caller continues.
+/// timers that became due, and yields once so that their tasks run.
 ///
 /// # Panics
 ///
 /// Outside a runtime with time enabled, or if the clock is not paused; or
 /// if the waker of a timer it fires panics (after waking all the others).
-///
-/// # Examples
-///
-/// ```
-/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-/// # let mut task = tokio_test::task::spawn(async {
-/// use std::time::Duration;
-/// use tempo_time::{sleep, Instant};
-///
-/// let start = Instant::now();
-/// let waiter = sleep(Duration::from_secs(60));
-/// // Moves the clock a minute ahead at once.
-/// tempo_time::advance(Duration::from_secs(60)).await;
-/// assert_eq!(start.elapsed(), Duration::from_secs(60));
-/// waiter.await; // its deadline has passed: completes on its first poll
-/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-/// ```
 pub async fn advance(duration: Duration) {
     let handle = Handle::current();
     handle.clock().advance(duration);

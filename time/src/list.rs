@@ -1,11 +1,9 @@
 //! An intrusive doubly-linked list of timer entries: the contents of one
 //! wheel slot, or of the wheel's "due" list.
 //!
-//! The links live in the entries themselves ([`EntryShared::prev`] and
-//! [`EntryShared::next`]), so pushing and removing allocate nothing and are
-//! O(1). A list only stores [`EntryRef`]s, whose invariant (the entry is
-//! alive while linked, and is touched only under the wheel lock) is what
-//! makes following the links sound; this module itself needs no `unsafe`.
+//! The links live in the entries ([`EntryShared::prev`] and
+//! [`EntryShared::next`]): O(1), no allocation. Following them is sound by
+//! [`EntryRef`]'s invariant; this module needs no `unsafe`.
 //!
 //! Invariants: `head.prev` is `None`; for linked neighbours `a.next == b`
 //! iff `b.prev == a`; an entry is in at most one list at a time (the wheel

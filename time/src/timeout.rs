@@ -13,26 +13,7 @@ use crate::{Handle, Instant, Sleep};
 
 /// A future that completes with the inner future's output, or with
 /// [`Elapsed`] if the deadline passes first. Created by [`timeout`] or
-/// [`timeout_at`]. The inner future is dropped with the `Timeout`.
-///
-/// A timeout is **never early**, whatever the firing window: under a
-/// throttling scheduler of period `T` it gives up at the first tick at or
-/// after its deadline (late by at most `T`); giving up early could cut the
-/// inner future off before its second poll.
-///
-/// # Examples
-///
-/// ```
-/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-/// # let mut task = tokio_test::task::spawn(async {
-/// use std::time::Duration;
-/// use tempo_time::{sleep, timeout};
-///
-/// let mut slow = Box::pin(timeout(Duration::from_millis(50), sleep(Duration::from_secs(1))));
-/// assert_eq!(slow.get_ref().deadline() - slow.deadline(), Duration::from_millis(950));
-/// assert!(slow.as_mut().await.is_err());
-/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-/// ```
+/// [`timeout_at`]. Always **never early**, whatever the firing window.
 #[derive(Debug)]
 #[must_use = "futures do nothing unless polled"]
 pub struct Timeout<F> {
@@ -83,21 +64,6 @@ pub fn timeout<F: Future>(duration: Duration, future: F) -> Timeout<F> {
 /// # Panics
 ///
 /// Outside a runtime with time enabled (see [`Handle::current`]).
-///
-/// # Examples
-///
-/// ```
-/// # use tempo_park::{Park, ParkThread}; let mut driver = tempo_time::Driver::new(ParkThread::new(), tempo_time::Clock::paused()); let _guard = driver.handle().enter();
-/// # let mut task = tokio_test::task::spawn(async {
-/// use std::time::Duration;
-/// use tempo_time::{sleep, timeout_at, Instant};
-///
-/// let deadline = Instant::now() + Duration::from_millis(50);
-/// let slow = timeout_at(deadline, sleep(Duration::from_secs(1))).await;
-/// assert!(slow.is_err());
-/// assert!(Instant::now() >= deadline, "a timeout is never early");
-/// # }); let mut done = false; for _ in 0..100 { if task.poll_until_idle().is_ready() { done = true; break } driver.park().unwrap() } assert!(done, "the example did not complete");
-/// ```
 #[track_caller]
 pub fn timeout_at<F: Future>(deadline: Instant, future: F) -> Timeout<F> {
     Timeout {
@@ -153,9 +119,8 @@ impl<F: Future> Future for Timeout<F> {
         if let Poll::Ready(output) = value.poll(cx) {
             return Poll::Ready(Ok(output));
         }
-        // If the inner future spent the last of the task's cooperative
-        // budget, the deadline is still checked (unconstrained): otherwise a
-        // future that always exhausts the budget would never time out.
+        // Check the deadline even if the inner future spent the last of the
+        // budget, or a future that always exhausts it would never time out.
         let poll_delay = || delay.poll(cx).map(|()| Err(Elapsed::new()));
         if had_budget && !coop::has_budget_remaining() {
             coop::with_unconstrained(poll_delay)

@@ -1,47 +1,25 @@
 //! [`Timers`]: every timer of one driver, shared by the [`Driver`](crate::Driver)
 //! and its [`Handle`](crate::Handle)s: the wheel under a lock, the tick the
-//! driver is parked towards, and the inner driver's unpark handle.
+//! driver is parked towards, and the inner driver's unpark handle. The
+//! policies (firing window, grid, end-of-tick pass) are in `docs/timers.md`.
 //!
-//! **Ticks.** Wheel ticks are whole milliseconds since `origin`. A
-//! deadline's tick is rounded *up*, the current time's *down*, so that with
-//! a zero firing window a timer never fires early.
-//!
-//! **Firing window.** A fire pass at `now` fires every entry whose tick is
-//! at or before `now_tick + window_ticks`: with a window of `T/2` on a
-//! scheduler that fires every `T`, each timer fires at the tick nearest its
-//! deadline (error within `±T/2`). A **never-early** entry
-//! (`sleep_at_least`, [`Driver::set_never_early`](crate::Driver::set_never_early))
-//! is filed at `deadline_tick + window_ticks`, and a pass that finds it
-//! before its deadline (the window changed since) files it again: error
-//! within `[0, T]`, tokio's rule.
-//!
-//! **Grid horizon.** A scheduler on a fixed grid tells the driver the grid
-//! instant `g` of the next pass ([`Timers::set_next_pass_grid`]); that pass
-//! fires nearest-tick entries up to `g_tick + window_ticks` (at least
-//! `now_tick`), whatever the wake-up jitter, so consecutive passes' windows
-//! tile the time axis and a period-`T` stream keeps its grid phase. The
-//! wheel is still walked to `now_tick + window` for never-early entries; a
-//! nearest-tick entry found beyond the grid horizon, or registered later
-//! with its deadline there, waits for the next pass (`next_pass` list).
-//! Passes without a grid instant (an idle park, [`advance`](crate::advance))
-//! use `now`.
-//!
-//! **Registered inside the processed window.** A timer registered after a
-//! pass with its deadline inside that pass's window never completes in the
-//! poll that created it (a loop over it would spin). Where it fires is its
-//! [`InWindow`]: a deadline measured from the clock (`sleep(d)`) at the next
-//! pass, so `loop { sleep(d) }` costs one poll per tick; a deadline given
-//! independently of the clock (`sleep_until`, `reset`, an interval's first
-//! or catch-up tick) at the end-of-tick pass ([`Timers::fire_end_of_tick`]),
-//! later in this tick, its nearest one. A driver without end-of-tick passes
-//! fires both at its next pass. A deadline at or before the last pass's
-//! `now` (`last_pass`) has passed: it completes on its first poll.
-//!
-//! **Cross-thread registration.** Before blocking, the driver stores in
-//! `parked_until` (under the lock) the tick it will wake at. A registration
-//! whose wake tick is earlier lowers it and unparks the inner driver after
-//! releasing the lock. While the driver runs (`NOT_PARKED`) no registration
-//! unparks it: it recomputes its deadline under the lock before parking.
+//! Invariants:
+//! * Ticks are whole milliseconds since `origin`; a deadline's tick rounds
+//!   *up*, `now`'s *down*, so with a zero window no timer fires early.
+//! * A pass fires nearest-tick entries up to its horizon, `g_tick + window`
+//!   for a pass given a grid instant `g` ([`Timers::set_next_pass_grid`]),
+//!   else `now_tick + window`, never below `now_tick`; one found past it
+//!   waits for the next pass. A never-early entry is filed at
+//!   `deadline_tick + window` and re-filed if found before its deadline.
+//! * An entry registered after a pass with its deadline inside that pass's
+//!   window never completes in its registering poll: it fires at the next
+//!   pass or the end-of-tick pass, by its [`InWindow`]. A deadline at or
+//!   before the last pass's `now` completes on its first poll.
+//! * Before blocking, the driver stores under the lock the tick it wakes at
+//!   (`parked_until`); a registration with an earlier wake tick lowers it
+//!   and unparks the inner driver after releasing the lock. While the
+//!   driver runs (`NOT_PARKED`) none unparks it: it recomputes its
+//!   deadline under the lock before parking.
 
 use std::any::Any;
 use std::fmt;
@@ -72,10 +50,8 @@ pub(crate) struct WheelState {
     pub(crate) wheel: Wheel,
     pub(crate) shutdown: bool,
     pub(crate) histogram: TimerErrorHistogram,
-    /// The nearest-tick horizon of the last fire pass: the grid instant's
-    /// tick plus the window (at least the pass's `now` tick), or, for a
-    /// pass without a grid instant, the wheel's horizon. A nearest-tick
-    /// entry past it fires at the next pass (see the module docs).
+    /// The nearest-tick horizon of the last fire pass; a nearest-tick
+    /// entry past it fires at the next pass.
     pub(crate) grid_horizon: u64,
 }
 
@@ -87,22 +63,20 @@ pub(crate) struct TimerConfig {
     pub(crate) window_ticks: u64,
     /// Every timer is never-early.
     pub(crate) never_early: bool,
-    /// The spacing of the scheduler's fire passes (its throttle period),
-    /// in ticks; 0 for a driver parked until its next timer. A never-early
-    /// timer can be that late.
+    /// The scheduler's pass period in ticks (0: parked until the next
+    /// timer): how late a never-early timer can be.
     pub(crate) pass_period_ticks: u64,
 }
 
-/// What a registration does when its deadline falls inside the firing
-/// window a pass has already processed: after that pass's `now`, at or
-/// before its horizon (`now + window`). See the module docs.
+/// Where an entry fires when its deadline falls inside the window a pass
+/// already processed (after that pass's `now`, at or before its horizon).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum InWindow {
-    /// Fire at the next pass. For deadlines measured from the clock in this
-    /// tick, so that a loop over them cannot run once per pass.
+    /// At the next pass: deadlines measured from the clock, so a loop over
+    /// them runs at most once per pass.
     NextTick,
-    /// Fire at the end-of-tick pass: later in this tick, never in the poll
-    /// that registered it. For deadlines fixed independently of the clock.
+    /// At the end-of-tick pass, later in this tick: deadlines fixed
+    /// independently of the clock.
     ThisTick,
 }
 
@@ -112,32 +86,25 @@ pub(crate) struct Timers {
     /// The tick the driver is blocked towards, `NOT_PARKED` while it runs,
     /// `u64::MAX` when it blocks with no deadline. Written under the lock.
     parked_until: AtomicU64,
-    /// The tick at which a fire pass can next find work (the wheel's next
-    /// expiration, cascades included, minus the firing window, exactly what
-    /// `prepare_park` wakes at), or 0 for "unknown": a pass before it
-    /// returns without taking the lock. Only a locked pass sets it; every
-    /// insert and configuration change resets it to 0 (under the lock), so
-    /// it is never stale-high. A registration from another thread that a
-    /// lock-free pass misses is seen by the locked `prepare_park` before the
-    /// driver blocks, and unparks it if it is blocked.
+    /// The tick at which a pass can next find work (what `prepare_park`
+    /// wakes at), or 0 for "unknown"; a pass before it takes no lock.
+    /// Invariant: never stale-high: only a locked pass sets it, and every
+    /// insert and configuration change resets it to 0 under the lock. A
+    /// registration a lock-free pass misses is seen by the locked
+    /// `prepare_park` before the driver blocks.
     next_wake: AtomicU64,
     /// Timers fired so far (all fire passes, by the driver or `advance`).
     timers_fired: AtomicU64,
-    /// The `now` of the last fire pass, in nanoseconds since `origin`
-    /// (every pass records it, the lock-free one included): a deadline at
-    /// or before it had passed when that pass ran.
+    /// The `now` of the last fire pass (lock-free ones included), in
+    /// nanoseconds since `origin`.
     last_pass_nanos: AtomicU64,
-    /// Entries wait for the end-of-tick pass: set under the lock when one
-    /// is filed, cleared by the pass that fires them.
+    /// Entries wait for the end-of-tick pass (set under the lock).
     end_of_tick_pending: AtomicBool,
-    /// The grid instant the next fire pass stands for, in nanoseconds since
-    /// `origin`, or [`NO_GRID`]; taken (reset) by that pass. See the module
-    /// docs.
+    /// The grid instant of the next pass (nanoseconds since `origin`), or
+    /// [`NO_GRID`]; taken by that pass.
     next_pass_grid: AtomicU64,
-    /// The [`TimerConfig`], field by field: written only by
-    /// [`Timers::configure`], under the lock, so that whoever holds
-    /// the lock reads the last change, and an interval can read it on
-    /// every tick without the lock.
+    /// The [`TimerConfig`], written only by [`Timers::configure`] under
+    /// the lock; readable without it.
     config_window_ticks: AtomicU64,
     config_never_early: AtomicBool,
     config_pass_period_ticks: AtomicU64,
@@ -185,8 +152,7 @@ impl Timers {
         self.state.lock()
     }
 
-    /// Times the wheel lock was taken: what the tests of the lock-free
-    /// paths count.
+    /// Times the wheel lock was taken (for the lock-free paths' tests).
     #[cfg(test)]
     pub(crate) fn locks_taken(&self) -> u64 {
         self.locks_taken.load(Ordering::Relaxed)
@@ -209,10 +175,8 @@ impl Timers {
         self.next_wake.store(0, Ordering::SeqCst);
     }
 
-    /// The window, the timer policy and the pass period: under the lock,
-    /// the last [`configure`](Self::configure)d; without it (an interval,
-    /// on every tick), the configuration as set up with the runtime, the
-    /// only time it changes.
+    /// The configuration: under the lock, the last one set; without it,
+    /// the one set up with the runtime (the only time it changes).
     pub(crate) fn config(&self) -> TimerConfig {
         TimerConfig {
             window_ticks: self.config_window_ticks.load(Ordering::Relaxed),
@@ -230,8 +194,7 @@ impl Timers {
         nanos_of(self.since_origin(instant))
     }
 
-    /// How long after `origin` `instant` is (zero if not after it): the
-    /// one clock subtraction the tick and nanosecond forms derive from.
+    /// How long after `origin` `instant` is (zero if not after it).
     fn since_origin(&self, instant: Instant) -> Duration {
         instant.into_std().saturating_duration_since(self.origin)
     }
@@ -258,12 +221,8 @@ impl Timers {
         u64::try_from(millis).unwrap_or(u64::MAX)
     }
 
-    /// The instant a tick starts at.
-    ///
-    /// Not capped at [`Instant::FAR_FUTURE`] from `origin`: a deadline
-    /// `now + Duration::MAX` lies later than that once the clock has moved,
-    /// and a cap would put its wake tick before it for ever (a paused clock
-    /// auto-advancing to wake ticks would never reach it).
+    /// The instant a tick starts at. Not capped at [`Instant::FAR_FUTURE`]
+    /// from `origin`: a paused clock could then never reach a far deadline.
     pub(crate) fn tick_instant(&self, tick: u64) -> Instant {
         let offset = Duration::from_millis(tick);
         match self.origin.checked_add(offset) {
@@ -274,13 +233,9 @@ impl Timers {
         }
     }
 
-    /// (Re-)registers `entry` with `deadline`: unlinks it if linked, files it
-    /// in the wheel, or marks it fired if already due. Returns the new state.
-    ///
-    /// `waker` (from a poll) replaces the stored one; `wake_if_due` (from a
-    /// reset) wakes the stored waker when the new deadline is already due.
-    /// `in_window`: where it fires if its deadline is inside the window the
-    /// last pass processed (see the module docs).
+    /// (Re-)registers `entry` with `deadline` (unlinked, then filed or
+    /// marked fired); returns the new state. `waker` replaces the stored
+    /// one; `wake_if_due` wakes the stored one if already due.
     pub(crate) fn register(
         &self,
         entry: EntryRef,
@@ -332,16 +287,12 @@ impl Timers {
             } else {
                 match state.wheel.insert(entry, tick) {
                     Ok(()) => Some(wake_tick),
-                    // The last pass processed the tick, but the deadline is
-                    // after that pass: still in the future for all we know
-                    // (no clock read). It fires at the end of this tick or
-                    // at the next pass, which must come at once if the
-                    // driver is blocked (a wake tick of 0 unparks).
+                    // Processed tick, deadline after the last pass: fires
+                    // at the end-of-tick or next pass (a wake tick of 0
+                    // unparks a blocked driver).
                     Err(AlreadyDue) => {
                         match in_window {
-                            // Past the grid horizon: the next tick's, even
-                            // if the wheel went further for never-early
-                            // entries (see the module docs).
+                            // Past the grid horizon: the next tick's.
                             _ if !never_early && deadline_tick > state.grid_horizon => {
                                 state.wheel.defer_to_next_pass(entry, tick)
                             }
@@ -357,13 +308,9 @@ impl Timers {
             };
             new_state = match wake_tick {
                 Some(wake_tick) => {
-                    // Every nonzero write of `next_wake` is made under the
-                    // lock (a pass's; `configure` writes 0 only), so this
-                    // load sees the last one or a later 0. Read as 0 (every
-                    // registration of a tick but its first), the next pass
-                    // takes the lock anyway, and a later pass's nonzero
-                    // write comes after this entry is filed: the store (an
-                    // `xchg`) would change nothing.
+                    // Nonzero writes of `next_wake` happen under the lock,
+                    // so this load sees the last one or a later 0; if 0, the
+                    // next pass takes the lock anyway and the store is moot.
                     if self.next_wake.load(Ordering::Relaxed) != 0 {
                         self.next_wake.store(0, Ordering::SeqCst);
                     }
@@ -448,10 +395,8 @@ impl Timers {
         self.parked_until.store(NOT_PARKED, Ordering::Relaxed);
     }
 
-    /// The next fire pass stands for the scheduler tick due at `grid` on
-    /// its grid: its horizon is `grid + window` (at least `now`) instead of
-    /// `now + window` (see the module docs). A `grid` after the pass's
-    /// `now` counts as `now`.
+    /// The next pass's horizon is `grid + window` (at least `now`) instead
+    /// of `now + window`.
     pub(crate) fn set_next_pass_grid(&self, grid: Instant) {
         let nanos = self.nanos_since_origin(grid).min(NO_GRID - 1);
         self.next_pass_grid.store(nanos, Ordering::SeqCst);
@@ -474,11 +419,9 @@ impl Timers {
         let base_tick = self.take_pass_base(now_tick);
         self.last_pass_nanos
             .fetch_max(self.nanos_since_origin(now), Ordering::SeqCst);
-        // `base_tick <= now_tick`, so the horizon is below the next
-        // expiration whenever `now_tick` is below the next wake.
+        // `base_tick <= now_tick`: below the next wake nothing is due.
         if now_tick < self.next_wake.load(Ordering::SeqCst) {
-            // Nothing can be due: no lock, no wheel walk (the common case of
-            // the zero-timeout poll each tick / each event interval).
+            // Nothing can be due: no lock, no wheel walk.
             return 0;
         }
         let mut begun = false;
@@ -492,9 +435,6 @@ impl Timers {
                     state.wheel.begin_pass();
                     state.grid_horizon = base_tick.saturating_add(window_ticks).max(now_tick);
                 }
-                // Never-early entries are filed a window after their
-                // deadline and fire once it has passed by `now`; nearest-tick
-                // ones past the grid horizon are deferred by `fire_entry`.
                 state.wheel.poll(now_tick.saturating_add(window_ticks))
             },
             |state| {
@@ -510,12 +450,9 @@ impl Timers {
         )
     }
 
-    /// The end-of-tick pass: fires the entries filed for the end of the
-    /// current tick (see the module docs), waking their tasks in batches
-    /// outside the lock. Returns how many fired. Without such entries it
-    /// takes no lock and reads no clock. The tasks it wakes run after it
-    /// returns, so what they register inside the window waits for the next
-    /// pass.
+    /// The end-of-tick pass: fires the entries filed for it, waking their
+    /// tasks outside the lock; returns how many fired. Without such entries
+    /// it takes no lock and reads no clock.
     pub(crate) fn fire_end_of_tick(&self) -> u64 {
         if !self.end_of_tick_pending.load(Ordering::SeqCst) {
             return 0;
@@ -581,14 +518,9 @@ impl Timers {
         fired
     }
 
-    /// Marks the driver shut down and every registered entry with it, waking
-    /// their tasks (whose next poll of the timer panics with a clear message).
-    ///
-    /// A waker that panics does not stop the others (see
-    /// [`PanicSafeWaking`]); the first panic is re-raised after all are
-    /// woken, unless the thread is already unwinding (a driver dropped
-    /// during a panic), where a second panic would abort: then it is
-    /// dropped.
+    /// Marks the driver and every registered entry shut down, waking their
+    /// tasks (whose next poll panics with a clear message). A waker's panic
+    /// is re-raised after all are woken, unless already unwinding.
     pub(crate) fn shutdown(&self) {
         let mut wakers: [Option<Waker>; WAKE_BATCH] = Default::default();
         let mut waking = PanicSafeWaking::default();
@@ -633,11 +565,9 @@ enum Pass {
     EndOfTick,
 }
 
-/// Fires `entry` (handed out by a pass at `now`): marks it fired, records
-/// its error and returns its waker (`Some(None)`: fired, nothing to wake).
-/// `None`: a nearest-tick entry past the pass's grid horizon, deferred to
-/// the next pass; or a never-early entry not yet due, filed again at its
-/// deadline plus the window (after any horizon of this pass).
+/// Fires `entry`: marks it fired, records its error, returns its waker.
+/// `None`: deferred (nearest-tick past the grid horizon) or re-filed
+/// (never-early, not yet due).
 fn fire_entry(
     state: &mut WheelState,
     config: TimerConfig,
@@ -650,7 +580,6 @@ fn fire_entry(
         entry.with(|e| (e.at_least, e.deadline_tick, e.deadline, e.tick));
     let never_early = at_least || config.never_early;
     if !never_early && pass == Pass::Tick && deadline_tick > state.grid_horizon {
-        // Past this tick's grid slot: the next tick's (see the module docs).
         state.wheel.defer_to_next_pass(entry, tick);
         return None;
     }
@@ -671,18 +600,10 @@ fn fire_entry(
     Some(waker)
 }
 
-/// Wakes a batch of wakers so that one that panics cannot strand the
-/// others.
-///
-/// The wakers of due timers are not all the runtime's own: a timer polled
-/// by another executor, or by a hand-written future with its own
-/// [`Wake`](std::task::Wake) impl, carries a foreign waker that may panic.
-/// Letting that panic unwind out of the batch would drop every waker after
-/// it unwoken: their timers are marked fired, so nothing would ever wake
-/// those tasks again. So each wake runs under `catch_unwind`, every waker of
-/// every batch is woken, and the *first* panic is re-raised at the end
-/// ([`finish`](PanicSafeWaking::finish)): the caller (`block_on`, `advance`,
-/// a driver's drop) still sees it, as it would have without timers.
+/// Wakes batches of wakers so that a foreign waker that panics cannot
+/// strand the others (their timers are already marked fired): each wake
+/// runs under `catch_unwind`, and [`finish`](PanicSafeWaking::finish)
+/// re-raises the first panic.
 #[derive(Default)]
 struct PanicSafeWaking {
     first_panic: Option<Box<dyn Any + Send>>,
@@ -729,10 +650,8 @@ impl fmt::Debug for Timers {
     }
 }
 
-/// The tick of a deadline `since` after the origin, rounded up:
-/// `ceil(nanos / 1e6)` in 64-bit arithmetic (whole seconds are whole
-/// milliseconds; a 128-bit division here cost more than the rest of the
-/// computation, once per registration), saturating.
+/// The tick of a deadline `since` after the origin: `ceil(nanos / 1e6)`
+/// in 64-bit arithmetic (no 128-bit division), saturating.
 fn tick_of(since: Duration) -> u64 {
     since
         .as_secs()
@@ -788,10 +707,8 @@ mod tests {
         (driver, sleep)
     }
 
-    /// The fired fast path: once a pass fired a timer, completing it,
-    /// asking whether it elapsed and dropping it take no lock (they took
-    /// one each before: three lock round trips per period of a
-    /// `sleep_until` loop where one is needed).
+    /// Once a pass fired a timer, completing it, asking whether it
+    /// elapsed and dropping it take no lock.
     #[test]
     fn a_fired_sleep_completes_and_drops_without_the_lock() {
         let (driver, mut sleep) = fired_sleep();
@@ -803,8 +720,7 @@ mod tests {
         assert_eq!(handle.timers().locks_taken(), before);
     }
 
-    /// A pending timer still takes the lock to complete or to go away (the
-    /// driver may be filing or firing it).
+    /// A pending timer still takes the lock to complete or to go away.
     #[test]
     fn a_pending_sleep_polls_and_drops_under_the_lock() {
         let driver = Driver::new(ParkThread::new(), Clock::paused());
@@ -817,8 +733,7 @@ mod tests {
         assert_eq!(handle.timers().locks_taken(), before + 2);
     }
 
-    /// A re-registered timer leaves the fast path: after a reset the fired
-    /// entry waits again, and completes only once fired again.
+    /// After a reset a fired entry waits again until fired again.
     #[test]
     fn a_reset_after_firing_waits_for_the_new_deadline() {
         let (mut driver, mut sleep) = fired_sleep();
@@ -834,8 +749,7 @@ mod tests {
         assert!(poll_sleep(sleep.as_mut()).is_ready());
     }
 
-    /// An interval's tick after its timer fired takes one lock: the re-arm
-    /// (it took two: the window was read under the lock too).
+    /// An interval's tick after its timer fired takes one lock: the re-arm.
     #[test]
     fn an_interval_tick_takes_one_lock() {
         let mut driver = Driver::new(ParkThread::new(), Clock::paused());
@@ -853,8 +767,7 @@ mod tests {
         assert_eq!(handle.timers().locks_taken(), before + 1);
     }
 
-    /// `deadline_tick`'s 64-bit arithmetic is `ceil(nanos / 1 ms)` of the
-    /// 128-bit nanosecond count.
+    /// `deadline_tick`'s 64-bit arithmetic matches the 128-bit ceiling.
     #[test]
     fn deadline_tick_rounds_nanoseconds_up_to_milliseconds() {
         let driver = Driver::new(ParkThread::new(), Clock::paused());
@@ -883,8 +796,7 @@ mod tests {
         );
     }
 
-    /// The 64-bit nanosecond count is `as_nanos`, saturating where that
-    /// does not fit in 64 bits.
+    /// The 64-bit nanosecond count is `as_nanos`, saturating.
     #[test]
     fn nanos_of_is_as_nanos_saturated() {
         for d in [

@@ -1,7 +1,6 @@
-//! The part of a timer entry the wheel links into its lists: its shared
-//! state, the flag of the fired fast path, and [`EntryRef`], the raw
-//! pointer the lists hold. The rules that make the pointer sound are in
-//! the [`entry`](super) module docs.
+//! The part of a timer entry the wheel links into its lists, and
+//! [`EntryRef`], the raw pointer the lists hold (sound by the rules in the
+//! [`entry`](super) module docs).
 
 use std::ptr::NonNull;
 use std::task::Waker;
@@ -20,8 +19,7 @@ pub(crate) enum Location {
     Due,
     /// In the wheel's list of entries for the end of the current tick.
     ThisTick,
-    /// In the wheel's list of entries for the next fire pass: processed
-    /// ticks, but past the grid horizon of the pass that processed them.
+    /// In the wheel's list of entries for the next fire pass.
     NextPass,
 }
 
@@ -50,9 +48,7 @@ pub(crate) struct EntryShared {
     /// The tick the wheel files the entry under: `deadline_tick`, plus the
     /// firing window for never-early entries.
     pub(crate) tick: u64,
-    /// The deadline in wheel ticks (milliseconds since the driver's origin,
-    /// rounded up so that a timer never fires before its deadline with a
-    /// zero window).
+    /// The deadline in wheel ticks, rounded up.
     pub(crate) deadline_tick: u64,
     /// The exact deadline, for the error histogram.
     pub(crate) deadline: Instant,
@@ -63,8 +59,7 @@ pub(crate) struct EntryShared {
     pub(crate) waker: Option<Waker>,
 }
 
-/// What the wheel's lists point to: an entry's shared part and the flag
-/// of its fired fast path (see the module docs).
+/// What the wheel's lists point to: the shared part and the fired flag.
 #[derive(Debug)]
 pub(crate) struct EntryCell {
     /// The entry fired and the driver is done with it. Stored `true`
@@ -76,7 +71,7 @@ pub(crate) struct EntryCell {
 
 /// A pointer to an entry's [`EntryCell`], as stored in the wheel's lists.
 ///
-/// Invariant (see the module docs): it points to a live, pinned entry for as
+/// Invariant (see the [`entry`](super) docs): it points to a live, pinned entry for as
 /// long as it is reachable from the wheel, and it is dereferenced (by
 /// [`EntryRef::with`]) only under the wheel lock, never nested.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -99,17 +94,14 @@ impl EntryRef {
         unsafe { self.0.as_ref() }
     }
 
-    /// Publishes the entry's state to its owner's fired fast path: under
-    /// the lock, after the state was written. `true` only from the fire
-    /// pass's last access to an entry it unlinked (see the module docs).
+    /// Publishes the state to the owner's fired fast path, under the lock;
+    /// `true` only as the fire pass's last access to the entry.
     pub(crate) fn set_fired(self, fired: bool) {
         self.cell().fired.store(fired, Ordering::Release);
     }
 
-    /// Runs `f` with exclusive access to the entry's shared part.
-    ///
-    /// Callers hold the wheel lock (or own an entry the wheel has never
-    /// seen) and never call `with` on the same entry from inside `f`.
+    /// Runs `f` with exclusive access to the entry's shared part. Callers
+    /// hold the wheel lock (or own an unseen entry) and never nest `with`.
     pub(crate) fn with<R>(self, f: impl FnOnce(&mut EntryShared) -> R) -> R {
         self.cell().shared.with_mut(|ptr| {
             // SAFETY: by the EntryRef invariant the pointee is alive (its

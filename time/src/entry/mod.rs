@@ -18,18 +18,16 @@
 //!
 //! # The fired fast path
 //!
-//! A `Sleep` is polled once more after it fires (to complete) and is then
-//! dropped or reset: with the lock on both, every period of a
-//! `sleep_until` loop paid three lock round trips where one (the
-//! registration) is needed. So the driver, when it fires an entry (under
-//! the lock, after unlinking it and taking its waker), stores `fired =
-//! true` with `Release` as its **last access** to that entry; every
+//! A fired `Sleep` completes, then is dropped or reset, without the lock:
+//! the driver, when it fires an entry (under the lock, after unlinking it
+//! and taking its waker), stores `fired = true` with `Release` as its
+//! **last access** to that entry; every
 //! registration (under the lock) stores `fired` to match the state it
 //! leaves. An owner that loads `fired == true` with `Acquire` therefore
 //! knows that the driver is done with the entry and cannot reach it again
 //! (it is in no list, and only a registration by the owner files it): it
 //! completes the poll, answers `is_elapsed` and drops the entry without
-//! the lock. tokio's entries carry an atomic state for the same reason.
+//! the lock.
 //!
 //! # Why this is sound
 //!
@@ -152,9 +150,7 @@ impl TimerEntry {
         entry.with(|e| e.state == EntryState::Fired)
     }
 
-    /// Registers on first poll; completes once fired (on the first poll
-    /// already if the deadline had passed at the driver's last fire pass;
-    /// never if it is in the future, see `Timers::register`).
+    /// Registers on first poll; completes once fired.
     ///
     /// # Panics
     ///
@@ -172,8 +168,7 @@ impl TimerEntry {
             if entry.with(|e| e.state == EntryState::Fired) {
                 return Poll::Ready(());
             }
-            // No clock read here (it would cost a third of a registration):
-            // the wheel and the last pass's `now` say whether it is due.
+            // No clock read: the last pass's `now` says whether it is due.
             this.linked_once = true;
             let state = timers.register(
                 entry,
@@ -206,9 +201,7 @@ impl TimerEntry {
     }
 
     /// Moves the deadline; re-arms at once, keeping the registered waker
-    /// (and waking it if the new deadline is already due). `in_window`:
-    /// where the new deadline fires if it falls inside the window the last
-    /// pass processed.
+    /// (woken if the new deadline is already due).
     pub(crate) fn reset(self: Pin<&mut Self>, deadline: Instant, in_window: InWindow) {
         // SAFETY: as in `poll_elapsed`, nothing is moved out.
         let this = unsafe { self.get_unchecked_mut() };
@@ -245,9 +238,8 @@ impl Drop for TimerEntry {
         }
         let entry = EntryRef::new(&self.cell);
         if self.fired_fast() {
-            // In no list and out of the driver's reach: no lock. The waker
-            // (if a registration left one) goes with the entry, and is
-            // taken through `with` so that a loom model sees the access.
+            // Out of the driver's reach: no lock. Taken through `with` so
+            // that a loom model sees the access.
             drop(entry.with(|e| e.waker.take()));
             return;
         }

@@ -79,12 +79,8 @@ impl Level {
     }
 
     /// The next occupied slot after `elapsed`, in the order the wheel
-    /// reaches them: the slots after the current one, then (one level range
-    /// later) those before it, and the current slot last.
-    ///
-    /// Only the top level, which takes the deadlines beyond the wheel's
-    /// span, can have entries in the current slot or in slots it reaches in
-    /// a later turn: those entries are re-checked when their slot comes.
+    /// reaches them (the current slot last). Only the top level can hold
+    /// entries a turn ahead: they are re-checked when their slot comes.
     pub(crate) fn next_expiration(&self, elapsed: u64) -> Option<Expiration> {
         if self.occupied == 0 {
             return None;

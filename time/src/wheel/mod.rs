@@ -84,10 +84,8 @@ impl Wheel {
         Ok(())
     }
 
-    /// Files `entry` (unlinked) with the entries found due, whatever its
-    /// tick: the next [`Wheel::poll`] hands it out first. For an entry whose
-    /// tick the wheel has already processed but whose deadline came after
-    /// the fire pass that processed it: it fires at the next pass.
+    /// Files `entry` (unlinked) with the due entries, whatever its tick:
+    /// the next [`Wheel::poll`] hands it out first.
     pub(crate) fn insert_due(&mut self, entry: EntryRef, tick: u64) {
         entry.with(|e| {
             debug_assert_eq!(e.location, Location::Unlinked);
@@ -97,11 +95,8 @@ impl Wheel {
         self.due.push_front(entry);
     }
 
-    /// Files `entry` (unlinked) for the end of the current scheduler tick:
-    /// [`Wheel::poll_this_tick`] hands it out, or the next [`Wheel::poll`]
-    /// if no end-of-tick pass comes first. For an entry whose tick the wheel
-    /// has already processed and whose nearest scheduler tick is the
-    /// current one.
+    /// Files `entry` (unlinked) for the end of the current scheduler tick
+    /// ([`Wheel::poll_this_tick`], or the next [`Wheel::poll`]).
     pub(crate) fn insert_this_tick(&mut self, entry: EntryRef, tick: u64) {
         entry.with(|e| {
             debug_assert_eq!(e.location, Location::Unlinked);
@@ -111,11 +106,8 @@ impl Wheel {
         self.this_tick.push_front(entry);
     }
 
-    /// Files `entry` (unlinked) for the next fire pass, whatever its tick:
-    /// [`Wheel::begin_pass`] moves it to the due entries. For an entry a
-    /// pass handed out (or that registered after it) whose tick the wheel
-    /// has processed but is past that pass's grid horizon: its nearest
-    /// scheduler tick is the next one.
+    /// Files `entry` (unlinked) for the next fire pass, whatever its tick
+    /// ([`Wheel::begin_pass`] moves it to the due entries).
     pub(crate) fn defer_to_next_pass(&mut self, entry: EntryRef, tick: u64) {
         entry.with(|e| {
             debug_assert_eq!(e.location, Location::Unlinked);
@@ -168,11 +160,8 @@ impl Wheel {
         entry.with(|e| e.location = Location::Unlinked);
     }
 
-    /// The earliest tick at which [`Wheel::poll`] has work: the first tick
-    /// of the next occupied slot (for a slot above level 0 that may be a
-    /// cascade rather than a fire), `elapsed` if entries are due already
-    /// (end-of-tick and next-pass ones included), `None` if the wheel is
-    /// empty.
+    /// The earliest tick at which [`Wheel::poll`] has work (a fire or a
+    /// cascade): `elapsed` if entries are due already, `None` if empty.
     pub(crate) fn next_expiration_tick(&self) -> Option<u64> {
         if !self.due.is_empty() || !self.this_tick.is_empty() || !self.next_pass.is_empty() {
             return Some(self.elapsed);
@@ -192,10 +181,8 @@ impl Wheel {
         best
     }
 
-    /// Hands out the next entry with `tick <= horizon` (end-of-tick entries
-    /// included), unlinked, processing (and cascading) slots as needed.
-    /// When none is left, `elapsed` moves to `horizon` (if that is later)
-    /// and `None` is returned.
+    /// Hands out the next entry with `tick <= horizon`, unlinked,
+    /// cascading slots as needed; at `None`, `elapsed` has reached `horizon`.
     pub(crate) fn poll(&mut self, horizon: u64) -> Option<EntryRef> {
         loop {
             if let Some(entry) = self.due.pop_front() {
@@ -246,7 +233,6 @@ impl Wheel {
         let exp = self.next_expiration()?;
         let mut list = self.levels[exp.level].take_slot(exp.slot);
         let first = list.pop_front();
-        // Keep the rest in `due`: they are handed out by the next calls.
         while let Some(entry) = list.pop_front() {
             self.due.push_front(entry);
             entry.with(|e| e.location = Location::Due);
