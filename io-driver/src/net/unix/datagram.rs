@@ -75,16 +75,6 @@ impl UnixDatagram {
 
     /// Binds to `path` (which must not exist:
     /// [`io::ErrorKind::AddrInUse`]).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-bind-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let socket = tempo_io::net::UnixDatagram::bind(&path)?;
-    /// assert_eq!(socket.local_addr()?.as_pathname(), Some(path.as_path()));
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixDatagram> {
         let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?, handle)
@@ -92,38 +82,12 @@ impl UnixDatagram {
 
     /// A socket bound to no address: it can send, and receive replies
     /// only once [`connect`](Self::connect)ed or through a [`pair`](Self::pair).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UnixDatagram;
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-unbound-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let receiver = UnixDatagram::bind(&path)?;
-    /// let sender = UnixDatagram::unbound()?;
-    /// sender.send_to(b"ping", &path).await?;
-    /// let mut buf = [0u8; 64];
-    /// let len = receiver.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn unbound() -> io::Result<UnixDatagram> {
         let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::unbound()?, handle)
     }
 
     /// A connected pair, both registered with the current driver.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 64];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixDatagram::pair()?;
@@ -143,30 +107,12 @@ impl UnixDatagram {
     }
 
     /// Deregisters the socket and returns it as a std socket.
-    ///
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         self.io.into_inner().map(Into::into)
     }
 
     /// Sets the default destination (for [`send`](Self::send)) and
     /// filters received datagrams to it.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UnixDatagram;
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-connect-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let receiver = UnixDatagram::bind(&path)?;
-    /// let sender = UnixDatagram::unbound()?;
-    /// sender.connect(&path)?;
-    /// sender.send(b"ping").await?;
-    /// let mut buf = [0u8; 64];
-    /// let len = receiver.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
         self.io.connect(path)
     }
@@ -193,25 +139,6 @@ impl UnixDatagram {
 
     /// Waits until the socket may be readable. A `try_*` receive that
     /// returns `WouldBlock` makes the next call wait for a new event.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = loop {
-    ///     b.readable().await?;
-    ///     match b.try_recv(&mut buf) {
-    ///         Ok(len) => break len,
-    ///         // a spurious wake-up: wait for the next event
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// };
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn readable(&self) -> io::Result<()> {
         self.io.readable().await
     }
@@ -222,22 +149,6 @@ impl UnixDatagram {
     }
 
     /// Waits until the socket may be writable.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// loop {
-    ///     a.writable().await?;
-    ///     match a.try_send(b"ping") {
-    ///         Ok(_) => break,
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         self.io.registration.ready(Direction::Write).await
     }
@@ -248,17 +159,6 @@ impl UnixDatagram {
     }
 
     /// Sends to the connected peer.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.send(buf).await
     }
@@ -276,17 +176,6 @@ impl UnixDatagram {
     /// Receives from the connected peer (under throttling, one
     /// receive syscall per datagram: see the `net` module docs). A
     /// datagram longer than `buf` is truncated.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
         self.io.recv(buf)
     }
@@ -304,18 +193,6 @@ impl UnixDatagram {
     /// Receives a datagram and its source address (under
     /// throttling, one receive syscall per datagram: see the `net`
     /// module docs).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let (len, from) = b.recv_from(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// println!("{len} bytes from {from:?}");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],
@@ -400,22 +277,6 @@ impl UnixDatagram {
     }
 
     /// Sends to the socket at `path` and returns the bytes sent.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UnixDatagram;
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-send-to-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let receiver = UnixDatagram::bind(&path)?;
-    /// let sender = UnixDatagram::unbound()?;
-    /// assert_eq!(sender.send_to(b"ping", &path).await?, 4);
-    /// let mut buf = [0u8; 64];
-    /// let (len, _) = receiver.recv_from(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
         let path = path.as_ref();
         self.io
@@ -446,20 +307,6 @@ impl UnixDatagram {
     /// Waits until the socket is ready for any part of `interest` and
     /// returns the readiness found, as tokio's `ready`; follow with `try_*`
     /// operations, whose `WouldBlock` makes the next `ready` wait.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    /// use tempo_io::Interest;
-    ///
-    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
-    /// assert!(ready.is_writable()); // nothing sent yet: writable only
-    /// if ready.is_readable() {
-    ///     // a `try_*` read now; `WouldBlock` means someone else took it
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         self.io.ready(interest).await
     }
@@ -467,18 +314,6 @@ impl UnixDatagram {
     /// Receives a datagram from the connected peer into `buf`'s spare
     /// capacity (at most its current `chunk_mut`; a longer datagram is
     /// truncated) and returns its length. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = Vec::with_capacity(1500);
-    /// let len = b.recv_buf(&mut buf).await?;
-    /// assert_eq!(buf, b"ping"); // `len` bytes were appended
-    /// # let _ = len;
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.recv_buf(buf).await
@@ -486,23 +321,6 @@ impl UnixDatagram {
 
     /// [`recv_buf`](Self::recv_buf) now (always one syscall), or fails with
     /// `WouldBlock`. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(1500);
-    /// loop {
-    ///     b.readable().await?;
-    ///     match b.try_recv_buf(&mut buf) {
-    ///         Ok(len) => break assert_eq!(buf.len(), len),
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// }
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.try_recv_buf(buf)
@@ -511,18 +329,6 @@ impl UnixDatagram {
     /// Receives a datagram into `buf`'s spare capacity (at most its
     /// current `chunk_mut`; a longer datagram is truncated) and returns
     /// its length and source. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = Vec::with_capacity(1500);
-    /// let (len, from) = b.recv_buf_from(&mut buf).await?;
-    /// assert_eq!((len, &buf[..]), (4, &b"ping"[..]));
-    /// println!("from {from:?}");
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub async fn recv_buf_from<B: bytes::BufMut>(
         &self,
@@ -534,22 +340,6 @@ impl UnixDatagram {
     /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
     /// with `WouldBlock`.
     /// Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(1500);
-    /// loop {
-    ///     b.readable().await?;
-    ///     if let Ok((len, from)) = b.try_recv_buf_from(&mut buf) {
-    ///         println!("{len} bytes from {from:?}");
-    ///         break;
-    ///     }
-    /// }
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf_from<B: bytes::BufMut>(
         &self,
