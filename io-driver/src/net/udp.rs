@@ -249,31 +249,6 @@ impl UdpSocket {
     /// with one `recvmmsg`, and returns how many (at least 1). Spends one
     /// unit of the task's cooperative budget per call. See
     /// [`RecvBatch`](crate::net::RecvBatch).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    /// use tempo_io::net::RecvBatch;
-    ///
-    /// a.send(b"one").await?;
-    /// a.send(b"two").await?;
-    ///
-    /// let mut batch = RecvBatch::new(32, 1500)?; // reused from call to call
-    /// let mut received = Vec::new();
-    /// while received.len() < 2 {
-    ///     let n = b.recv_many(&mut batch).await?;
-    ///     for i in 0..n {
-    ///         received.push(batch.payload(i).to_vec());
-    ///     }
-    /// }
-    /// assert_eq!(received, [b"one".to_vec(), b"two".to_vec()]);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.recv_many(batch).await
     }
@@ -296,29 +271,6 @@ impl UdpSocket {
     /// `sendmmsg` and returns how many were sent (those leave the
     /// batch); `Ok(0)` without a syscall for an empty batch. See
     /// [`SendBatch`](crate::net::SendBatch).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    /// use tempo_io::net::SendBatch;
-    ///
-    /// let mut batch = SendBatch::new(); // reused after `clear`
-    /// batch.push_connected(b"one")?;
-    /// batch.push_connected(b"two")?;
-    /// while !batch.is_empty() {
-    ///     a.send_many(&mut batch).await?; // sent ones leave the batch
-    /// }
-    ///
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"one");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
         self.io.send_many(batch).await
     }

@@ -37,24 +37,7 @@ use std::task::{Context, Poll};
 /// ```
 ///
 /// With the `futures-io` feature (default) it implements
-/// `futures_io::AsyncRead` / `AsyncWrite`; with `tokio-io`, tokio's:
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use futures::io::{AsyncReadExt, AsyncWriteExt};
-/// use tempo_io::net::{TcpListener, TcpStream};
-///
-/// let listener = TcpListener::bind("127.0.0.1:0").await?;
-/// let mut stream = TcpStream::connect(listener.local_addr()?).await?;
-/// let (mut server, _) = listener.accept().await?;
-///
-/// AsyncWriteExt::write_all(&mut stream, b"hello").await?;
-/// stream.close().await?; // shuts down the write side
-/// let mut received = Vec::new();
-/// server.read_to_end(&mut received).await?;
-/// assert_eq!(received, b"hello");
-/// # Ok(()) }).unwrap();
-/// ```
+/// `futures_io::AsyncRead` / `AsyncWrite`; with `tokio-io`, tokio's.
 pub struct TcpStream {
     io: PollIo<mio::net::TcpStream>,
 }
