@@ -76,8 +76,7 @@ impl UdpSocket {
         .await
     }
 
-    /// Registers a std socket with the current driver (and makes it
-    /// non-blocking).
+    /// Registers a std socket with the current driver (non-blocking).
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         Ok(UdpSocket {
@@ -85,8 +84,7 @@ impl UdpSocket {
         })
     }
 
-    /// Deregisters the socket and returns it as a std socket (still
-    /// non-blocking), e.g. to move it to another runtime.
+    /// Deregisters the socket and returns it as a (non-blocking) std socket.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         self.io.into_inner().map(Into::into)
     }
@@ -167,9 +165,8 @@ impl UdpSocket {
         self.io.try_send(buf)
     }
 
-    /// Receives from the connected peer (under throttling, one
-    /// receive syscall per datagram: see the `net` module docs). A
-    /// datagram longer than `buf` is truncated.
+    /// Receives from the connected peer; a datagram longer than `buf` is
+    /// truncated.
     pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
         self.io.recv(buf)
     }
@@ -184,9 +181,7 @@ impl UdpSocket {
         self.io.try_recv(buf)
     }
 
-    /// Receives a datagram and its source address (under
-    /// throttling, one receive syscall per datagram: see the `net`
-    /// module docs).
+    /// Receives a datagram and its source address.
     pub fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],
@@ -245,10 +240,8 @@ impl UdpSocket {
         self.io.try_recv_from(buf)
     }
 
-    /// Receives as many datagrams as `batch` holds and are queued,
-    /// with one `recvmmsg`, and returns how many (at least 1). Spends one
-    /// unit of the task's cooperative budget per call. See
-    /// [`RecvBatch`](crate::net::RecvBatch).
+    /// Receives as many queued datagrams as `batch` holds with one
+    /// `recvmmsg` and returns how many (at least 1); see [`RecvBatch`].
     pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.recv_many(batch).await
     }
@@ -267,10 +260,8 @@ impl UdpSocket {
         self.io.try_recv_many(batch)
     }
 
-    /// Sends the datagrams of `batch` not yet sent with one
-    /// `sendmmsg` and returns how many were sent (those leave the
-    /// batch); `Ok(0)` without a syscall for an empty batch. See
-    /// [`SendBatch`](crate::net::SendBatch).
+    /// Sends the datagrams of `batch` not yet sent with one `sendmmsg` and
+    /// returns how many (those leave the batch); see [`SendBatch`].
     pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
         self.io.send_many(batch).await
     }
@@ -471,9 +462,8 @@ impl UdpSocket {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
-    /// with `WouldBlock`.
-    /// Available with feature `bytes`.
+    /// [`recv_buf_from`](Self::recv_buf_from) now, or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf_from<B: bytes::BufMut>(
         &self,

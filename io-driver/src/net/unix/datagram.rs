@@ -17,31 +17,8 @@ use crate::ready::{Direction, Interest, Ready};
 use crate::Handle;
 
 /// An async Unix datagram socket: a [`UdpSocket`](crate::net::UdpSocket)
-/// between processes of one machine, addressed by a path (or unnamed, as
-/// [`pair`](Self::pair)'s).
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::UnixDatagram;
-///
-/// let server_path = std::env::temp_dir().join(format!("tempo-doc-dgram-server-{}.sock", std::process::id()));
-/// # let _ = std::fs::remove_file(&server_path);
-/// let client_path = std::env::temp_dir().join(format!("tempo-doc-dgram-client-{}.sock", std::process::id()));
-/// # let _ = std::fs::remove_file(&client_path);
-/// let server = UnixDatagram::bind(&server_path)?;
-/// let client = UnixDatagram::bind(&client_path)?;
-/// client.send_to(b"ping", &server_path).await?;
-///
-/// let mut buf = [0u8; 1500];
-/// let (len, from) = server.recv_from(&mut buf).await?;
-/// assert_eq!(&buf[..len], b"ping");
-/// server.send_to(b"pong", from.as_pathname().unwrap()).await?;
-/// let len = client.recv(&mut buf).await?;
-/// assert_eq!(&buf[..len], b"pong");
-/// # std::fs::remove_file(&server_path)?;
-/// # std::fs::remove_file(&client_path)?;
-/// # Ok(()) }).unwrap();
-/// ```
+/// (see its example) between processes of one machine, addressed by a
+/// path (or unnamed, as [`pair`](Self::pair)'s).
 pub struct UnixDatagram {
     io: DatagramIo<mio::net::UnixDatagram>,
 }
@@ -173,9 +150,8 @@ impl UnixDatagram {
         self.io.try_send(buf)
     }
 
-    /// Receives from the connected peer (under throttling, one
-    /// receive syscall per datagram: see the `net` module docs). A
-    /// datagram longer than `buf` is truncated.
+    /// Receives from the connected peer; a datagram longer than `buf` is
+    /// truncated.
     pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
         self.io.recv(buf)
     }
@@ -190,9 +166,7 @@ impl UnixDatagram {
         self.io.try_recv(buf)
     }
 
-    /// Receives a datagram and its source address (under
-    /// throttling, one receive syscall per datagram: see the `net`
-    /// module docs).
+    /// Receives a datagram and its source address.
     pub fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],
@@ -200,10 +174,8 @@ impl UnixDatagram {
         self.io.recv_from(buf)
     }
 
-    /// Receives a datagram into the calling thread's receive buffer and
-    /// returns what `f` makes of it and its source address: see
-    /// [`UdpSocket::recv_from_with`](crate::net::UdpSocket::recv_from_with)
-    /// (no tokio counterpart).
+    /// As [`UdpSocket::recv_from_with`](crate::net::UdpSocket::recv_from_with):
+    /// `f` gets the datagram in the thread's buffer and its source.
     pub fn recv_from_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
     where
         F: FnOnce(&[u8], SocketAddr) -> R,
@@ -211,8 +183,7 @@ impl UnixDatagram {
         self.io.recv_from_with(f)
     }
 
-    /// [`recv_from_with`](Self::recv_from_with) without the source
-    /// address.
+    /// [`recv_from_with`](Self::recv_from_with) without the source.
     pub fn recv_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
     where
         F: FnOnce(&[u8]) -> R,
@@ -234,9 +205,7 @@ impl UnixDatagram {
         self.io.try_recv_from(buf)
     }
 
-    /// Receives as many datagrams as `batch` holds and are queued, with
-    /// one `recvmmsg`, and returns how many (at least 1); see
-    /// [`UdpSocket::recv_many`](crate::net::UdpSocket::recv_many).
+    /// As [`UdpSocket::recv_many`](crate::net::UdpSocket::recv_many).
     pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.recv_many(batch).await
     }
@@ -255,9 +224,7 @@ impl UnixDatagram {
         self.io.try_recv_many(batch)
     }
 
-    /// Sends the datagrams of `batch` not yet sent with one `sendmmsg` and
-    /// returns how many were sent; see
-    /// [`UdpSocket::send_many`](crate::net::UdpSocket::send_many).
+    /// As [`UdpSocket::send_many`](crate::net::UdpSocket::send_many).
     pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
         self.io.send_many(batch).await
     }
@@ -337,9 +304,8 @@ impl UnixDatagram {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
-    /// with `WouldBlock`.
-    /// Available with feature `bytes`.
+    /// [`recv_buf_from`](Self::recv_buf_from) now, or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf_from<B: bytes::BufMut>(
         &self,

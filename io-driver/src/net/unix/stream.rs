@@ -13,30 +13,8 @@ use crate::Handle;
 use std::task::{Context, Poll};
 
 /// An async Unix stream socket: a [`TcpStream`](crate::net::TcpStream)
-/// between processes of one machine. With the `futures-io` feature (on by
-/// default) it implements `futures_io::AsyncRead` / `AsyncWrite`; with
-/// `tokio-io`, tokio's traits.
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::{UnixListener, UnixStream};
-///
-/// let path = std::env::temp_dir().join(format!("tempo-doc-stream-{}.sock", std::process::id()));
-/// # let _ = std::fs::remove_file(&path);
-/// let listener = UnixListener::bind(&path)?;
-/// let stream = UnixStream::connect(&path).await?;
-/// let (server, _) = listener.accept().await?;
-///
-/// stream.write_all(b"ping").await?;
-/// let mut buf = [0u8; 4];
-/// let mut filled = 0;
-/// while filled < buf.len() {
-///     filled += server.read(&mut buf[filled..]).await?;
-/// }
-/// assert_eq!(&buf, b"ping");
-/// # std::fs::remove_file(&path)?;
-/// # Ok(()) }).unwrap();
-/// ```
+/// between processes of one machine, with the same I/O trait features
+/// (example: [`UnixListener`](crate::net::UnixListener)).
 pub struct UnixStream {
     io: PollIo<mio::net::UnixStream>,
 }
