@@ -1,15 +1,10 @@
 //! [`AsyncFd`]: wait for readiness on any file descriptor another
-//! library owns (an ALSA or V4L2 device, an `eventfd`, a `timerfd`, a
-//! pipe), with tokio's `tokio::io::unix::AsyncFd` API and semantics.
+//! library owns (a device, an `eventfd`, a pipe), with tokio's API.
 //!
-//! The descriptor is registered edge-triggered and its readiness cached:
-//! a wait completes at once while the cached readiness is set, and it
-//! stays set until the caller reports `WouldBlock` (a guard's
-//! `clear_ready`, or a `try_io` / `async_io` whose operation returned it).
-//! A guard remembers the event sequence number it saw: a clear never
-//! erases an edge that arrived after it (see `scheduled_io`). The
-//! descriptor must be non-blocking and keep its number; epoll refuses
-//! regular files and directories.
+//! The descriptor is registered edge-triggered and its readiness cached
+//! until the caller reports `WouldBlock`. A guard remembers the event
+//! sequence number it saw, so a clear never erases an edge that arrived
+//! after it (see `scheduled_io`).
 
 use std::fmt;
 use std::io;
@@ -57,7 +52,8 @@ impl Source for Fd {
 /// task can await (tokio's `tokio::io::unix::AsyncFd`).
 ///
 /// `T` owns the descriptor (an [`OwnedFd`](std::os::fd::OwnedFd), a
-/// `std` socket or pipe, a device handle); it must be non-blocking. Wait
+/// `std` socket or pipe, a device handle); it must be non-blocking and
+/// keep its descriptor number (epoll refuses regular files). Wait
 /// with [`readable`](Self::readable), [`writable`](Self::writable) or
 /// [`ready`](Self::ready), do the I/O through the guard's
 /// [`try_io`](AsyncFdReadyGuard::try_io), and wait again when it reports
@@ -142,9 +138,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         inner
     }
 
-    /// Polls for read readiness (`poll_*` form: only the last caller's
-    /// waker is kept, as in tokio; [`readable`](Self::readable) has no such
-    /// limit).
+    /// Polls for read readiness (keeps only the last caller's waker).
     pub fn poll_read_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
@@ -163,8 +157,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
     }
 
-    /// Polls for write readiness (`poll_*` form, see
-    /// [`poll_read_ready`](Self::poll_read_ready)).
+    /// Polls for write readiness (keeps only the last caller's waker).
     pub fn poll_write_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,

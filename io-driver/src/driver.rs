@@ -130,11 +130,8 @@ impl Drop for Driver {
     }
 }
 
-/// The runtime's contract with its I/O backend. Throttled, a datagram
-/// socket made afterwards is level-triggered for reading and makes one
-/// `recvfrom` per readiness report (its backlog, found by the tick's look,
-/// drains until `WouldBlock`); not throttled (the default), receives drain
-/// until `WouldBlock`, as tokio's do.
+/// The runtime's contract with its I/O backend. Throttling changes the
+/// receive rule of datagram sockets made afterwards (`docs/networking.md`).
 ///
 /// ```
 /// use tempo_park::IoDriver;
