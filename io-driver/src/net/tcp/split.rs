@@ -88,7 +88,6 @@ pub(crate) fn split_owned(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) 
     )
 }
 
-
 impl ReadHalf<'_> {
     /// Reads some bytes; `Ok(0)` at end of stream ([`TcpStream::read`]).
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
