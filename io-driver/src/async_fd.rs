@@ -1,15 +1,10 @@
 //! [`AsyncFd`]: wait for readiness on any file descriptor another
-//! library owns (an ALSA or V4L2 device, an `eventfd`, a `timerfd`, a
-//! pipe), with tokio's `tokio::io::unix::AsyncFd` API and semantics.
+//! library owns (a device, an `eventfd`, a pipe), with tokio's API.
 //!
-//! The descriptor is registered edge-triggered and its readiness cached:
-//! a wait completes at once while the cached readiness is set, and it
-//! stays set until the caller reports `WouldBlock` (a guard's
-//! `clear_ready`, or a `try_io` / `async_io` whose operation returned it).
-//! A guard remembers the event sequence number it saw: a clear never
-//! erases an edge that arrived after it (see `scheduled_io`). The
-//! descriptor must be non-blocking and keep its number; epoll refuses
-//! regular files and directories.
+//! The descriptor is registered edge-triggered and its readiness cached
+//! until the caller reports `WouldBlock`. A guard remembers the event
+//! sequence number it saw, so a clear never erases an edge that arrived
+//! after it (see `scheduled_io`).
 
 use std::fmt;
 use std::io;
@@ -57,7 +52,8 @@ impl Source for Fd {
 /// task can await (tokio's `tokio::io::unix::AsyncFd`).
 ///
 /// `T` owns the descriptor (an [`OwnedFd`](std::os::fd::OwnedFd), a
-/// `std` socket or pipe, a device handle); it must be non-blocking. Wait
+/// `std` socket or pipe, a device handle); it must be non-blocking and
+/// keep its descriptor number (epoll refuses regular files). Wait
 /// with [`readable`](Self::readable), [`writable`](Self::writable) or
 /// [`ready`](Self::ready), do the I/O through the guard's
 /// [`try_io`](AsyncFdReadyGuard::try_io), and wait again when it reports
@@ -142,9 +138,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         inner
     }
 
-    /// Polls for read readiness (`poll_*` form: only the last caller's
-    /// waker is kept, as in tokio; [`readable`](Self::readable) has no such
-    /// limit).
+    /// Polls for read readiness (keeps only the last caller's waker).
     pub fn poll_read_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
@@ -163,8 +157,7 @@ impl<T: AsRawFd> AsyncFd<T> {
         Poll::Ready(Ok(AsyncFdReadyMutGuard::new(self, event)))
     }
 
-    /// Polls for write readiness (`poll_*` form, see
-    /// [`poll_read_ready`](Self::poll_read_ready)).
+    /// Polls for write readiness (keeps only the last caller's waker).
     pub fn poll_write_ready<'a>(
         &'a self,
         cx: &mut Context<'_>,
@@ -206,16 +199,6 @@ impl<T: AsRawFd> AsyncFd<T> {
 
     /// [`ready`](Self::ready) with a guard that gives mutable access to the
     /// inner object.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut a = tempo_io::unix::AsyncFd::new(a)?;
-    /// let mut guard = a.ready_mut(tempo_io::Interest::WRITABLE).await?;
-    /// guard.get_inner_mut().set_nonblocking(true)?;
-    /// guard.retain_ready();
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn ready_mut(
         &mut self,
         interest: Interest,
@@ -472,11 +455,6 @@ impl Event {
 
 /// The error of a guard's `try_io` whose closure returned `WouldBlock`:
 /// the readiness was cleared, wait again.
-///
-/// ```
-/// let e = tempo_io::unix::TryIoError::default();
-/// assert!(format!("{e:?}").contains("TryIoError"));
-/// ```
 #[derive(Debug, Default)]
 pub struct TryIoError(());
 
@@ -521,16 +499,6 @@ fn guard_try_result<T: AsRawFd, R>(
 /// Say what the I/O found: [`clear_ready`](Self::clear_ready) after a
 /// `WouldBlock` (or let [`try_io`](Self::try_io) do it), or
 /// [`retain_ready`](Self::retain_ready) / drop to keep the readiness.
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-/// let tx = tempo_io::unix::AsyncFd::new(tx)?;
-/// let guard = tx.writable().await?;
-/// assert!(guard.ready().is_writable());
-/// assert!(std::ptr::eq(guard.get_ref(), &tx));
-/// # Ok(()) }).unwrap();
-/// ```
 #[must_use = "say whether the descriptor is drained: clear_ready, try_io or retain_ready"]
 pub struct AsyncFdReadyGuard<'a, T: AsRawFd> {
     async_fd: &'a AsyncFd<T>,
@@ -556,17 +524,6 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
     /// Clears only the readiness in `ready` (after a read blocked on a
     /// guard of a combined interest: `Ready::READABLE`). Closed states are
     /// final and stay.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::{Interest, Ready};
-    /// # let (a, _b) = std::os::unix::net::UnixStream::pair()?;
-    /// let a = tempo_io::unix::AsyncFd::new(a)?;
-    /// let mut guard = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
-    /// guard.clear_ready_matching(Ready::READABLE); // nothing to clear there
-    /// assert!(guard.ready().is_writable());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn clear_ready_matching(&mut self, ready: Ready) {
         clear_guard_event(self.async_fd, &mut self.event, Some(ready));
     }
@@ -584,18 +541,6 @@ impl<'a, T: AsRawFd> AsyncFdReadyGuard<'a, T> {
     /// Runs the I/O operation `f`. If it returns `WouldBlock`, clears the
     /// readiness and returns `Err(TryIoError)`: wait again. Otherwise
     /// returns `f`'s result.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use std::io::Read;
-    /// # let (_tx, rx) = std::os::unix::net::UnixStream::pair()?;
-    /// rx.set_nonblocking(true)?;
-    /// let rx = tempo_io::unix::AsyncFd::new(rx)?;
-    /// let mut guard = rx.writable().await?; // any guard of `rx`
-    /// let mut buf = [0u8; 4];
-    /// assert!(guard.try_io(|fd| fd.get_ref().read(&mut buf)).is_err());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn try_io<R>(
         &mut self,
         f: impl FnOnce(&'a AsyncFd<T>) -> io::Result<R>,
@@ -626,16 +571,6 @@ impl<T: AsRawFd + fmt::Debug> fmt::Debug for AsyncFdReadyGuard<'_, T> {
 
 /// [`AsyncFdReadyGuard`] with mutable access to the [`AsyncFd`] (tokio's
 /// `AsyncFdReadyMutGuard`), from the `_mut` waits.
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-/// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-/// let mut guard = tx.writable_mut().await?;
-/// guard.get_mut().get_mut().set_nonblocking(true)?;
-/// guard.retain_ready();
-/// # Ok(()) }).unwrap();
-/// ```
 #[must_use = "say whether the descriptor is drained: clear_ready, try_io or retain_ready"]
 pub struct AsyncFdReadyMutGuard<'a, T: AsRawFd> {
     async_fd: &'a mut AsyncFd<T>,
@@ -656,17 +591,6 @@ impl<'a, T: AsRawFd> AsyncFdReadyMutGuard<'a, T> {
     }
 
     /// [`AsyncFdReadyGuard::clear_ready_matching`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::Ready;
-    /// # let (tx, _rx) = std::os::unix::net::UnixStream::pair()?;
-    /// let mut tx = tempo_io::unix::AsyncFd::new(tx)?;
-    /// let mut guard = tx.writable_mut().await?;
-    /// guard.clear_ready_matching(Ready::WRITABLE);
-    /// assert!(guard.ready().is_empty());
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn clear_ready_matching(&mut self, ready: Ready) {
         clear_guard_event(self.async_fd, &mut self.event, Some(ready));
     }

@@ -55,14 +55,6 @@ impl Driver {
 
     /// Creates a driver whose `Events` buffer holds `events` events (at
     /// least 1); a park that fills it polls again without blocking.
-    ///
-    /// ```
-    /// use tempo_park::Park;
-    ///
-    /// let mut driver = tempo_io::Driver::with_capacity(64)?;
-    /// driver.park_timeout(std::time::Duration::ZERO)?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn with_capacity(events: usize) -> io::Result<Driver> {
         let reactor = Reactor::with_capacity(events)?;
         let handle = Handle::from_parts(reactor.shared(), SocketSettings::default());
@@ -85,12 +77,6 @@ impl Driver {
 
     /// The events one poll takes at most (see
     /// [`with_capacity`](Self::with_capacity)).
-    ///
-    /// ```
-    /// assert_eq!(tempo_io::Driver::new()?.events_capacity(), 1024);
-    /// assert_eq!(tempo_io::Driver::with_capacity(64)?.events_capacity(), 64);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn events_capacity(&self) -> usize {
         self.reactor.events_capacity()
     }
@@ -144,11 +130,8 @@ impl Drop for Driver {
     }
 }
 
-/// The runtime's contract with its I/O backend. Throttled, a datagram
-/// socket made afterwards is level-triggered for reading and makes one
-/// `recvfrom` per readiness report (its backlog, found by the tick's look,
-/// drains until `WouldBlock`); not throttled (the default), receives drain
-/// until `WouldBlock`, as tokio's do.
+/// The runtime's contract with its I/O backend. Throttling changes the
+/// receive rule of datagram sockets made afterwards (`docs/networking.md`).
 ///
 /// ```
 /// use tempo_park::IoDriver;
@@ -181,15 +164,6 @@ impl IoDriver for Driver {
 /// registered socket has an event or the driver was unparked. A host's
 /// poll loop waits for it, then calls `park_timeout(Duration::ZERO)`.
 /// Timers are not in it.
-///
-/// ```
-/// use std::os::fd::{AsFd, AsRawFd};
-///
-/// let driver = tempo_io::Driver::new()?;
-/// assert!(driver.as_raw_fd() >= 0);
-/// assert_eq!(driver.as_fd().as_raw_fd(), driver.as_raw_fd());
-/// # Ok::<(), std::io::Error>(())
-/// ```
 impl std::os::fd::AsRawFd for Driver {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         std::os::fd::AsRawFd::as_raw_fd(&self.reactor)

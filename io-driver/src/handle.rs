@@ -65,17 +65,6 @@ impl fmt::Debug for Handle {
 
 /// Makes a [`Handle`] the current reactor of this thread until dropped; see
 /// [`Handle::enter`].
-///
-/// ```
-/// use tempo_io::Handle;
-///
-/// let driver = tempo_io::Driver::new()?;
-/// let guard = driver.handle().enter();
-/// assert!(Handle::try_current().is_ok());
-/// drop(guard); // the previous reactor (here none) is current again
-/// assert!(Handle::try_current().is_err());
-/// # Ok::<(), std::io::Error>(())
-/// ```
 #[must_use = "the handle is current only while the guard lives"]
 pub struct EnterGuard {
     /// Restores the previous reactor; `!Send`, so the guard stays on its
@@ -134,22 +123,13 @@ impl Handle {
     ///
     /// If there is none, with a message that says what to do; see
     /// [`try_current`](Self::try_current).
-    ///
-    /// ```
-    /// let driver = tempo_io::Driver::new()?;
-    /// let _guard = driver.handle().enter();
-    /// let handle = tempo_io::Handle::current(); // `driver`'s
-    /// assert!(!handle.is_shutdown());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         Handle::try_current().unwrap_or_else(|error| panic!("{error}"))
     }
 
     /// The reactor of the current thread, or an error (whose message says
-    /// what to do) if there is none. Socket constructors use this (see the
-    /// examples of [`Handle`] and [`EnterGuard`]).
+    /// what to do) if there is none. Socket constructors use this.
     pub fn try_current() -> io::Result<Handle> {
         CURRENT.get().ok_or_else(no_driver_error)
     }
@@ -181,15 +161,6 @@ impl Handle {
 /// [`Driver`](crate::Driver)'s own fd (the same epoll instance), readable in
 /// the same conditions (see the driver's `AsRawFd`). It stays open as long
 /// as the handle, even if the driver itself was dropped.
-///
-/// ```
-/// use std::os::fd::AsRawFd;
-///
-/// let driver = tempo_io::Driver::new()?;
-/// let handle = driver.handle();
-/// assert!(handle.as_raw_fd() >= 0);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 impl std::os::fd::AsRawFd for Handle {
     fn as_raw_fd(&self) -> std::os::fd::RawFd {
         std::os::fd::AsRawFd::as_raw_fd(&self.reactor().registry)

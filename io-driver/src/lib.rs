@@ -3,11 +3,9 @@
 //!
 //! # Example
 //!
-//! A UDP echo, on a driver this thread drives itself. Under the `tempo`
-//! runtime the same code runs inside `Runtime::block_on` or a task, with
-//! `tempo::net` in place of `tempo_io::net`. The crate's examples drive
-//! their `async` blocks on a bare [`Driver`] with a few hidden lines
-//! (tempo-io cannot depend on the runtime): they run as doctests.
+//! A UDP echo. Under the `tempo` runtime the same code runs in a task,
+//! with `tempo::net`; these examples drive a bare [`Driver`] through a few
+//! hidden lines, as tempo-io cannot depend on the runtime.
 //!
 //! ```
 //! # tempo_io::__doc_block_on(async {
@@ -25,26 +23,17 @@
 //! # Ok(()) }).unwrap();
 //! ```
 //!
-//! * [`Driver`] owns the `mio::Poll`; each `park*` dispatches every
-//!   pending event in one pass and wakes every waiting task (a panicking
-//!   waker does not stop the others). [`Handle`] registers sockets with it
-//!   from any thread; socket constructors use [`Handle::current`].
-//! * Readiness is cleared only when an operation returns `WouldBlock` and
-//!   no event arrived since it looked, so no edge is lost.
-//! * Unlike tokio's, `try_*` methods always attempt the syscall: under a
-//!   throttling scheduler readiness is refreshed once per tick.
-//! * Datagram receives: drain until `WouldBlock` on the basic scheduler,
-//!   one `recvfrom` per level-triggered report when the driver is
-//!   [throttled](tempo_park::IoDriver::set_throttled) (see [`net`]).
-//! * The driver implements `AsRawFd`/`AsFd`, for a host's own poll loop.
-//! * Every `unsafe` FFI call lives in the private `sys/` folder.
+//! [`Driver`] owns the `mio::Poll` and wakes every waiting task per
+//! `park*`; [`Handle`] registers sockets with it from any thread.
+//! Readiness is cleared only when an operation returns `WouldBlock` and no
+//! event arrived since it looked, so no edge is lost. Unlike tokio's,
+//! `try_*` methods always attempt the syscall. Every `unsafe` FFI call
+//! lives in the private `sys/` folder.
 //!
 //! Features: `futures-io` (default) and `tokio-io` implement those
 //! crates' `AsyncRead` / `AsyncWrite` for the stream types; `bytes` adds
-//! the receives into a `bytes::BufMut`.
-//!
-//! The module map and the path of one datagram are in
-//! `docs/architecture.md`.
+//! receives into a `bytes::BufMut`. The receive rules are in
+//! `docs/networking.md`; the module map in `docs/architecture.md`.
 #![deny(missing_docs)]
 #![warn(rust_2018_idioms, missing_debug_implementations)]
 

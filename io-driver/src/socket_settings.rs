@@ -23,14 +23,6 @@ pub(crate) struct SocketSettings {
 }
 
 /// A host-name lookup in progress: what [`Resolve::resolve`] returns.
-///
-/// ```
-/// use std::net::SocketAddr;
-/// use tempo_io::net::Resolving;
-///
-/// let lookup: Resolving = Box::pin(async { Ok(vec![SocketAddr::from(([127, 0, 0, 1], 80))]) });
-/// # drop(lookup);
-/// ```
 pub type Resolving = Pin<Box<dyn Future<Output = io::Result<Vec<SocketAddr>>> + Send>>;
 
 /// Resolves host names for the sockets of one driver, off the thread that

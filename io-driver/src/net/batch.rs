@@ -51,41 +51,8 @@ fn invalid(message: &'static str) -> io::Error {
 /// # Ok(()) }).unwrap();
 /// ```
 ///
-/// # One batch for many sockets
-///
-/// A batch per socket is cold at every receive; the tasks of one thread
-/// never run at once, so one batch can serve them all, lent to each
-/// receive inside its poll:
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use std::cell::RefCell;
-/// use std::future::poll_fn;
-/// use std::task::{ready, Poll};
-/// use tempo_io::net::{RecvBatch, UdpSocket};
-///
-/// thread_local! {
-///     static BATCH: RefCell<Option<RecvBatch>> = const { RefCell::new(None) };
-/// }
-///
-/// let socket = UdpSocket::bind("127.0.0.1:0").await?;
-/// # let sender = UdpSocket::bind("127.0.0.1:0").await?;
-/// # sender.send_to(b"one", socket.local_addr()?).await?;
-/// let bytes = poll_fn(|cx| {
-///     BATCH.with_borrow_mut(|batch| {
-///         let batch = match batch {
-///             Some(batch) => batch,
-///             None => batch.insert(RecvBatch::new(4, 2048)?),
-///         };
-///         let n = ready!(socket.poll_recv_many(cx, batch))?;
-///         Poll::Ready(Ok::<_, std::io::Error>((0..n).map(|i| batch.payload(i).len()).sum::<usize>()))
-///     })
-/// })
-/// .await?;
-/// assert_eq!(bytes, 3);
-/// # Ok(()) }).unwrap();
-/// ```
-
+/// The tasks of one thread never run at once, so one batch (say, in a
+/// `thread_local!`) can serve all its sockets (`docs/networking.md`).
 #[derive(Debug)]
 pub struct RecvBatch {
     buf_size: usize,

@@ -65,15 +65,6 @@ impl UdpSocket {
     ///
     /// Fails with [`io::ErrorKind::AddrInUse`] if the port is taken, and if
     /// no I/O driver is current on this thread.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let socket = UdpSocket::bind("127.0.0.1:0").await?; // port 0: any free port
-    /// println!("listening on {}", socket.local_addr()?);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<UdpSocket> {
         let handle = Handle::try_current()?;
         each_addr(&addr, handle.settings(), |addr| {
@@ -85,16 +76,7 @@ impl UdpSocket {
         .await
     }
 
-    /// Registers a std socket with the current driver (and makes it
-    /// non-blocking).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-    /// let socket = tempo_io::net::UdpSocket::from_std(std_socket)?;
-    /// # let _ = socket;
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Registers a std socket with the current driver (non-blocking).
     pub fn from_std(socket: std::net::UdpSocket) -> io::Result<UdpSocket> {
         socket.set_nonblocking(true)?;
         Ok(UdpSocket {
@@ -102,9 +84,7 @@ impl UdpSocket {
         })
     }
 
-    /// Deregisters the socket and returns it as a std socket (still
-    /// non-blocking), e.g. to move it to another runtime.
-    ///
+    /// Deregisters the socket and returns it as a (non-blocking) std socket.
     pub fn into_std(self) -> io::Result<std::net::UdpSocket> {
         self.io.into_inner().map(Into::into)
     }
@@ -121,18 +101,6 @@ impl UdpSocket {
 
     /// Sets the default destination and filters received datagrams to it
     /// (for [`send`](Self::send) and [`recv`](Self::recv)).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let peer = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let socket = UdpSocket::bind("127.0.0.1:0").await?;
-    /// socket.connect(peer.local_addr()?).await?;
-    /// socket.send(b"ping").await?;
-    /// assert_eq!(socket.peer_addr()?, peer.local_addr()?);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn connect<A: ToSocketAddrs>(&self, addr: A) -> io::Result<()> {
         each_addr(&addr, self.io.settings(), |addr| self.io.connect(addr)).await
     }
@@ -173,27 +141,6 @@ impl UdpSocket {
     }
 
     /// Waits until the socket may be writable.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// loop {
-    ///     a.writable().await?;
-    ///     match a.try_send(b"ping") {
-    ///         Ok(_) => break,
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         self.io.registration.ready(Direction::Write).await
     }
@@ -204,22 +151,6 @@ impl UdpSocket {
     }
 
     /// Sends to the connected peer.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.send(buf).await
     }
@@ -234,25 +165,8 @@ impl UdpSocket {
         self.io.try_send(buf)
     }
 
-    /// Receives from the connected peer (under throttling, one
-    /// receive syscall per datagram: see the `net` module docs). A
-    /// datagram longer than `buf` is truncated.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Receives from the connected peer; a datagram longer than `buf` is
+    /// truncated.
     pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
         self.io.recv(buf)
     }
@@ -267,26 +181,7 @@ impl UdpSocket {
         self.io.try_recv(buf)
     }
 
-    /// Receives a datagram and its source address (under
-    /// throttling, one receive syscall per datagram: see the `net`
-    /// module docs).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let (len, from) = b.recv_from(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// println!("{len} bytes from {from:?}");
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Receives a datagram and its source address.
     pub fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],
@@ -345,35 +240,8 @@ impl UdpSocket {
         self.io.try_recv_from(buf)
     }
 
-    /// Receives as many datagrams as `batch` holds and are queued,
-    /// with one `recvmmsg`, and returns how many (at least 1). Spends one
-    /// unit of the task's cooperative budget per call. See
-    /// [`RecvBatch`](crate::net::RecvBatch).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    /// use tempo_io::net::RecvBatch;
-    ///
-    /// a.send(b"one").await?;
-    /// a.send(b"two").await?;
-    ///
-    /// let mut batch = RecvBatch::new(32, 1500)?; // reused from call to call
-    /// let mut received = Vec::new();
-    /// while received.len() < 2 {
-    ///     let n = b.recv_many(&mut batch).await?;
-    ///     for i in 0..n {
-    ///         received.push(batch.payload(i).to_vec());
-    ///     }
-    /// }
-    /// assert_eq!(received, [b"one".to_vec(), b"two".to_vec()]);
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Receives as many queued datagrams as `batch` holds with one
+    /// `recvmmsg` and returns how many (at least 1); see [`RecvBatch`].
     pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.recv_many(batch).await
     }
@@ -392,33 +260,8 @@ impl UdpSocket {
         self.io.try_recv_many(batch)
     }
 
-    /// Sends the datagrams of `batch` not yet sent with one
-    /// `sendmmsg` and returns how many were sent (those leave the
-    /// batch); `Ok(0)` without a syscall for an empty batch. See
-    /// [`SendBatch`](crate::net::SendBatch).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    /// use tempo_io::net::SendBatch;
-    ///
-    /// let mut batch = SendBatch::new(); // reused after `clear`
-    /// batch.push_connected(b"one")?;
-    /// batch.push_connected(b"two")?;
-    /// while !batch.is_empty() {
-    ///     a.send_many(&mut batch).await?; // sent ones leave the batch
-    /// }
-    ///
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"one");
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Sends the datagrams of `batch` not yet sent with one `sendmmsg` and
+    /// returns how many (those leave the batch); see [`SendBatch`].
     pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
         self.io.send_many(batch).await
     }
@@ -440,21 +283,6 @@ impl UdpSocket {
     /// Sends to `target` (its first address; a host name is resolved off
     /// the runtime's thread, see [`ToSocketAddrs`]) and returns the bytes
     /// sent.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let receiver = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let sender = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let sent = sender.send_to(b"ping", receiver.local_addr()?).await?;
-    /// assert_eq!(sent, 4);
-    ///
-    /// let mut buf = [0u8; 1500];
-    /// let (len, from) = receiver.recv_from(&mut buf).await?;
-    /// assert_eq!((&buf[..len], from), (&b"ping"[..], sender.local_addr()?));
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send_to<A: ToSocketAddrs>(&self, buf: &[u8], target: A) -> io::Result<usize> {
         let target = first_addr(&target, self.io.settings()).await?;
         self.io
@@ -483,24 +311,6 @@ impl UdpSocket {
     }
 
     /// Receives a datagram without removing it from the queue.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let (len, _) = b.peek_from(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// let len = b.recv(&mut buf).await?; // still there
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn peek_from(&self, buf: &mut [u8]) -> io::Result<(usize, SocketAddr)> {
         self.io
             .registration
@@ -605,25 +415,6 @@ impl UdpSocket {
     /// Waits until the socket is ready for any part of `interest` and
     /// returns the readiness found, as tokio's `ready`; follow with `try_*`
     /// operations, whose `WouldBlock` makes the next `ready` wait.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    /// use tempo_io::Interest;
-    ///
-    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
-    /// assert!(ready.is_writable()); // nothing sent yet: writable only
-    /// if ready.is_readable() {
-    ///     // a `try_*` read now; `WouldBlock` means someone else took it
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         self.io.ready(interest).await
     }
@@ -648,23 +439,6 @@ impl UdpSocket {
     /// Receives a datagram from the connected peer into `buf`'s spare
     /// capacity (at most its current `chunk_mut`; a longer datagram is
     /// truncated) and returns its length. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = Vec::with_capacity(1500);
-    /// let len = b.recv_buf(&mut buf).await?;
-    /// assert_eq!(buf, b"ping"); // `len` bytes were appended
-    /// # let _ = len;
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.recv_buf(buf).await
@@ -672,28 +446,6 @@ impl UdpSocket {
 
     /// [`recv_buf`](Self::recv_buf) now (always one syscall), or fails with
     /// `WouldBlock`. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(1500);
-    /// loop {
-    ///     b.readable().await?;
-    ///     match b.try_recv_buf(&mut buf) {
-    ///         Ok(len) => break assert_eq!(buf.len(), len),
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// }
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.try_recv_buf(buf)
@@ -702,23 +454,6 @@ impl UdpSocket {
     /// Receives a datagram into `buf`'s spare capacity (at most its
     /// current `chunk_mut`; a longer datagram is truncated) and returns
     /// its length and source. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = Vec::with_capacity(1500);
-    /// let (len, from) = b.recv_buf_from(&mut buf).await?;
-    /// assert_eq!((len, &buf[..]), (4, &b"ping"[..]));
-    /// println!("from {from:?}");
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub async fn recv_buf_from<B: bytes::BufMut>(
         &self,
@@ -727,30 +462,8 @@ impl UdpSocket {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
-    /// with `WouldBlock`.
-    /// Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UdpSocket;
-    ///
-    /// let a = UdpSocket::bind("127.0.0.1:0").await?;
-    /// let b = UdpSocket::bind("127.0.0.1:0").await?;
-    /// a.connect(b.local_addr()?).await?;
-    /// b.connect(a.local_addr()?).await?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(1500);
-    /// loop {
-    ///     b.readable().await?;
-    ///     if let Ok((len, from)) = b.try_recv_buf_from(&mut buf) {
-    ///         println!("{len} bytes from {from:?}");
-    ///         break;
-    ///     }
-    /// }
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// [`recv_buf_from`](Self::recv_buf_from) now, or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf_from<B: bytes::BufMut>(
         &self,

@@ -24,38 +24,18 @@ use crate::Handle;
 /// datagram lands in a buffer of the ring without a syscall of its own,
 /// and the driver takes a tick's worth of them in one `io_uring_enter`.
 ///
-/// Under a throttling runtime this is the cheapest receive Tempo has: a
-/// [`UdpSocket`] pays a readiness report, its dispatch and one `recvfrom`
-/// per datagram, a ring receiver none of them. Where io_uring is missing
-/// or forbidden (a kernel before 6.1, a container's seccomp profile), it
-/// receives through the epoll driver instead, as a [`UdpSocket`] does,
-/// with the same results: [`is_on_ring`](Self::is_on_ring) says which.
+/// Where io_uring is missing or forbidden (a kernel before 6.1, a
+/// seccomp profile) it receives through the epoll driver with the same
+/// results; [`is_on_ring`](Self::is_on_ring) says which.
 ///
-/// # Datagram size
-///
-/// The ring's buffers are shared by the driver's receivers, sized by
-/// class: a receiver for datagrams of up to `max_datagram` bytes draws
-/// on buffers that fit that (256 bytes for 212-byte datagrams, 2 KiB for
-/// an Ethernet MTU, up to 64 KiB), and a longer datagram is cut to
-/// `max_datagram` bytes, as by `recv_from` into a buffer of that size. A
-/// class has room for two datagrams of each of its receivers (up to
-/// 16,384 receivers of the small classes); when receivers that do not
-/// read hold every buffer, a reading task takes its datagrams with one
-/// `recvfrom` each: nothing is lost or reordered.
-///
-/// # One driver, one thread
-///
-/// The ring belongs to the I/O driver the receiver was made with (the
-/// current one, as for any socket): made by its first ring receiver,
-/// turned after each of its polls, waking it while it blocks, closed
-/// when it is dropped (a waiting receive then fails with the driver's
-/// shutdown error). A ring has one issuing thread, that of its first
-/// receiver, so a receiver is `!Send`: make it on the runtime's thread
-/// and use it in [`spawn_local`] tasks or the `block_on` future (made on
-/// another thread, it receives through the epoll driver). It holds at
-/// most 32 datagrams its task has not taken; the rest waits in the
-/// socket, as on epoll. Dropping it cancels its receive; the socket is
-/// closed once the kernel confirmed that (at the driver's next turn).
+/// A datagram longer than `max_datagram` is cut to it, as by `recv_from`
+/// into a buffer of that size; when receivers that do not read hold all
+/// of a size class's buffers, a reading task takes its datagrams with one
+/// `recvfrom` each, nothing lost or reordered. The ring is the driver's
+/// and has one issuing thread, so a receiver is `!Send`: use it in
+/// [`spawn_local`] tasks or the `block_on` future. It holds at most 32
+/// datagrams its task has not taken. Buffer classes and the ring's life
+/// are in `docs/networking.md`.
 ///
 /// ```compile_fail
 /// fn send_to_another_thread<T: Send>(_: T) {}
@@ -127,14 +107,6 @@ impl UdpRingReceiver {
     /// Makes a receiver of a std socket (bound, and connected if the
     /// caller wants a peer filter), for datagrams of up to `max_datagram`
     /// bytes, on the current driver's ring.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-    /// let receiver = tempo_io::net::UdpRingReceiver::from_std(socket, 212)?;
-    /// assert_eq!(receiver.max_datagram(), 212);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn from_std(socket: std::net::UdpSocket, max_datagram: usize) -> io::Result<Self> {
         UdpRingReceiver::with_handle(socket, max_datagram, &Handle::try_current()?)
     }
@@ -185,9 +157,6 @@ impl UdpRingReceiver {
     /// buffer, cut to [`max_datagram`](Self::max_datagram) bytes) with its
     /// source, returning what `f` returns: no copy. Cancel safe: a
     /// datagram is taken only by the poll that returns it.
-    ///
-    /// A plain `fn` returning the receive's future (a few words: the
-    /// receiver and `f`), as [`UdpSocket`]'s receives.
     pub fn recv_from_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
     where
         F: FnOnce(&[u8], SocketAddr) -> R,

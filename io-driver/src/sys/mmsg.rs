@@ -22,15 +22,6 @@ use std::time::{Duration, SystemTime};
 
 /// The most datagrams one `recvmmsg` / `sendmmsg` takes (`UIO_MAXIOV` on
 /// Linux; the kernel silently shortens a longer vector).
-///
-/// ```
-/// use tempo_io::net::{RecvBatch, MAX_BATCH};
-///
-/// assert_eq!(MAX_BATCH, 1024);
-/// let batch = RecvBatch::new(MAX_BATCH, 1500)?; // the largest batch
-/// assert_eq!(batch.capacity(), MAX_BATCH);
-/// # Ok::<(), std::io::Error>(())
-/// ```
 pub const MAX_BATCH: usize = libc::UIO_MAXIOV as usize;
 
 /// A socket address as the kernel writes and reads it.

@@ -73,13 +73,6 @@ impl TcpListener {
     /// `SO_REUSEADDR` and a backlog of 1,024 as tokio (use
     /// [`TcpSocket::listen`](crate::net::TcpSocket::listen) for another). A
     /// port in use gives [`io::ErrorKind::AddrInUse`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let listener = tempo_io::net::TcpListener::bind("127.0.0.1:0").await?;
-    /// println!("listening on {}", listener.local_addr()?); // port 0: a free one
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn bind<A: ToSocketAddrs>(addr: A) -> io::Result<TcpListener> {
         let handle = Handle::try_current()?;
         each_addr(&addr, handle.settings(), |addr| {
@@ -108,25 +101,6 @@ impl TcpListener {
     /// Accepts a connection. Running out of file descriptors fails with
     /// the OS error (`EMFILE`, "Too many open files"); the pending
     /// connection stays queued and a later `accept` can take it.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let client = TcpStream::connect(listener.local_addr()?).await?;
-    ///
-    /// let (server, peer) = listener.accept().await?;
-    /// println!("connection from {peer:?}");
-    /// client.write_all(b"hello").await?;
-    /// let mut buf = [0u8; 5];
-    /// let mut filled = 0;
-    /// while filled < buf.len() {
-    ///     filled += server.read(&mut buf[filled..]).await?;
-    /// }
-    /// assert_eq!(&buf, b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn accept(&self) -> io::Result<(TcpStream, SocketAddr)> {
         self.io.accept().await
     }

@@ -45,23 +45,11 @@ pub struct TcpSocket {
 
 impl TcpSocket {
     /// A new IPv4 TCP socket (close-on-exec, non-blocking).
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.bind("127.0.0.1:0".parse().unwrap())?;
-    /// assert!(socket.local_addr()?.is_ipv4());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn new_v4() -> io::Result<TcpSocket> {
         TcpSocket::new(libc::AF_INET)
     }
 
     /// A new IPv6 TCP socket (close-on-exec, non-blocking).
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v6()?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn new_v6() -> io::Result<TcpSocket> {
         TcpSocket::new(libc::AF_INET6)
     }
@@ -82,41 +70,17 @@ impl TcpSocket {
 
     /// Wraps a std stream's socket, e.g. one made with other means, to set
     /// options, bind and listen or connect it here.
-    ///
-    /// ```
-    /// use std::os::fd::AsRawFd;
-    ///
-    /// let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
-    /// let client = std::net::TcpStream::connect(listener.local_addr()?)?;
-    /// let fd = client.as_raw_fd();
-    /// let socket = tempo_io::net::TcpSocket::from_std_stream(client);
-    /// assert_eq!(socket.as_raw_fd(), fd);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn from_std_stream(stream: std::net::TcpStream) -> TcpSocket {
         TcpSocket { inner: stream }
     }
 
     /// Sets `SO_REUSEADDR`: bind to a port with connections of an earlier
     /// listener still in `TIME_WAIT` (what [`TcpListener::bind`] does).
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_reuseaddr(true)?;
-    /// assert!(socket.reuseaddr()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_reuseaddr(&self, reuseaddr: bool) -> io::Result<()> {
         self.set_flag(libc::SOL_SOCKET, libc::SO_REUSEADDR, reuseaddr)
     }
 
     /// Gets `SO_REUSEADDR`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(!socket.reuseaddr()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn reuseaddr(&self) -> io::Result<bool> {
         self.flag(libc::SOL_SOCKET, libc::SO_REUSEADDR)
     }
@@ -145,24 +109,11 @@ impl TcpSocket {
 
     /// Sets `TCP_NODELAY` (no Nagle delay for small writes); the streams
     /// this socket becomes keep it.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.set_nodelay(true)?;
-    /// assert!(socket.nodelay()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn set_nodelay(&self, nodelay: bool) -> io::Result<()> {
         self.inner.set_nodelay(nodelay)
     }
 
     /// Gets `TCP_NODELAY`.
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// assert!(!socket.nodelay()?);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn nodelay(&self) -> io::Result<bool> {
         self.inner.nodelay()
     }
@@ -209,13 +160,6 @@ impl TcpSocket {
 
     /// The local address (after [`bind`](TcpSocket::bind); the unspecified
     /// address before).
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.bind("127.0.0.1:0".parse().unwrap())?;
-    /// assert_ne!(socket.local_addr()?.port(), 0); // the port the OS chose
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.inner.local_addr()
     }
@@ -228,12 +172,6 @@ impl TcpSocket {
     /// Binds to `addr`. A port in use fails with
     /// [`io::ErrorKind::AddrInUse`] (unless both sockets set
     /// [`set_reuseport`](TcpSocket::set_reuseport)).
-    ///
-    /// ```
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.bind("127.0.0.1:0".parse().unwrap())?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn bind(&self, addr: SocketAddr) -> io::Result<()> {
         sys::bind(self.as_fd(), addr)
     }
@@ -242,15 +180,6 @@ impl TcpSocket {
     /// accepted (the kernel caps it at `net.core.somaxconn`, 4,096 on
     /// recent Linux), and registers the listener with the current thread's
     /// I/O driver.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let socket = tempo_io::net::TcpSocket::new_v4()?;
-    /// socket.bind("127.0.0.1:0".parse().unwrap())?;
-    /// let listener = socket.listen(1024)?;
-    /// println!("listening on {}", listener.local_addr()?);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn listen(self, backlog: u32) -> io::Result<TcpListener> {
         sys::listen(self.as_fd(), clamp(backlog))?;
         TcpListener::from_std(std::net::TcpListener::from(OwnedFd::from(self.inner)))
@@ -259,18 +188,6 @@ impl TcpSocket {
     /// Connects to `addr` and registers the stream with the current
     /// thread's I/O driver. A refused connection fails with
     /// [`io::ErrorKind::ConnectionRefused`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpSocket};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let socket = TcpSocket::new_v4()?;
-    /// socket.set_nodelay(true)?;
-    /// let stream = socket.connect(listener.local_addr()?).await?;
-    /// assert!(stream.nodelay()?);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn connect(self, addr: SocketAddr) -> io::Result<TcpStream> {
         let handle = Handle::try_current()?;
         match sys::connect(self.as_fd(), addr) {

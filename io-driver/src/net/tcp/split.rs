@@ -16,25 +16,6 @@ use std::task::{Context, Poll};
 use crate::net::TcpStream;
 
 /// The read half of a borrowed split ([`TcpStream::split`]).
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::{TcpListener, TcpStream};
-///
-/// let listener = TcpListener::bind("127.0.0.1:0").await?;
-/// let mut stream = TcpStream::connect(listener.local_addr()?).await?;
-/// let (peer, _) = listener.accept().await?;
-///
-/// let (reader, _writer) = stream.split();
-/// peer.write_all(b"hi").await?;
-/// let mut buf = [0u8; 2];
-/// let mut filled = 0;
-/// while filled < buf.len() {
-///     filled += reader.read(&mut buf[filled..]).await?;
-/// }
-/// assert_eq!(&buf, b"hi");
-/// # Ok(()) }).unwrap();
-/// ```
 #[derive(Debug)]
 pub struct ReadHalf<'a>(&'a TcpStream);
 
@@ -107,11 +88,6 @@ pub(crate) fn split_owned(stream: TcpStream) -> (OwnedReadHalf, OwnedWriteHalf) 
     )
 }
 
-// Each half's methods are one-line forwards to the stream's method of the
-// same name (itself a forward to the generic socket code in
-// `net/byte_stream.rs`): a borrowed half reaches the stream through its
-// reference, an owned one through the `Arc` it shares with the other half.
-
 impl ReadHalf<'_> {
     /// Reads some bytes; `Ok(0)` at end of stream ([`TcpStream::read`]).
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
@@ -123,8 +99,7 @@ impl ReadHalf<'_> {
         self.0.poll_read(cx, buf)
     }
 
-    /// Reads now (always one syscall), or fails with `WouldBlock`
-    /// ([`TcpStream::try_read`]).
+    /// [`TcpStream::try_read`] on the stream.
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.0.try_read(buf)
     }
@@ -166,8 +141,7 @@ impl WriteHalf<'_> {
         self.0.poll_write(cx, buf)
     }
 
-    /// Writes now (always one syscall), or fails with `WouldBlock`
-    /// ([`TcpStream::try_write`]).
+    /// [`TcpStream::try_write`] on the stream.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.0.try_write(buf)
     }
@@ -177,8 +151,7 @@ impl WriteHalf<'_> {
         self.0.writable().await
     }
 
-    /// Shuts down the write side of the stream; the read half goes on
-    /// reading ([`TcpStream::shutdown`]).
+    /// Shuts down the write side ([`TcpStream::shutdown`]).
     pub async fn shutdown(&self) -> io::Result<()> {
         self.0.shutdown().await
     }
@@ -193,8 +166,7 @@ impl WriteHalf<'_> {
         self.0.peer_addr()
     }
 
-    /// The write side's shutdown for the I/O traits' `poll_shutdown` /
-    /// `poll_close`.
+    /// The write side's shutdown for the I/O traits' `poll_shutdown`.
     #[cfg(any(feature = "futures-io", feature = "tokio-io"))]
     pub(crate) fn shutdown_write(&self) -> io::Result<()> {
         self.0.shutdown_write()
@@ -202,8 +174,7 @@ impl WriteHalf<'_> {
 }
 
 impl OwnedReadHalf {
-    /// Reads some bytes from the shared stream; `Ok(0)` at end of stream
-    /// ([`TcpStream::read`]).
+    /// Reads some bytes ([`TcpStream::read`]).
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.inner.read(buf).await
     }
@@ -213,8 +184,7 @@ impl OwnedReadHalf {
         self.inner.poll_read(cx, buf)
     }
 
-    /// Reads now (always one syscall), or fails with `WouldBlock`
-    /// ([`TcpStream::try_read`]).
+    /// [`TcpStream::try_read`] on the stream.
     pub fn try_read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.inner.try_read(buf)
     }
@@ -224,8 +194,7 @@ impl OwnedReadHalf {
         self.inner.peek(buf).await
     }
 
-    /// Waits until the shared stream may be readable
-    /// ([`TcpStream::readable`]).
+    /// Waits until readable ([`TcpStream::readable`]).
     pub async fn readable(&self) -> io::Result<()> {
         self.inner.readable().await
     }
@@ -240,8 +209,7 @@ impl OwnedReadHalf {
         self.inner.peer_addr()
     }
 
-    /// Puts the halves back together; fails if they are from different
-    /// streams.
+    /// Puts the halves back together; fails if from different streams.
     pub fn reunite(self, other: OwnedWriteHalf) -> Result<TcpStream, ReuniteError> {
         reunite(self, other)
     }
@@ -263,21 +231,17 @@ impl OwnedWriteHalf {
         self.inner.poll_write(cx, buf)
     }
 
-    /// Writes now (always one syscall), or fails with `WouldBlock`
-    /// ([`TcpStream::try_write`]).
+    /// [`TcpStream::try_write`] on the stream.
     pub fn try_write(&self, buf: &[u8]) -> io::Result<usize> {
         self.inner.try_write(buf)
     }
 
-    /// Waits until the shared stream may be writable
-    /// ([`TcpStream::writable`]).
+    /// Waits until writable ([`TcpStream::writable`]).
     pub async fn writable(&self) -> io::Result<()> {
         self.inner.writable().await
     }
 
-    /// Shuts down the write side of the shared stream now, rather than
-    /// when this half is dropped; the read half goes on reading
-    /// ([`TcpStream::shutdown`]).
+    /// Shuts down the write side now, not at drop ([`TcpStream::shutdown`]).
     pub async fn shutdown(&self) -> io::Result<()> {
         self.inner.shutdown().await
     }
@@ -292,15 +256,13 @@ impl OwnedWriteHalf {
         self.inner.peer_addr()
     }
 
-    /// The write side's shutdown for the I/O traits' `poll_shutdown` /
-    /// `poll_close`.
+    /// The write side's shutdown for the I/O traits' `poll_shutdown`.
     #[cfg(any(feature = "futures-io", feature = "tokio-io"))]
     pub(crate) fn shutdown_write(&self) -> io::Result<()> {
         self.inner.shutdown_write()
     }
 
-    /// Puts the halves back together; fails if they are from different
-    /// streams.
+    /// Puts the halves back together; fails if from different streams.
     pub fn reunite(self, other: OwnedReadHalf) -> Result<TcpStream, ReuniteError> {
         reunite(other, self)
     }

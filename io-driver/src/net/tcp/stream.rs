@@ -37,24 +37,7 @@ use std::task::{Context, Poll};
 /// ```
 ///
 /// With the `futures-io` feature (default) it implements
-/// `futures_io::AsyncRead` / `AsyncWrite`; with `tokio-io`, tokio's:
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use futures::io::{AsyncReadExt, AsyncWriteExt};
-/// use tempo_io::net::{TcpListener, TcpStream};
-///
-/// let listener = TcpListener::bind("127.0.0.1:0").await?;
-/// let mut stream = TcpStream::connect(listener.local_addr()?).await?;
-/// let (mut server, _) = listener.accept().await?;
-///
-/// AsyncWriteExt::write_all(&mut stream, b"hello").await?;
-/// stream.close().await?; // shuts down the write side
-/// let mut received = Vec::new();
-/// server.read_to_end(&mut received).await?;
-/// assert_eq!(received, b"hello");
-/// # Ok(()) }).unwrap();
-/// ```
+/// `futures_io::AsyncRead` / `AsyncWrite`; with `tokio-io`, tokio's.
 pub struct TcpStream {
     io: PollIo<mio::net::TcpStream>,
 }
@@ -89,17 +72,6 @@ impl TcpStream {
     /// Connects to the first address of `addr` that accepts (a host name
     /// is resolved off the runtime's thread, see [`ToSocketAddrs`]). A
     /// refused connection fails with [`io::ErrorKind::ConnectionRefused`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let stream = TcpStream::connect(listener.local_addr()?).await?;
-    /// stream.write_all(b"hello").await?;
-    /// assert_eq!(stream.peer_addr()?, listener.local_addr()?);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn connect<A: ToSocketAddrs>(addr: A) -> io::Result<TcpStream> {
         let handle = Handle::try_current()?;
         let mut last_error = None;
@@ -232,27 +204,6 @@ impl TcpStream {
     }
 
     /// Waits until the socket may be writable.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// let n = loop {
-    ///     a.writable().await?;
-    ///     match a.try_write(b"hello") {
-    ///         Ok(n) => break n,
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// };
-    /// assert!(n > 0);
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         self.io.registration.ready(Direction::Write).await
     }
@@ -264,30 +215,6 @@ impl TcpStream {
 
     /// Reads some bytes; `Ok(0)` at end of stream. A reset by the
     /// peer fails with [`io::ErrorKind::ConnectionReset`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// a.shutdown().await?; // b reads end of stream after "hello"
-    ///
-    /// let mut received = Vec::new();
-    /// let mut buf = [0u8; 1024];
-    /// loop {
-    ///     let n = b.read(&mut buf).await?;
-    ///     if n == 0 {
-    ///         break; // end of stream
-    ///     }
-    ///     received.extend_from_slice(&buf[..n]);
-    /// }
-    /// assert_eq!(received, b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.read(buf).await
     }
@@ -304,20 +231,6 @@ impl TcpStream {
 
     /// Writes some bytes and returns how many were written: maybe
     /// fewer than `buf.len()` (see [`write_all`](Self::write_all)).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// let n = a.write(b"hello").await?;
-    /// assert!(n > 0 && n <= 5);
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.write(buf).await
     }
@@ -333,24 +246,6 @@ impl TcpStream {
     }
 
     /// Writes all of `buf`, in as many writes as it takes.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// let mut buf = [0u8; 5];
-    /// let mut filled = 0;
-    /// while filled < buf.len() {
-    ///     filled += b.read(&mut buf[filled..]).await?;
-    /// }
-    /// assert_eq!(&buf, b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
         self.io.write_all(buf).await
     }
@@ -403,24 +298,6 @@ impl TcpStream {
     /// Waits until the socket is ready for any part of `interest` and
     /// returns the readiness found, as tokio's `ready`; follow with `try_*`
     /// operations, whose `WouldBlock` makes the next `ready` wait.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    /// use tempo_io::Interest;
-    ///
-    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
-    /// assert!(ready.is_writable()); // nothing sent yet: writable only
-    /// if ready.is_readable() {
-    ///     // a `try_*` read now; `WouldBlock` means someone else took it
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         self.io.registration.ready_for(interest).await
     }
@@ -428,31 +305,6 @@ impl TcpStream {
     /// Reads into `buf`'s spare capacity now (always one syscall; at
     /// most its current `chunk_mut`), or fails with `WouldBlock`;
     /// `Ok(0)` at end of stream. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::{TcpListener, TcpStream};
-    ///
-    /// let listener = TcpListener::bind("127.0.0.1:0").await?;
-    /// let a = TcpStream::connect(listener.local_addr()?).await?;
-    /// let (b, _) = listener.accept().await?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// a.shutdown().await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(4096);
-    /// loop {
-    ///     b.readable().await?;
-    ///     match b.try_read_buf(&mut buf) {
-    ///         Ok(0) => break, // end of stream
-    ///         Ok(_) => {}
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    ///     buf.reserve(4096);
-    /// }
-    /// assert_eq!(&buf[..], b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.try_read_buf(buf)

@@ -17,31 +17,8 @@ use crate::ready::{Direction, Interest, Ready};
 use crate::Handle;
 
 /// An async Unix datagram socket: a [`UdpSocket`](crate::net::UdpSocket)
-/// between processes of one machine, addressed by a path (or unnamed, as
-/// [`pair`](Self::pair)'s).
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::UnixDatagram;
-///
-/// let server_path = std::env::temp_dir().join(format!("tempo-doc-dgram-server-{}.sock", std::process::id()));
-/// # let _ = std::fs::remove_file(&server_path);
-/// let client_path = std::env::temp_dir().join(format!("tempo-doc-dgram-client-{}.sock", std::process::id()));
-/// # let _ = std::fs::remove_file(&client_path);
-/// let server = UnixDatagram::bind(&server_path)?;
-/// let client = UnixDatagram::bind(&client_path)?;
-/// client.send_to(b"ping", &server_path).await?;
-///
-/// let mut buf = [0u8; 1500];
-/// let (len, from) = server.recv_from(&mut buf).await?;
-/// assert_eq!(&buf[..len], b"ping");
-/// server.send_to(b"pong", from.as_pathname().unwrap()).await?;
-/// let len = client.recv(&mut buf).await?;
-/// assert_eq!(&buf[..len], b"pong");
-/// # std::fs::remove_file(&server_path)?;
-/// # std::fs::remove_file(&client_path)?;
-/// # Ok(()) }).unwrap();
-/// ```
+/// (see its example) between processes of one machine, addressed by a
+/// path (or unnamed, as [`pair`](Self::pair)'s).
 pub struct UnixDatagram {
     io: DatagramIo<mio::net::UnixDatagram>,
 }
@@ -75,16 +52,6 @@ impl UnixDatagram {
 
     /// Binds to `path` (which must not exist:
     /// [`io::ErrorKind::AddrInUse`]).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-bind-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let socket = tempo_io::net::UnixDatagram::bind(&path)?;
-    /// assert_eq!(socket.local_addr()?.as_pathname(), Some(path.as_path()));
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn bind<P: AsRef<Path>>(path: P) -> io::Result<UnixDatagram> {
         let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::bind(path)?, handle)
@@ -92,38 +59,12 @@ impl UnixDatagram {
 
     /// A socket bound to no address: it can send, and receive replies
     /// only once [`connect`](Self::connect)ed or through a [`pair`](Self::pair).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UnixDatagram;
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-unbound-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let receiver = UnixDatagram::bind(&path)?;
-    /// let sender = UnixDatagram::unbound()?;
-    /// sender.send_to(b"ping", &path).await?;
-    /// let mut buf = [0u8; 64];
-    /// let len = receiver.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn unbound() -> io::Result<UnixDatagram> {
         let handle = Handle::try_current()?;
         UnixDatagram::from_mio(mio::net::UnixDatagram::unbound()?, handle)
     }
 
     /// A connected pair, both registered with the current driver.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 64];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn pair() -> io::Result<(UnixDatagram, UnixDatagram)> {
         let handle = Handle::try_current()?;
         let (a, b) = mio::net::UnixDatagram::pair()?;
@@ -143,30 +84,12 @@ impl UnixDatagram {
     }
 
     /// Deregisters the socket and returns it as a std socket.
-    ///
     pub fn into_std(self) -> io::Result<std::os::unix::net::UnixDatagram> {
         self.io.into_inner().map(Into::into)
     }
 
     /// Sets the default destination (for [`send`](Self::send)) and
     /// filters received datagrams to it.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UnixDatagram;
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-connect-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let receiver = UnixDatagram::bind(&path)?;
-    /// let sender = UnixDatagram::unbound()?;
-    /// sender.connect(&path)?;
-    /// sender.send(b"ping").await?;
-    /// let mut buf = [0u8; 64];
-    /// let len = receiver.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub fn connect<P: AsRef<Path>>(&self, path: P) -> io::Result<()> {
         self.io.connect(path)
     }
@@ -193,25 +116,6 @@ impl UnixDatagram {
 
     /// Waits until the socket may be readable. A `try_*` receive that
     /// returns `WouldBlock` makes the next call wait for a new event.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = loop {
-    ///     b.readable().await?;
-    ///     match b.try_recv(&mut buf) {
-    ///         Ok(len) => break len,
-    ///         // a spurious wake-up: wait for the next event
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// };
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn readable(&self) -> io::Result<()> {
         self.io.readable().await
     }
@@ -222,22 +126,6 @@ impl UnixDatagram {
     }
 
     /// Waits until the socket may be writable.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// loop {
-    ///     a.writable().await?;
-    ///     match a.try_send(b"ping") {
-    ///         Ok(_) => break,
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         self.io.registration.ready(Direction::Write).await
     }
@@ -248,17 +136,6 @@ impl UnixDatagram {
     }
 
     /// Sends to the connected peer.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.send(buf).await
     }
@@ -273,20 +150,8 @@ impl UnixDatagram {
         self.io.try_send(buf)
     }
 
-    /// Receives from the connected peer (under throttling, one
-    /// receive syscall per datagram: see the `net` module docs). A
-    /// datagram longer than `buf` is truncated.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let len = b.recv(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Receives from the connected peer; a datagram longer than `buf` is
+    /// truncated.
     pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
         self.io.recv(buf)
     }
@@ -301,21 +166,7 @@ impl UnixDatagram {
         self.io.try_recv(buf)
     }
 
-    /// Receives a datagram and its source address (under
-    /// throttling, one receive syscall per datagram: see the `net`
-    /// module docs).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = [0u8; 1500];
-    /// let (len, from) = b.recv_from(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// println!("{len} bytes from {from:?}");
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// Receives a datagram and its source address.
     pub fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],
@@ -323,10 +174,8 @@ impl UnixDatagram {
         self.io.recv_from(buf)
     }
 
-    /// Receives a datagram into the calling thread's receive buffer and
-    /// returns what `f` makes of it and its source address: see
-    /// [`UdpSocket::recv_from_with`](crate::net::UdpSocket::recv_from_with)
-    /// (no tokio counterpart).
+    /// As [`UdpSocket::recv_from_with`](crate::net::UdpSocket::recv_from_with):
+    /// `f` gets the datagram in the thread's buffer and its source.
     pub fn recv_from_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
     where
         F: FnOnce(&[u8], SocketAddr) -> R,
@@ -334,8 +183,7 @@ impl UnixDatagram {
         self.io.recv_from_with(f)
     }
 
-    /// [`recv_from_with`](Self::recv_from_with) without the source
-    /// address.
+    /// [`recv_from_with`](Self::recv_from_with) without the source.
     pub fn recv_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
     where
         F: FnOnce(&[u8]) -> R,
@@ -357,9 +205,7 @@ impl UnixDatagram {
         self.io.try_recv_from(buf)
     }
 
-    /// Receives as many datagrams as `batch` holds and are queued, with
-    /// one `recvmmsg`, and returns how many (at least 1); see
-    /// [`UdpSocket::recv_many`](crate::net::UdpSocket::recv_many).
+    /// As [`UdpSocket::recv_many`](crate::net::UdpSocket::recv_many).
     pub async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
         self.io.recv_many(batch).await
     }
@@ -378,9 +224,7 @@ impl UnixDatagram {
         self.io.try_recv_many(batch)
     }
 
-    /// Sends the datagrams of `batch` not yet sent with one `sendmmsg` and
-    /// returns how many were sent; see
-    /// [`UdpSocket::send_many`](crate::net::UdpSocket::send_many).
+    /// As [`UdpSocket::send_many`](crate::net::UdpSocket::send_many).
     pub async fn send_many(&self, batch: &mut SendBatch) -> io::Result<usize> {
         self.io.send_many(batch).await
     }
@@ -400,22 +244,6 @@ impl UnixDatagram {
     }
 
     /// Sends to the socket at `path` and returns the bytes sent.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// use tempo_io::net::UnixDatagram;
-    ///
-    /// let path = std::env::temp_dir().join(format!("tempo-doc-dgram-send-to-{}.sock", std::process::id()));
-    /// # let _ = std::fs::remove_file(&path);
-    /// let receiver = UnixDatagram::bind(&path)?;
-    /// let sender = UnixDatagram::unbound()?;
-    /// assert_eq!(sender.send_to(b"ping", &path).await?, 4);
-    /// let mut buf = [0u8; 64];
-    /// let (len, _) = receiver.recv_from(&mut buf).await?;
-    /// assert_eq!(&buf[..len], b"ping");
-    /// # std::fs::remove_file(&path)?;
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn send_to<P: AsRef<Path>>(&self, buf: &[u8], path: P) -> io::Result<usize> {
         let path = path.as_ref();
         self.io
@@ -446,20 +274,6 @@ impl UnixDatagram {
     /// Waits until the socket is ready for any part of `interest` and
     /// returns the readiness found, as tokio's `ready`; follow with `try_*`
     /// operations, whose `WouldBlock` makes the next `ready` wait.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    /// use tempo_io::Interest;
-    ///
-    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
-    /// assert!(ready.is_writable()); // nothing sent yet: writable only
-    /// if ready.is_readable() {
-    ///     // a `try_*` read now; `WouldBlock` means someone else took it
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         self.io.ready(interest).await
     }
@@ -467,18 +281,6 @@ impl UnixDatagram {
     /// Receives a datagram from the connected peer into `buf`'s spare
     /// capacity (at most its current `chunk_mut`; a longer datagram is
     /// truncated) and returns its length. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = Vec::with_capacity(1500);
-    /// let len = b.recv_buf(&mut buf).await?;
-    /// assert_eq!(buf, b"ping"); // `len` bytes were appended
-    /// # let _ = len;
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub async fn recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.recv_buf(buf).await
@@ -486,23 +288,6 @@ impl UnixDatagram {
 
     /// [`recv_buf`](Self::recv_buf) now (always one syscall), or fails with
     /// `WouldBlock`. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(1500);
-    /// loop {
-    ///     b.readable().await?;
-    ///     match b.try_recv_buf(&mut buf) {
-    ///         Ok(len) => break assert_eq!(buf.len(), len),
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// }
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.try_recv_buf(buf)
@@ -511,18 +296,6 @@ impl UnixDatagram {
     /// Receives a datagram into `buf`'s spare capacity (at most its
     /// current `chunk_mut`; a longer datagram is truncated) and returns
     /// its length and source. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = Vec::with_capacity(1500);
-    /// let (len, from) = b.recv_buf_from(&mut buf).await?;
-    /// assert_eq!((len, &buf[..]), (4, &b"ping"[..]));
-    /// println!("from {from:?}");
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub async fn recv_buf_from<B: bytes::BufMut>(
         &self,
@@ -531,25 +304,8 @@ impl UnixDatagram {
         self.io.recv_buf_from(buf).await
     }
 
-    /// [`recv_buf_from`](Self::recv_buf_from) now (always one syscall), or fails
-    /// with `WouldBlock`.
-    /// Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixDatagram::pair()?;
-    ///
-    /// a.send(b"ping").await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(1500);
-    /// loop {
-    ///     b.readable().await?;
-    ///     if let Ok((len, from)) = b.try_recv_buf_from(&mut buf) {
-    ///         println!("{len} bytes from {from:?}");
-    ///         break;
-    ///     }
-    /// }
-    /// # Ok(()) }).unwrap();
-    /// ```
+    /// [`recv_buf_from`](Self::recv_buf_from) now, or fails with
+    /// `WouldBlock`. Available with feature `bytes`.
     #[cfg(feature = "bytes")]
     pub fn try_recv_buf_from<B: bytes::BufMut>(
         &self,

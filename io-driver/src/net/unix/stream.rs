@@ -13,30 +13,8 @@ use crate::Handle;
 use std::task::{Context, Poll};
 
 /// An async Unix stream socket: a [`TcpStream`](crate::net::TcpStream)
-/// between processes of one machine. With the `futures-io` feature (on by
-/// default) it implements `futures_io::AsyncRead` / `AsyncWrite`; with
-/// `tokio-io`, tokio's traits.
-///
-/// ```
-/// # tempo_io::__doc_block_on(async {
-/// use tempo_io::net::{UnixListener, UnixStream};
-///
-/// let path = std::env::temp_dir().join(format!("tempo-doc-stream-{}.sock", std::process::id()));
-/// # let _ = std::fs::remove_file(&path);
-/// let listener = UnixListener::bind(&path)?;
-/// let stream = UnixStream::connect(&path).await?;
-/// let (server, _) = listener.accept().await?;
-///
-/// stream.write_all(b"ping").await?;
-/// let mut buf = [0u8; 4];
-/// let mut filled = 0;
-/// while filled < buf.len() {
-///     filled += server.read(&mut buf[filled..]).await?;
-/// }
-/// assert_eq!(&buf, b"ping");
-/// # std::fs::remove_file(&path)?;
-/// # Ok(()) }).unwrap();
-/// ```
+/// between processes of one machine, with the same I/O trait features
+/// (example: [`UnixListener`](crate::net::UnixListener)).
 pub struct UnixStream {
     io: PollIo<mio::net::UnixStream>,
 }
@@ -126,25 +104,6 @@ impl UnixStream {
 
     /// Waits until the socket may be readable. A `try_*` read that
     /// returns `WouldBlock` makes the next call wait for a new event.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// let mut buf = [0u8; 1024];
-    /// let n = loop {
-    ///     b.readable().await?;
-    ///     match b.try_read(&mut buf) {
-    ///         Ok(n) => break n,
-    ///         // a spurious wake-up: wait for the next event
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// };
-    /// assert!(n > 0);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn readable(&self) -> io::Result<()> {
         self.io.registration.ready(Direction::Read).await
     }
@@ -155,23 +114,6 @@ impl UnixStream {
     }
 
     /// Waits until the socket may be writable.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    ///
-    /// let n = loop {
-    ///     a.writable().await?;
-    ///     match a.try_write(b"hello") {
-    ///         Ok(n) => break n,
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    /// };
-    /// assert!(n > 0);
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn writable(&self) -> io::Result<()> {
         self.io.registration.ready(Direction::Write).await
     }
@@ -183,26 +125,6 @@ impl UnixStream {
 
     /// Reads some bytes; `Ok(0)` at end of stream. A reset by the
     /// peer fails with [`io::ErrorKind::ConnectionReset`].
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// a.shutdown().await?; // b reads end of stream after "hello"
-    ///
-    /// let mut received = Vec::new();
-    /// let mut buf = [0u8; 1024];
-    /// loop {
-    ///     let n = b.read(&mut buf).await?;
-    ///     if n == 0 {
-    ///         break; // end of stream
-    ///     }
-    ///     received.extend_from_slice(&buf[..n]);
-    /// }
-    /// assert_eq!(received, b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn read(&self, buf: &mut [u8]) -> io::Result<usize> {
         self.io.read(buf).await
     }
@@ -219,16 +141,6 @@ impl UnixStream {
 
     /// Writes some bytes and returns how many were written: maybe
     /// fewer than `buf.len()` (see [`write_all`](Self::write_all)).
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    ///
-    /// let n = a.write(b"hello").await?;
-    /// assert!(n > 0 && n <= 5);
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn write(&self, buf: &[u8]) -> io::Result<usize> {
         self.io.write(buf).await
     }
@@ -244,20 +156,6 @@ impl UnixStream {
     }
 
     /// Writes all of `buf`, in as many writes as it takes.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// let mut buf = [0u8; 5];
-    /// let mut filled = 0;
-    /// while filled < buf.len() {
-    ///     filled += b.read(&mut buf[filled..]).await?;
-    /// }
-    /// assert_eq!(&buf, b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn write_all(&self, buf: &[u8]) -> io::Result<()> {
         self.io.write_all(buf).await
     }
@@ -274,20 +172,6 @@ impl UnixStream {
     /// Waits until the socket is ready for any part of `interest` and
     /// returns the readiness found, as tokio's `ready`; follow with `try_*`
     /// operations, whose `WouldBlock` makes the next `ready` wait.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    /// use tempo_io::Interest;
-    ///
-    /// let ready = a.ready(Interest::READABLE | Interest::WRITABLE).await?;
-    /// assert!(ready.is_writable()); // nothing sent yet: writable only
-    /// if ready.is_readable() {
-    ///     // a `try_*` read now; `WouldBlock` means someone else took it
-    /// }
-    /// # drop(b);
-    /// # Ok(()) }).unwrap();
-    /// ```
     pub async fn ready(&self, interest: Interest) -> io::Result<Ready> {
         self.io.registration.ready_for(interest).await
     }
@@ -295,27 +179,6 @@ impl UnixStream {
     /// Reads into `buf`'s spare capacity now (always one syscall; at
     /// most its current `chunk_mut`), or fails with `WouldBlock`;
     /// `Ok(0)` at end of stream. Available with feature `bytes`.
-    ///
-    /// ```
-    /// # tempo_io::__doc_block_on(async {
-    /// let (a, b) = tempo_io::net::UnixStream::pair()?;
-    ///
-    /// a.write_all(b"hello").await?;
-    /// a.shutdown().await?;
-    /// let mut buf = bytes::BytesMut::with_capacity(4096);
-    /// loop {
-    ///     b.readable().await?;
-    ///     match b.try_read_buf(&mut buf) {
-    ///         Ok(0) => break, // end of stream
-    ///         Ok(_) => {}
-    ///         Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-    ///         Err(e) => return Err(e),
-    ///     }
-    ///     buf.reserve(4096);
-    /// }
-    /// assert_eq!(&buf[..], b"hello");
-    /// # Ok(()) }).unwrap();
-    /// ```
     #[cfg(feature = "bytes")]
     pub fn try_read_buf<B: bytes::BufMut>(&self, buf: &mut B) -> io::Result<usize> {
         self.io.try_read_buf(buf)
