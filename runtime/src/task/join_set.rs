@@ -1,20 +1,10 @@
 //! [`JoinSet`]: a collection of tasks awaited in the order they complete.
 //!
-//! The set owns every member's [`JoinHandle`] in a slab and polls each one
-//! only with the member's own waker (carrying its slab key). A completing
-//! task's waker pushes the key onto the set's *ready list* (under a mutex:
-//! tasks may complete on other threads) and wakes the `join_next` caller,
-//! which polls only the members on that list: a completion costs one push
-//! and one poll, however many members. A flag keeps a member on the list
-//! at most once; a new member starts on it, so its first poll registers
-//! its waker. A spurious wake (a reused key) only polls a pending member;
-//! one `join_next` poll polls at most as many members as the set has.
-//!
-//! A completed `join_next` spends one unit of the task's cooperative
-//! budget, asked for *before* looking at the list (members' handles are
-//! polled unconstrained), so a spent budget costs no member poll.
-//! [`try_join_next`](JoinSet::try_join_next) spends nothing, as `try_*`
-//! methods should (as tokio's).
+//! Each member's handle is polled only with the member's own waker, which
+//! pushes its slab key on the set's ready list (a flag keeps it there at
+//! most once): a completion costs one push and one poll, however many
+//! members. A completed `join_next` spends one unit of cooperative budget,
+//! taken before looking at the list; `try_join_next` spends none.
 
 use std::fmt;
 use std::future::{poll_fn, Future};
@@ -187,26 +177,12 @@ impl<T> JoinSet<T> {
         self.insert(handle.spawn(task))
     }
 
-    /// Spawns a `!Send` future on the runtime of this thread (as
+    /// Spawns a `!Send` future on this thread's runtime (as
     /// [`tempo::spawn_local`](crate::spawn_local)) as a member of the set.
     ///
     /// # Panics
     ///
-    /// If this thread runs no Tempo runtime, as
-    /// [`tempo::spawn_local`](crate::spawn_local).
-    ///
-    /// ```
-    /// use std::rc::Rc;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let shared = Rc::new(2);
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     let s = shared.clone();
-    ///     set.spawn_local(async move { *s * 21 });
-    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), 42);
-    /// });
-    /// ```
+    /// If this thread runs no Tempo runtime.
     #[track_caller]
     pub fn spawn_local<F>(&mut self, task: F) -> AbortHandle
     where
@@ -216,29 +192,10 @@ impl<T> JoinSet<T> {
         self.insert(crate::spawn_local(task))
     }
 
-    /// Waits for one of the tasks to complete and returns its output, or
-    /// `None` if the set is empty. Tasks are returned in the order they
-    /// complete. A task that panicked or was aborted gives an `Err`.
-    ///
-    /// Cancel-safe: if the returned future is dropped before completion,
-    /// no task is lost from the set.
-    ///
-    /// Each task returned spends one unit of the calling task's
-    /// [cooperative budget](crate::task::coop); once it is spent,
-    /// `join_next` yields (the caller is rescheduled) before looking at any
-    /// task, so a loop over a large set of finished tasks lets the others
-    /// run.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { "done" });
-    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), "done");
-    ///     assert!(set.join_next().await.is_none()); // empty: None at once
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Waits for the next task to complete and returns its output (`Err` if
+    /// it panicked or was aborted), or `None` if the set is empty. Cancel-safe.
+    /// Each task returned spends one unit of the caller's
+    /// [cooperative budget](crate::task::coop).
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
@@ -249,19 +206,8 @@ impl<T> JoinSet<T> {
         poll_fn(|cx| self.poll_join_next_with_id(cx)).await
     }
 
-    /// Returns the output of a task that has already completed, without
-    /// waiting; `None` if no task has completed yet or the set is empty.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { 1 });
-    ///     assert!(set.try_join_next().is_none()); // not run yet
-    ///     tempo::task::yield_now().await;
-    ///     assert_eq!(set.try_join_next().unwrap().unwrap(), 1);
-    /// });
-    /// ```
+    /// The output of a task that has already completed, without waiting;
+    /// `None` if none has or the set is empty.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
         self.try_join_next_with_id()
             .map(|result| result.map(|(_, output)| output))
@@ -275,25 +221,9 @@ impl<T> JoinSet<T> {
         }
     }
 
-    /// Polls for the next completed task: `Ready(None)` if the set is
-    /// empty, `Pending` (with `cx`'s waker registered) if no task has
-    /// completed yet. Also `Pending`, with `cx`'s waker already woken, if
-    /// the task's cooperative budget is spent, whether or not a task has
-    /// completed.
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { 3 });
-    ///     // What a hand-written future's poll does.
-    ///     let out = poll_fn(|cx| set.poll_join_next(cx)).await;
-    ///     assert_eq!(out.unwrap().unwrap(), 3);
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Polls for the next completed task: `Ready(None)` if the set is empty,
+    /// `Pending` with `cx`'s waker registered if none has completed, or already
+    /// woken if the cooperative budget is spent.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         self.poll_join_next_with_id(cx)
             .map(|result| result.map(|result| result.map(|(_, output)| output)))
@@ -401,20 +331,7 @@ impl<T> JoinSet<T> {
     }
 
     /// Removes every task from the set without aborting them: they run on
-    /// as detached tasks, as after dropping their `JoinHandle`s.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let (tx, rx) = tokio::sync::oneshot::channel();
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async move { tx.send("still ran").unwrap() });
-    ///     set.detach_all();
-    ///     drop(set); // does not abort the detached task
-    ///     assert_eq!(rx.await.unwrap(), "still ran");
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// detached.
     pub fn detach_all(&mut self) {
         self.members.clear();
         self.ready.inner.lock().keys.clear();
