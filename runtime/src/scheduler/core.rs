@@ -1,32 +1,15 @@
 //! What both schedulers share: the task queues, the owned-task list, the
 //! driver, the metrics, the park handshake with other threads, and the
-//! core entered on this thread.
+//! core entered on this thread. [`SchedulerCore`] is the owning thread's
+//! side (`!Send`), [`SchedulerShared`] the side other threads reach; the
+//! loops of [`scheduler`](super) run over [`run_ready`](SchedulerCore::run_ready)
+//! and [`park_driver`](SchedulerCore::park_driver)
+//! (`docs/schedulers-and-ticks.md`).
 //!
-//! [`SchedulerCore`] is the owning thread's side (`!Send`, in an `Rc`), and
-//! [`SchedulerShared`] the side other threads reach through a
-//! [`Handle`](crate::runtime::Handle) or a waker. The loops of
-//! [`scheduler`](super) run over the core's two steps,
-//! [`run_ready`](SchedulerCore::run_ready) and
-//! [`park_driver`](SchedulerCore::park_driver); the core names none of them
-//! and holds of a loop's own wait only an opaque unpark handle (the
-//! sleeper), so that [`SchedulerShared::unpark`] reaches it from any thread.
-//!
-//! Each task poll, and each poll of the `block_on` future, runs with a fresh
-//! [cooperative budget](tempo_park::coop). A task whose budget ran out is
-//! **deferred**: its waker goes to the core's
-//! [`Deferred`](tempo_park::coop::Deferred) list, woken after the next
-//! driver poll, behind the tasks that poll woke; so a task on an
-//! always-ready resource cannot hold the driver (and every timer) back for
-//! `event_interval` polls. Since only a driver poll wakes the list, nothing
-//! may block while it is not empty: `park_driver` then polls,
-//! [`Runtime::turn`](crate::runtime::Runtime::turn) reports it as work left,
-//! and [`shutdown`](SchedulerCore::shutdown) drops it.
-//!
-//! Wake-ups: on the owning thread a wake or spawn pushes onto the local
-//! queue (no lock, no syscall), or into the [run-next slot](super::run_next)
-//! when one task wakes another during its poll; from another thread it
-//! pushes onto the [`InjectQueue`] and unparks the driver only if the
-//! scheduler is `PARKED`.
+//! A task whose cooperative budget ran out is **deferred** until after the
+//! next driver poll, so an always-ready task cannot hold timers back; since
+//! only a driver poll wakes the list, nothing may block while it is not
+//! empty.
 //!
 //! # The park handshake (why no wake-up is lost)
 //!
@@ -118,15 +101,12 @@ pub(crate) struct SchedulerShared {
     id: u64,
     /// The drivers' handles (I/O reactor, timers), for `Handle::enter`.
     pub(crate) handles: DriverHandles,
-    /// Cuts short a wait of the loop's own, outside the driver (the
-    /// throttling scheduler's sleep between ticks); `None` for a loop that
-    /// waits only in the driver.
+    /// Cuts short the loop's own wait outside the driver (the throttling
+    /// sleep between ticks), if it has one.
     sleeper: Option<UnparkThread>,
     /// Published metrics.
     pub(crate) counters: SharedCounters,
-    /// Which scheduler runs, as the builder decided it: read by
-    /// [`Handle::max_throttling`](crate::runtime::Handle::max_throttling)
-    /// on any thread. The loop itself keeps its own copy of its settings.
+    /// Which scheduler runs; read by `Handle::max_throttling` on any thread.
     pub(crate) flavor: Flavor,
     /// The thread that built the runtime: the only one that can run it
     /// (`Runtime` is `!Send`).
@@ -197,12 +177,9 @@ impl SchedulerShared {
     }
 
     /// Wakes the scheduler now, whatever it is doing: cuts a sleep between
-    /// ticks short, unparks a parked driver, or (if it is running) makes
-    /// its next sleep return at once. For control operations that must not
-    /// wait for the next tick.
+    /// ticks short, unparks a parked driver, or makes the next sleep return.
     pub(crate) fn unpark(&self) {
-        // A ParkThread unpark costs an atomic swap unless the scheduler
-        // sleeps on it, and is remembered until the next sleep.
+        // A ParkThread unpark is remembered until the next sleep.
         if let Some(sleeper) = &self.sleeper {
             sleeper.unpark();
         }
@@ -231,10 +208,7 @@ impl Schedule for Arc<SchedulerShared> {
     fn schedule(&self, task: Notified<Self>) {
         match core_of(self) {
             Some(core) => core.schedule_local(task),
-            // The owning thread was looked up once, above. A wake after
-            // shutdown: the task is already cancelled (or about to be, by
-            // the shutdown in progress); dropping the reference is all that
-            // is left to do.
+            // A wake after shutdown: the task is already cancelled.
             None => drop(self.submit_remote(task)),
         }
     }
@@ -404,22 +378,18 @@ impl SchedulerCore {
         }
     }
 
-    /// Moves injected tasks to the local queue, then polls ready tasks until
-    /// none is left or `budget` polls were made: the run-next slot first
-    /// (see [`run_next`](super::run_next)), then the queue's front. Returns
-    /// the polls made; a task left in the slot goes to the back of the
-    /// queue.
+    /// Drains injected tasks into the local queue, then polls ready tasks
+    /// (the run-next slot first) until none is left or `budget` polls;
+    /// returns the polls made.
     pub(crate) fn run_ready(&self, budget: u32) -> u64 {
         self.shared
             .inject
             .drain_into(&mut self.run_queue.borrow_mut());
         let mut polled = 0;
-        // The slot is empty and closed whenever no batch runs, even if a
-        // poll unwinds through here: a wake from outside a task poll must
-        // reach the queue, where the park checks for work.
+        // The slot is closed whenever no batch runs, even on unwind: a wake
+        // from outside a task poll must reach the queue the park checks.
         let _close = CloseRunNext(self);
-        // The deferred list is lent to the thread once per batch, not per
-        // poll: a poll costs what a plain budget costs.
+        // Lent once per batch, not per poll.
         coop::lend_deferred(&self.deferred, || {
             while polled < u64::from(budget) {
                 let task = match self.run_next.take() {
@@ -431,8 +401,7 @@ impl SchedulerCore {
                         task
                     }
                 };
-                // A fresh cooperative budget per poll (see `tempo_park::coop`);
-                // if it runs out, the wake waits for the next driver poll.
+                // A fresh budget per poll; if it runs out, the wake is deferred.
                 coop::budget_deferring(|| OwnedTasks::run(&self.owned, task));
                 polled += 1;
             }
@@ -441,13 +410,10 @@ impl SchedulerCore {
         polled
     }
 
-    /// Parks the driver: `Some(ZERO)` polls it; `None` or a longer timeout
-    /// blocks, unless work arrived (checked after announcing `PARKED`; see
-    /// the module docs) or tasks are deferred, in which case it polls.
-    /// `main` says whether a pending `block_on` wake counts as work. Then
+    /// Parks the driver: `Some(ZERO)` polls it; otherwise it blocks unless
+    /// work arrived (checked after announcing `PARKED`) or tasks are
+    /// deferred. `main`: a pending `block_on` wake counts as work. Then
     /// wakes the deferred tasks.
-    ///
-    /// Returns what the park did, as a [`Turn`] with no task polls.
     pub(crate) fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Turn {
         let turn = self.park_driver_only(timeout, main);
         self.wake_deferred();
@@ -506,24 +472,17 @@ impl SchedulerCore {
         end
     }
 
-    /// The `block_on` future's waker, and the flag that says it was woken
-    /// (set, so that the future is polled first).
-    ///
-    /// The waker borrows the shared state (no reference count touched
-    /// unless the future clones it), and the flag needs no ordering: only
-    /// this thread reads it, with a read-modify-write that sees this store
-    /// or a later one.
+    /// The `block_on` future's waker (borrowing the shared state), with
+    /// the woken flag set so the future is polled first. The flag needs no
+    /// ordering: only this thread reads it, with a read-modify-write.
     pub(super) fn main_waker(&self) -> ArcWakerRef<'_, SchedulerShared> {
         self.shared.main_woken.store(true, Relaxed);
         task::arc_waker_ref(&self.shared)
     }
 
-    /// Polls the `block_on` future if it was woken, with a fresh
-    /// cooperative budget. Its exhausted budget wakes it at once (no
-    /// deferral): it is polled again before the next chunk of task polls
-    /// at the earliest, with the driver polled in between on either
-    /// scheduler, so it cannot starve timers; and `block_on(ready)` stays a
-    /// plain budget's cost.
+    /// Polls the `block_on` future if it was woken, with a fresh budget.
+    /// An exhausted budget wakes it at once, not deferred: the driver is
+    /// polled before its next poll anyway.
     pub(super) fn poll_main<F: Future>(
         &self,
         future: std::pin::Pin<&mut F>,
@@ -549,11 +508,9 @@ impl SchedulerCore {
         }
     }
 
-    /// Shuts the scheduler down: refuses new remote work, drops every
-    /// task's future on this thread (JoinHandles resolve cancelled), and
-    /// drops every queued reference. Idempotent. The caller enters the
-    /// context first, so that wakes and spawns made by destructors land in
-    /// the local queue, which this drains too.
+    /// Shuts the scheduler down: refuses remote work, drops every task's
+    /// future on this thread and every queued reference. Idempotent. The
+    /// caller enters first, so destructors' wakes land in the drained queue.
     pub(crate) fn shutdown(&self) {
         if self.shut_down.replace(true) {
             return;
@@ -617,13 +574,10 @@ impl std::fmt::Debug for SchedulerCore {
     }
 }
 
-// The scheduler entered on this thread: a `tempo_park::scoped`
-// thread-local, set by the enter levels of `crate::current` (which also
-// enter the drivers) and read here to route a wake or spawn made on the
-// owning thread to the local run queue. Invariant: a released core (its
-// `Runtime` was dropped) is never handed out; it is removed when found (a
-// leaked or out-of-order guard can leave it there), so no spawn or wake
-// lands in a dead run queue.
+// The scheduler entered on this thread (a `tempo_park::scoped`
+// thread-local set by `crate::current`). Invariant: a released core is
+// never handed out; it is removed when found, so no spawn or wake lands
+// in a dead run queue.
 
 /// What this thread has entered.
 #[derive(Clone)]
