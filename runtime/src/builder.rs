@@ -145,10 +145,7 @@ impl Builder {
 
     /// The basic scheduler polls the driver at least once per `interval` task
     /// polls, so a self-waking task cannot starve I/O and timers. Default 61.
-    ///
-    /// # Panics
-    ///
-    /// If `interval` is zero.
+    /// Panics if `interval` is zero.
     #[track_caller]
     pub fn event_interval(&mut self, interval: u32) -> &mut Builder {
         assert!(interval > 0, "event_interval must be at least 1");
@@ -158,10 +155,7 @@ impl Builder {
 
     /// The throttling scheduler polls at most `budget` tasks per tick; a tick
     /// that hits it is an overrun and the next starts at once. Default 16,384.
-    ///
-    /// # Panics
-    ///
-    /// If `budget` is zero.
+    /// Panics if `budget` is zero.
     #[track_caller]
     pub fn tick_budget(&mut self, budget: u32) -> &mut Builder {
         assert!(budget > 0, "tick_budget must be at least 1");
@@ -172,10 +166,7 @@ impl Builder {
     /// The most readiness events one `epoll_wait` takes (default 1,024 basic,
     /// 4,096 throttled). A full buffer polls again at once, so a smaller one
     /// costs syscalls, never a later tick.
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is zero.
+    /// Panics if `capacity` is zero.
     #[track_caller]
     pub fn io_events_capacity(&mut self, capacity: usize) -> &mut Builder {
         assert!(capacity > 0, "io_events_capacity must be at least 1");
@@ -185,10 +176,7 @@ impl Builder {
 
     /// The most threads the blocking pool runs at once (started on demand);
     /// more closures wait in a queue. Default 512.
-    ///
-    /// # Panics
-    ///
-    /// If `max` is zero.
+    /// Panics if `max` is zero.
     #[track_caller]
     pub fn max_blocking_threads(&mut self, max: usize) -> &mut Builder {
         assert!(max > 0, "max_blocking_threads must be at least 1");
