@@ -75,10 +75,9 @@ struct StopSignal {
     waker: Mutex<Option<Waker>>,
 }
 
-/// A started context: its thread has built its runtime and waits, before
-/// running it, for a weak reference to its own `ContextInner` (for
-/// [`Context::current`](super::Context::current)), which the registry
-/// sends through `publish` once its lock is released.
+/// A started context: its thread built its runtime and waits for a weak
+/// reference to its own `ContextInner`, sent by the registry via `publish`
+/// once its lock is released.
 struct Started {
     inner: Arc<ContextInner>,
     publish: mpsc::Sender<Weak<ContextInner>>,
@@ -153,9 +152,8 @@ impl Drop for ContextInner {
         self.handle.unpark();
         if let Some(thread) = self.thread.take() {
             if thread::current().id() == self.thread_id {
-                // The last reference was dropped by a task on the context
-                // itself: the thread cannot join itself; it exits on its own
-                // once `block_on` sees the stop signal.
+                // Dropped by a task on the context itself: the thread
+                // cannot join itself; it exits once `block_on` sees the stop.
                 return;
             }
             let _ = thread.join();
