@@ -13,17 +13,8 @@ use crate::scheduler::core::{current_shared, is_running, SchedulerShared};
 use crate::task::JoinHandle;
 
 /// A cheap, cloneable reference to a [`Runtime`](crate::runtime::Runtime)
-/// that can spawn onto it from any thread; a remote spawn wakes the
-/// runtime's thread only if it is parked.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// let handle = rt.handle().clone();
-/// let join = std::thread::spawn(move || handle.spawn(async { 1 + 1 }))
-///     .join()
-///     .unwrap();
-/// assert_eq!(rt.block_on(join).unwrap(), 2);
-/// ```
+/// that can spawn onto it from any thread (see the [module](crate::runtime)
+/// example); a remote spawn wakes the runtime's thread only if it is parked.
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<SchedulerShared>,

@@ -67,18 +67,15 @@ use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use crate::task::{self, ArcWakerRef, JoinHandle, Notified, OwnedTasks, Schedule};
 
-/// `park_state`: the scheduler is running tasks (or about to): remote wakes
-/// only queue.
+/// `park_state`: running tasks (or about to); remote wakes only queue.
 pub(crate) const RUNNING: usize = 0;
-/// `park_state`: the scheduler is parked in the driver, or about to park:
-/// the first remote wake unparks it.
+/// `park_state`: parked in the driver (or about to); the first remote wake unparks.
 pub(crate) const PARKED: usize = 1;
 
 /// The scheduler settings the builder passes down.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SchedulerConfig {
-    /// Task polls between two driver polls (under throttling: between two
-    /// polls of a woken `block_on` future).
+    /// Task polls between two driver polls.
     pub(crate) event_interval: u32,
     /// Which scheduler runs, as the builder decided it.
     pub(crate) flavor: Flavor,
@@ -88,8 +85,7 @@ pub(crate) struct SchedulerConfig {
 pub(crate) struct SchedulerShared {
     /// Spawns and wakes from other threads.
     pub(super) inject: InjectQueue<Notified<Arc<SchedulerShared>>>,
-    /// `RUNNING`, `PARKED`, or a loop's own waiting state; see the module
-    /// docs.
+    /// `RUNNING`, `PARKED`, or a loop's own waiting state (module docs).
     pub(crate) park_state: AtomicUsize,
     /// Wakes the driver.
     unpark: Arc<dyn Unpark>,
@@ -108,8 +104,7 @@ pub(crate) struct SchedulerShared {
     pub(crate) counters: SharedCounters,
     /// Which scheduler runs; read by `Handle::max_throttling` on any thread.
     pub(crate) flavor: Flavor,
-    /// The thread that built the runtime: the only one that can run it
-    /// (`Runtime` is `!Send`).
+    /// The thread that built the runtime, the only one that can run it.
     pub(crate) owner: ThreadId,
     /// The blocking pool (`spawn_blocking`); shut down by the `Runtime`.
     pub(crate) blocking: BlockingPool,
@@ -133,9 +128,8 @@ impl SchedulerShared {
         core_of(self).is_some()
     }
 
-    /// Queues a task: on the local run queue when called on the owning
-    /// thread, else on the injection queue (with an unpark if parked).
-    /// Gives the task back if the runtime is shut down.
+    /// Queues a task locally on the owning thread, else remotely; gives it
+    /// back if the runtime is shut down.
     fn submit(
         self: &Arc<Self>,
         task: Notified<Arc<SchedulerShared>>,
@@ -147,8 +141,7 @@ impl SchedulerShared {
         self.submit_remote(task)
     }
 
-    /// Queues a task from a thread that is not the scheduler's: the
-    /// injection queue, and an unpark if the scheduler is parked.
+    /// Queues a task on the injection queue, unparking a parked scheduler.
     fn submit_remote(
         &self,
         task: Notified<Arc<SchedulerShared>>,
@@ -244,33 +237,27 @@ impl std::fmt::Debug for SchedulerShared {
     }
 }
 
-/// The owning thread's side of the scheduler. `!Send`: it lives in an
-/// `Rc` held by the `Runtime` and by this thread's context.
+/// The owning thread's side of the scheduler (`!Send`, in an `Rc`).
 pub(crate) struct SchedulerCore {
     pub(crate) shared: Arc<SchedulerShared>,
     run_queue: RefCell<VecDeque<Notified<Arc<SchedulerShared>>>>,
-    /// The task woken by the running task, polled next (see
-    /// [`run_next`](super::run_next)).
+    /// The task woken by the running task, polled next.
     run_next: RunNext<Notified<Arc<SchedulerShared>>>,
     owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
     pub(super) driver: RefCell<Driver>,
-    /// Tasks whose cooperative budget ran out, woken after the next driver
-    /// poll (see the module docs).
+    /// Tasks whose budget ran out, woken after the next driver poll.
     deferred: coop::Deferred,
     /// Task polls between two driver polls (`event_interval`).
     pub(super) event_interval: u32,
     pub(super) counters: LocalCounters,
     shut_down: Cell<bool>,
-    /// The `Runtime` owning this core was dropped: the core is never the
-    /// current runtime again, even if a leaked or out-of-order enter guard
-    /// left it in this thread's context.
+    /// Its `Runtime` was dropped: never the current runtime again, even
+    /// if a leaked or out-of-order guard left it entered.
     released: Cell<bool>,
 }
 
 impl SchedulerCore {
-    /// A core over `driver`. `sleeper` is the other end of the loop's own
-    /// wait outside the driver, if it has one: [`SchedulerShared::unpark`]
-    /// cuts that wait short.
+    /// A core over `driver`; `sleeper` cuts the loop's own wait short.
     pub(crate) fn new(
         driver: Driver,
         config: SchedulerConfig,
@@ -306,8 +293,7 @@ impl SchedulerCore {
         })
     }
 
-    /// Spawns a `Send` future from the owning thread: straight onto the
-    /// local run queue.
+    /// Spawns a `Send` future from the owning thread, onto the local queue.
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -333,34 +319,28 @@ impl SchedulerCore {
         join
     }
 
-    /// `true` if a task is ready on the local run queue (not counting
-    /// tasks injected by other threads).
+    /// `true` if a task is ready on the local run queue.
     pub(crate) fn has_local_ready(&self) -> bool {
         !self.run_queue.borrow().is_empty()
     }
 
-    /// `true` if a task is ready (local or injected). Deferred tasks are
-    /// not counted: they become ready at the next driver poll (see
-    /// [`has_deferred`](Self::has_deferred)).
+    /// `true` if a task is ready (local or injected; deferred ones are not).
     pub(crate) fn has_ready(&self) -> bool {
         !self.run_queue.borrow().is_empty() || !self.shared.inject.is_empty()
     }
 
-    /// `true` if a task whose budget ran out waits for the next driver
-    /// poll: the driver must be polled, not parked, and soon.
+    /// `true` if deferred tasks wait: the driver must be polled, not parked.
     pub(crate) fn has_deferred(&self) -> bool {
         !self.deferred.is_empty()
     }
 
-    /// Wakes the deferred tasks (onto the run queue, behind the tasks the
-    /// driver just woke). Called right after a driver poll.
+    /// Wakes the deferred tasks, behind those the driver just woke.
     pub(crate) fn wake_deferred(&self) {
         self.deferred.wake_all();
     }
 
-    /// Queues a task woken on the owning thread by something else than
-    /// itself: into the run-next slot if a task is being polled (and the
-    /// slot's chain is below its cap), else at the back of the run queue.
+    /// Queues a task woken on the owning thread by another: into the
+    /// run-next slot during a poll (below the cap), else at the back.
     fn schedule_local(&self, task: Notified<Arc<SchedulerShared>>) {
         match self.run_next.offer(task) {
             Offer::Placed => {}
@@ -370,8 +350,7 @@ impl SchedulerCore {
         }
     }
 
-    /// Closes the run-next slot; a task left in it goes to the back of
-    /// the queue.
+    /// Closes the run-next slot; a task left in it goes to the back.
     fn close_run_next(&self) {
         if let Some(task) = self.run_next.close() {
             self.run_queue.borrow_mut().push_back(task);
@@ -420,8 +399,7 @@ impl SchedulerCore {
         turn
     }
 
-    /// [`park_driver`](Self::park_driver) without waking the deferred
-    /// tasks (the driver is released first: a wake runs arbitrary code).
+    /// `park_driver` without waking the deferred tasks.
     fn park_driver_only(&self, timeout: Option<Duration>, main: bool) -> Turn {
         let mut driver = self.driver.borrow_mut();
         let before = driver.stats();
@@ -461,9 +439,8 @@ impl SchedulerCore {
         }
     }
 
-    /// Accounts one finished iteration and publishes the counters.
-    /// Returns the instant it read, which is also when the next iteration
-    /// starts: a loop reads the clock once per iteration, not twice.
+    /// Accounts one finished iteration and publishes the counters; returns
+    /// the instant read, which starts the next iteration.
     pub(crate) fn end_iteration(&self, start: Instant, parked: Duration) -> Instant {
         let end = Instant::now();
         self.counters
@@ -499,8 +476,7 @@ impl SchedulerCore {
         self.shared.main_woken.load(SeqCst)
     }
 
-    /// The runtime's notion of now: the timer driver's clock (virtual when
-    /// paused) if time is enabled, else the real clock.
+    /// The timer driver's clock (virtual when paused), else the real one.
     pub(super) fn clock_now(&self) -> Instant {
         match self.shared.handles.clock() {
             Some(clock) => clock.now().into_std(),
@@ -516,8 +492,7 @@ impl SchedulerCore {
             return;
         }
         self.shared.inject.close();
-        // Empty outside `run_ready` (see `CloseRunNext`); drained with the
-        // queue all the same, should a shutdown ever run inside a batch.
+        // Empty outside `run_ready`; drained all the same.
         self.close_run_next();
         OwnedTasks::close_and_shutdown_all(&self.owned);
         // Their tasks are cancelled: drop the wakers, do not wake them.
@@ -532,8 +507,7 @@ impl SchedulerCore {
         }
     }
 
-    /// Marks the core released: its `Runtime` was dropped (after
-    /// [`shutdown`](Self::shutdown)).
+    /// Marks the core released: its `Runtime` was dropped.
     pub(crate) fn release(&self) {
         self.released.set(true);
     }
@@ -550,9 +524,7 @@ impl SchedulerCore {
     }
 }
 
-/// Closes the run-next slot when a batch of polls ends, normally or by
-/// unwinding (a task's panic is caught in the task, but the owner check
-/// around it may panic).
+/// Closes the run-next slot when a batch ends, even by unwinding.
 struct CloseRunNext<'a>(&'a SchedulerCore);
 
 impl Drop for CloseRunNext<'_> {
@@ -582,11 +554,9 @@ impl std::fmt::Debug for SchedulerCore {
 /// What this thread has entered.
 #[derive(Clone)]
 pub(crate) struct Entered {
-    /// The runtime; `None` once a released one was removed, or when only
-    /// `remote` was entered.
+    /// The runtime; `None` once a released one was removed, or for `remote`.
     pub(crate) core: Option<Rc<SchedulerCore>>,
-    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter),
-    /// used only when `core` is `None`: spawns go to its injection queue.
+    /// The runtime `Handle::enter` entered, used when `core` is `None`.
     pub(crate) remote: Option<Arc<SchedulerShared>>,
     /// Inside `block_on` or `turn` (of this runtime or an outer one).
     pub(crate) running: bool,
@@ -606,15 +576,12 @@ pub(crate) fn is_running() -> bool {
     ENTERED.with(|entered| entered.is_some_and(|e| e.running))
 }
 
-/// The core of `shared`'s runtime if it is the one entered on this thread
-/// (this thread owns it and runs or entered it), else `None`.
+/// The core of `shared`'s runtime if this thread has it entered.
 pub(crate) fn core_of(shared: &Arc<SchedulerShared>) -> Option<Rc<SchedulerCore>> {
     current_core().filter(|core| Arc::ptr_eq(&core.shared, shared))
 }
 
-/// The shared half of the runtime entered on this thread (its core's, or
-/// the one [`Handle::enter`](crate::runtime::Handle::enter) entered), if
-/// any and not shut down.
+/// The shared half of the runtime entered on this thread, if not shut down.
 pub(crate) fn current_shared() -> Option<Arc<SchedulerShared>> {
     if let Some(core) = current_core() {
         return Some(core.shared.clone());
