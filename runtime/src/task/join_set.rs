@@ -62,8 +62,7 @@ struct Member<T> {
     notify: Arc<MemberWaker>,
 }
 
-/// The keys of the members whose task woke them, and the waker of the task
-/// awaiting `join_next`.
+/// The keys of the members whose task woke them, and the `join_next` waker.
 struct ReadyList {
     inner: Mutex<ReadyInner>,
 }
@@ -120,8 +119,7 @@ impl<T> JoinSet<T> {
         }
     }
 
-    /// The number of tasks in the set (running or finished but not yet
-    /// joined).
+    /// The number of tasks in the set, finished but not joined included.
     pub fn len(&self) -> usize {
         self.members.len()
     }
@@ -151,13 +149,9 @@ impl<T> JoinSet<T> {
         abort
     }
 
-    /// Spawns a `Send` future on the current runtime (as
-    /// [`tempo::spawn`](crate::spawn)) as a member of the set. The returned
-    /// [`AbortHandle`] cancels this one task.
-    ///
-    /// # Panics
-    ///
-    /// Outside a Tempo runtime, as [`tempo::spawn`](crate::spawn).
+    /// Spawns a `Send` future on the current runtime as a member of the
+    /// set; the [`AbortHandle`] cancels this one task. Panics outside a
+    /// Tempo runtime.
     #[track_caller]
     pub fn spawn<F>(&mut self, task: F) -> AbortHandle
     where
@@ -167,8 +161,7 @@ impl<T> JoinSet<T> {
         self.insert(crate::spawn(task))
     }
 
-    /// Spawns a `Send` future on the runtime of `handle` (from any thread)
-    /// as a member of the set.
+    /// Spawns a `Send` future on `handle`'s runtime as a member of the set.
     pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
@@ -177,12 +170,8 @@ impl<T> JoinSet<T> {
         self.insert(handle.spawn(task))
     }
 
-    /// Spawns a `!Send` future on this thread's runtime (as
-    /// [`tempo::spawn_local`](crate::spawn_local)) as a member of the set.
-    ///
-    /// # Panics
-    ///
-    /// If this thread runs no Tempo runtime.
+    /// Spawns a `!Send` future on this thread's runtime as a member of the
+    /// set. Panics if this thread runs no Tempo runtime.
     #[track_caller]
     pub fn spawn_local<F>(&mut self, task: F) -> AbortHandle
     where
@@ -200,8 +189,7 @@ impl<T> JoinSet<T> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
-    /// As [`join_next`](Self::join_next), with the [`Id`] of the task that
-    /// completed.
+    /// As [`join_next`](Self::join_next), with the completed task's [`Id`].
     pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         poll_fn(|cx| self.poll_join_next_with_id(cx)).await
     }
@@ -238,10 +226,8 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls the members on the ready list until one is complete. With
-    /// `cx` (`join_next`), first takes a unit of the cooperative budget
-    /// (kept only if a member is returned), and registers its waker when
-    /// the list runs dry; without (`try_join_next`), spends no budget and
-    /// just returns `Pending`.
+    /// `cx` (`join_next`) it first takes a budget unit (kept only if a
+    /// member is returned) and registers the waker; without, it spends none.
     fn poll_ready_members(
         &mut self,
         mut cx: Option<&mut Context<'_>>,
@@ -249,15 +235,12 @@ impl<T> JoinSet<T> {
         if self.members.is_empty() {
             return Poll::Ready(None);
         }
-        // With the budget spent: `Pending`, the task already woken, and no
-        // member polled (see the module docs).
+        // Budget spent: `Pending`, already woken, no member polled.
         let progress = match cx.as_deref_mut() {
             Some(cx) => Some(ready!(coop::poll_proceed(cx))),
             None => None,
         };
-        // Bounded: spurious wakes (keys of members that left) must not make
-        // this loop spin. (Budget wakes cannot happen: members are polled
-        // unconstrained.)
+        // Bounded, so spurious wakes (members that left) cannot spin it.
         for _ in 0..self.members.len() {
             let key = {
                 let mut inner = self.ready.inner.lock();
@@ -287,8 +270,7 @@ impl<T> JoinSet<T> {
         Poll::Pending
     }
 
-    /// Polls the member at `key` (if any) with its own waker; removes it
-    /// from the set if complete.
+    /// Polls the member at `key` with its own waker; removes it if complete.
     fn poll_member(&mut self, key: usize) -> Poll<Result<(Id, T), JoinError>> {
         let Some(member) = self.members.get_mut(key) else {
             // A wake of a member that already left.
@@ -302,8 +284,7 @@ impl<T> JoinSet<T> {
         {
             self.member_polls += 1;
         }
-        // Unconstrained: the set has asked the budget for the whole join
-        // (`join_next`) or spends none (`try_join_next`).
+        // Unconstrained: the join itself took (or spends no) budget.
         let polled = coop::with_unconstrained(|| Pin::new(&mut member.handle).poll(&mut member_cx));
         match polled {
             Poll::Ready(result) => {
@@ -314,9 +295,8 @@ impl<T> JoinSet<T> {
         }
     }
 
-    /// Aborts every task in the set. They stay in the set: awaiting
-    /// [`join_next`](Self::join_next) yields their cancelled errors (or the
-    /// output of those that completed first).
+    /// Aborts every task; they stay in the set, and `join_next` yields their
+    /// cancelled errors (or outputs, for those that completed first).
     pub fn abort_all(&mut self) {
         for (_, member) in self.members.iter() {
             member.handle.abort();
@@ -372,8 +352,7 @@ mod tests {
     /// Members of the set: far more than one budget's worth.
     const MEMBERS: usize = 1_000;
 
-    /// Both schedulers (the integration tests' `on_each_flavor!` is out of
-    /// reach of a unit test, which alone can count member polls).
+    /// Both schedulers (only a unit test can count member polls).
     fn flavors() -> [(&'static str, Builder); 2] {
         let mut throttling = Builder::new_current_thread();
         throttling.max_throttling(Duration::from_millis(5));
@@ -403,9 +382,7 @@ mod tests {
         panic!("only {} of {MEMBERS} members ran", done.load(SeqCst));
     }
 
-    /// With the budget spent, `join_next` yields without polling a single
-    /// member (each one polled with no budget would refuse and re-queue
-    /// itself; tokio polls at most one).
+    /// With the budget spent, `join_next` yields without polling a member.
     #[test]
     fn join_next_with_a_spent_budget_polls_no_member() {
         for (flavor, mut builder) in flavors() {
@@ -436,9 +413,8 @@ mod tests {
         }
     }
 
-    /// A join that completes spends exactly one unit: `MEMBERS` finished
-    /// members are joined in ceil(1000 / 128) = 8 task polls, each poll
-    /// polling one member per join and none after its budget ran out.
+    /// A completing join spends exactly one unit: 1,000 finished members
+    /// are joined in ceil(1000 / 128) = 8 task polls.
     #[test]
     fn join_next_spends_one_unit_per_join_and_polls_one_member_each() {
         for (flavor, mut builder) in flavors() {

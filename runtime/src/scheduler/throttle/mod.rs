@@ -90,8 +90,7 @@ struct TickWork {
 }
 
 impl TickWork {
-    /// The task-running phase of the tick begun at `start` (real clock),
-    /// after [`Throttle::begin_tick`].
+    /// The task-running phase of the tick begun at `start` (real clock).
     fn new(throttle: &Throttle, start: Instant) -> TickWork {
         let period = throttle.pacer.borrow().period();
         let began = throttle.last.get().began.unwrap_or(start);
@@ -155,10 +154,9 @@ impl TickWork {
 /// The most second looks one tick takes (see the module docs).
 const MAX_SECOND_LOOKS: u32 = 4;
 
-/// A tick's second looks at the reactor: after the tick's tasks have run,
-/// another poll of the I/O driver (no timers), as long as the last
-/// dispatch reached the threshold, the tick is not cut, and fewer than
-/// [`MAX_SECOND_LOOKS`] were taken.
+/// A tick's second looks: I/O polls (no timers) after its tasks ran, while
+/// the last dispatch reached the threshold, the tick is not cut, and fewer
+/// than [`MAX_SECOND_LOOKS`] were taken.
 struct SecondLooks {
     /// `None`: no I/O driver, no looks.
     threshold: Option<u64>,
@@ -179,8 +177,7 @@ impl SecondLooks {
         }
     }
 
-    /// Takes a look if one is due; returns `true` if it did (the tick then
-    /// runs the tasks it woke).
+    /// Takes a look if one is due; `true` if it did.
     fn look_again(&mut self, core: &SchedulerCore, tick: &TickWork) -> bool {
         let Some(threshold) = self.threshold else {
             return false;
@@ -211,14 +208,12 @@ impl Throttle {
         }
     }
 
-    /// The handle that cuts the sleep between ticks short, for other
-    /// threads.
+    /// The handle that cuts the sleep between ticks short.
     pub(super) fn sleeper_unpark(&self) -> UnparkThread {
         self.sleeper.borrow().unpark()
     }
 
-    /// The throttling scheduler's `block_on`: ticks until the future is
-    /// ready.
+    /// The throttling `block_on`: ticks until the future is ready.
     pub(super) fn block_on<F: Future>(&self, core: &SchedulerCore, future: F) -> F::Output {
         let mut future = pin!(future);
         let waker = core.main_waker();
