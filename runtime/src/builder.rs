@@ -207,27 +207,13 @@ impl Builder {
         self
     }
 
-    /// Puts a custom driver (a host's poll loop or clock) under the scheduler
-    /// in place of the I/O driver; with [`enable_time`](Self::enable_time) the
-    /// timer driver wraps it. `park` follows the [`tempo_park`] contract; its
-    /// errors become `io::Error`s. Combined with [`enable_io`](Self::enable_io),
+    /// Puts a custom driver (a host's poll loop or clock, or
+    /// [`ParkThread`](tempo_park::ParkThread)) under the scheduler in place of
+    /// the I/O driver; with [`enable_time`](Self::enable_time) the timer driver
+    /// wraps it. `park` follows the [`tempo_park`] contract; its errors become
+    /// `io::Error`s. Combined with [`enable_io`](Self::enable_io),
     /// [`build`](Self::build) fails: to keep sockets, use
     /// [`with_park_fn`](Self::with_park_fn).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::park::ParkThread;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_time()
-    ///     .with_park(ParkThread::new())
-    ///     .build()?;
-    /// rt.block_on(async {
-    ///     tempo::time::sleep(Duration::from_millis(1)).await;
-    ///     assert_eq!(tempo::spawn(async { 7 }).await.unwrap(), 7);
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn with_park<P>(&mut self, park: P) -> &mut Builder
     where
         P: Park + Send + 'static,

@@ -165,15 +165,6 @@ impl Runtime {
     /// [`Handle::current`] and [`spawn`](crate::spawn) work until the guard is
     /// dropped. Guards (with [`Handle::enter`]'s) must be dropped innermost
     /// first; dropping another panics.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// let join = {
-    ///     let _guard = rt.enter();
-    ///     tempo::spawn(async { 7 })
-    /// };
-    /// assert_eq!(rt.block_on(join).unwrap(), 7);
-    /// ```
     pub fn enter(&self) -> EnterGuard<'_> {
         EnterGuard {
             _guard: current::enter(self.core.clone()),

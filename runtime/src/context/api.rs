@@ -44,21 +44,6 @@ impl Context {
     /// # Errors
     ///
     /// As [`acquire`](Self::acquire).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    /// use tempo::runtime::TimerPolicy;
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(20));
-    /// config.timer_policy(TimerPolicy::NeverEarly);
-    /// let video = Context::acquire_with("doc-acquire-with", &config)?;
-    /// // Another timer policy (`acquire` asks for the default) is refused.
-    /// let err = Context::acquire("doc-acquire-with", Duration::from_millis(20)).unwrap_err();
-    /// assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-    /// # drop(video);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn acquire_with(name: &str, config: &ContextBuilder) -> io::Result<Context> {
         thread::acquire(name, config).map(|inner| Context { inner })
     }

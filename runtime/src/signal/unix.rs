@@ -111,22 +111,9 @@ impl From<SignalKind> for std::os::raw::c_int {
     }
 }
 
-/// Listens to one kind of signal: [`recv`](Signal::recv) completes once per
-/// delivery since the previous `recv` (deliveries in between coalesce).
-///
-/// ```
-/// use tempo::signal::unix::{signal, SignalKind};
-///
-/// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-/// rt.block_on(async {
-///     let mut hangups = signal(SignalKind::hangup())?;
-///     // SAFETY: sends SIGHUP to this process, which now handles it.
-///     unsafe { libc::kill(libc::getpid(), libc::SIGHUP) };
-///     hangups.recv().await.expect("the runtime is running");
-///     Ok::<(), std::io::Error>(())
-/// })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
+/// Listens to one kind of signal, made by [`signal`] (see the module
+/// example): [`recv`](Signal::recv) completes once per delivery since the
+/// previous `recv` (deliveries in between coalesce).
 #[derive(Debug)]
 pub struct Signal {
     deliveries: &'static AtomicU64,
