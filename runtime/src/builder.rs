@@ -37,18 +37,14 @@ pub enum TimerPolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tempo::runtime::Builder;
 ///
-/// // The basic scheduler, with I/O and timers.
-/// let basic = Builder::new_current_thread().enable_all().build().unwrap();
-///
-/// // The throttling scheduler: one wake-up per 20 ms at most.
-/// let throttled = Builder::new_current_thread()
+/// // The throttling scheduler, with I/O and timers: one wake-up per 20 ms at most.
+/// let rt = tempo::runtime::Builder::new_current_thread()
 ///     .enable_all()
 ///     .max_throttling(Duration::from_millis(20))
-///     .build()
-///     .unwrap();
-/// # drop((basic, throttled));
+///     .build()?;
+/// # drop(rt);
+/// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Builder {
     event_interval: u32,

@@ -119,8 +119,7 @@ pub struct Signal {
     deliveries: &'static AtomicU64,
     /// The count of deliveries this listener has already reported.
     seen: u64,
-    /// This listener's duplicate of the process-wide wake-up socket,
-    /// registered with its runtime's reactor.
+    /// This listener's duplicate of the wake-up socket, on its reactor.
     wake_receiver: UnixStream,
     /// The process's listeners, woken by whichever drains a wake-up byte.
     listeners: &'static SignalListeners,
@@ -163,21 +162,18 @@ impl Signal {
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
         let mut drain = [0u8; 64];
         loop {
-            // The counter is read after every read attempt: the handler
-            // counts before it writes, so whoever drained the byte, the
-            // count is already visible here.
+            // Read the counter after every read: the handler counts before
+            // it writes, so the count is visible whoever drained the byte.
             let read = self.wake_receiver.poll_read(cx, &mut drain);
             if matches!(read, Poll::Ready(Ok(n)) if n > 0) {
-                // The other listeners' reactors may poll only after this
-                // drain, and then see nothing: wake them.
+                // Other listeners' reactors may poll after this drain: wake them.
                 self.listeners.wake_all_but(self.listener);
             }
             if self.take_delivery() {
                 return Poll::Ready(Some(()));
             }
             match read {
-                // Woken by the reactor, or by a listener that drains a
-                // byte after the check `wait_unless` makes.
+                // Woken by the reactor, or by a later drainer (`wait_unless`).
                 Poll::Pending => {
                     let (deliveries, seen) = (self.deliveries, self.seen);
                     let delivered = self.listeners.wait_unless(self.listener, cx.waker(), || {
@@ -191,8 +187,7 @@ impl Signal {
                 }
                 Poll::Ready(Ok(n)) if n > 0 => continue,
                 Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // End of stream (impossible while the process holds the
-                // sending end) or a driver error: nothing more will come.
+                // End of stream or a driver error: nothing more will come.
                 Poll::Ready(_) => return Poll::Ready(None),
             }
         }

@@ -102,10 +102,8 @@ fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
 /// `tokio::net::*`, ...) panic with when they find no tokio runtime.
 const TOKIO_CONTEXT_MISSING: &str = "must be called from the context of a Tokio 1.x runtime";
 
-/// What to do about a task that panicked with tokio's "no reactor running"
-/// message, said after the message: the one failure every program moved
-/// from tokio meets in a tokio-bound dependency. Looked for only when the
-/// error is formatted, so panics cost nothing more.
+/// The hint added after tokio's "no reactor running" panic message; looked
+/// for only when the error is formatted.
 fn tokio_hint(message: &str) -> Option<&'static str> {
     if !message.contains(TOKIO_CONTEXT_MISSING) {
         return None;

@@ -9,28 +9,6 @@
 //! thread, through the `!Send` owned-task list, which checks ownership;
 //! handles only move a pointer and a reference, so they may cross threads.
 //! That is what lets [`spawn_local`] futures be woken from anywhere.
-//!
-//! ```
-//! use tempo::task::{self, JoinSet};
-//!
-//! let rt = tempo::runtime::Builder::new_current_thread().build()?;
-//! rt.block_on(async {
-//!     let shared = tempo::spawn(async { 1 });
-//!     let local = tempo::spawn_local({
-//!         let rc = std::rc::Rc::new(2);
-//!         async move { *rc }
-//!     });
-//!     let blocking = task::spawn_blocking(|| 3);
-//!     let mut set = JoinSet::new();
-//!     set.spawn(async { 4 });
-//!     let mut sum = shared.await.unwrap() + local.await.unwrap() + blocking.await.unwrap();
-//!     while let Some(out) = set.join_next().await {
-//!         sum += out.unwrap();
-//!     }
-//!     assert_eq!(sum, 10);
-//! });
-//! # Ok::<(), std::io::Error>(())
-//! ```
 
 mod abort;
 pub mod coop;
