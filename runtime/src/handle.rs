@@ -39,9 +39,7 @@ impl std::error::Error for TryCurrentError {}
 impl Handle {
     /// Returns the handle of the runtime entered on this thread.
     ///
-    /// # Panics
-    ///
-    /// Outside a runtime; see [`try_current`](Handle::try_current).
+    /// Panics outside a runtime; see [`try_current`](Handle::try_current).
     #[track_caller]
     pub fn current() -> Handle {
         match Handle::try_current() {
@@ -107,9 +105,7 @@ impl Handle {
     /// caller's) and blocks the calling thread until it completes; it starts at
     /// once even under throttling.
     ///
-    /// # Panics
-    ///
-    /// On a thread that runs a Tempo runtime or owns this one (it would wait
+    /// Panics on a thread that runs a Tempo runtime or owns this one (it would wait
     /// for work only it can do), if `future` panics (resumed here), or if the
     /// runtime shuts down first.
     ///

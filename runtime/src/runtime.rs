@@ -93,9 +93,7 @@ impl Runtime {
     /// Runs `future` to completion on this thread, running spawned tasks
     /// meanwhile, and returns its output.
     ///
-    /// # Panics
-    ///
-    /// If this thread is already running a Tempo runtime (inside `block_on`,
+    /// Panics if this thread is already running a Tempo runtime (inside `block_on`,
     /// `turn` or a task), or if the driver fails.
     #[track_caller]
     pub fn block_on<F: Future>(&self, future: F) -> F::Output {
@@ -108,9 +106,7 @@ impl Runtime {
     /// `event_interval` ready tasks, then polls the driver, waiting up to
     /// `max_wait` only if no task is ready.
     ///
-    /// # Panics
-    ///
-    /// If called from inside a task or `block_on` on this thread, or if the
+    /// Panics if called from inside a task or `block_on` on this thread, or if the
     /// driver fails.
     ///
     /// ```

@@ -25,9 +25,7 @@ fn current_handle(what: &str, instead: &str) -> Handle {
 /// Spawns a future onto the current thread's runtime; it runs on the
 /// runtime's thread. From other threads, use a [`Handle`].
 ///
-/// # Panics
-///
-/// Outside a Tempo runtime.
+/// Panics outside a Tempo runtime.
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
@@ -48,9 +46,7 @@ where
 /// Spawns a `!Send` future onto the runtime that runs on this thread; it
 /// is polled and dropped here only (its waker works from any thread).
 ///
-/// # Panics
-///
-/// If this thread does not own an entered Tempo runtime.
+/// Panics if this thread does not own an entered Tempo runtime.
 ///
 /// ```
 /// use std::rc::Rc;
@@ -85,9 +81,7 @@ where
 /// yet started. For shutdown, see
 /// [`Runtime`'s docs](crate::runtime::Runtime#shutdown).
 ///
-/// # Panics
-///
-/// Outside a Tempo runtime; use [`Handle::spawn_blocking`] from other threads.
+/// Panics outside a Tempo runtime; use [`Handle::spawn_blocking`] from other threads.
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();

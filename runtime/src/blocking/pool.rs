@@ -127,9 +127,7 @@ impl BlockingPool {
 
     /// Runs `f` on a pool thread; see [`spawn_blocking`](crate::task::spawn_blocking).
     ///
-    /// # Panics
-    ///
-    /// If the pool has no thread and the OS refuses to start one.
+    /// Panics if the pool has no thread and the OS refuses to start one.
     #[track_caller]
     pub(crate) fn spawn<F, R>(&self, f: F) -> JoinHandle<R>
     where

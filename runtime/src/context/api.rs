@@ -28,9 +28,7 @@ impl Context {
     /// or starts one with I/O and timers: [`acquire_with`](Self::acquire_with)
     /// with [`ContextBuilder::new`]`(max_throttling)`.
     ///
-    /// # Errors
-    ///
-    /// `AlreadyExists` if `name` runs with another period or timer policy (the
+    /// Errors: `AlreadyExists` if `name` runs with another period or timer policy (the
     /// message gives both); the builder's error for an out-of-range period; the
     /// OS error if the thread or its drivers cannot be created.
     pub fn acquire(name: &str, max_throttling: Duration) -> io::Result<Context> {
@@ -41,9 +39,7 @@ impl Context {
     /// the period and timer policy must match a running context; its other
     /// settings are the first acquirer's.
     ///
-    /// # Errors
-    ///
-    /// As [`acquire`](Self::acquire).
+    /// Errors: as [`acquire`](Self::acquire).
     pub fn acquire_with(name: &str, config: &ContextBuilder) -> io::Result<Context> {
         thread::acquire(name, config).map(|inner| Context { inner })
     }
@@ -101,9 +97,7 @@ impl Context {
     /// Runs `future` on the context and blocks the calling thread until it
     /// completes; see [`Handle::block_on`].
     ///
-    /// # Panics
-    ///
-    /// On the context's own thread, or if `future` panics (resumed here).
+    /// Panics on the context's own thread, or if `future` panics (resumed here).
     #[track_caller]
     pub fn block_on<F>(&self, future: F) -> F::Output
     where

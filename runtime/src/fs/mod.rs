@@ -40,63 +40,42 @@ where
     }
 }
 
-/// [`std::fs::read`] on the blocking pool: the whole file as bytes.
-///
-/// # Errors
-///
-/// Those of [`std::fs::read`].
+/// [`std::fs::read`] on the blocking pool (the whole file as bytes), with
+/// its errors.
 pub async fn read(path: impl AsRef<Path>) -> io::Result<Vec<u8>> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::read(path)).await
 }
 
-/// [`std::fs::read_to_string`] on the blocking pool.
-///
-/// # Errors
-///
-/// Those of [`std::fs::read_to_string`] (`InvalidData` if not UTF-8).
+/// [`std::fs::read_to_string`] on the blocking pool, with its errors
+/// (`InvalidData` if not UTF-8).
 pub async fn read_to_string(path: impl AsRef<Path>) -> io::Result<String> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::read_to_string(path)).await
 }
 
-/// [`std::fs::write`] on the blocking pool; `contents` is copied first, so
-/// it need not be `'static`.
-///
-/// # Errors
-///
-/// Those of [`std::fs::write`].
+/// [`std::fs::write`] on the blocking pool, with its errors; `contents` is
+/// copied first, so it need not be `'static`.
 pub async fn write(path: impl AsRef<Path>, contents: impl AsRef<[u8]>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     let contents = contents.as_ref().to_owned();
     asyncify(move || std::fs::write(path, contents)).await
 }
 
-/// [`std::fs::create_dir_all`] on the blocking pool.
-///
-/// # Errors
-///
-/// Those of [`std::fs::create_dir_all`].
+/// [`std::fs::create_dir_all`] on the blocking pool, with its errors.
 pub async fn create_dir_all(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::create_dir_all(path)).await
 }
 
-/// [`std::fs::remove_file`] on the blocking pool.
-///
-/// # Errors
-///
-/// Those of [`std::fs::remove_file`].
+/// [`std::fs::remove_file`] on the blocking pool, with its errors.
 pub async fn remove_file(path: impl AsRef<Path>) -> io::Result<()> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::remove_file(path)).await
 }
 
-/// [`std::fs::metadata`] on the blocking pool (follows symbolic links).
-///
-/// # Errors
-///
-/// Those of [`std::fs::metadata`].
+/// [`std::fs::metadata`] on the blocking pool (following symbolic links),
+/// with its errors.
 pub async fn metadata(path: impl AsRef<Path>) -> io::Result<Metadata> {
     let path = path.as_ref().to_owned();
     asyncify(move || std::fs::metadata(path)).await

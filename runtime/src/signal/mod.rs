@@ -32,9 +32,7 @@ use std::io;
 /// registered at the first poll; from then on `SIGINT` no longer terminates
 /// the process.
 ///
-/// # Errors
-///
-/// Outside a runtime with I/O enabled, or if the handler cannot be installed.
+/// Errors: outside a runtime with I/O enabled, or if the handler cannot be installed.
 pub async fn ctrl_c() -> io::Result<()> {
     let mut interrupt = unix::signal(unix::SignalKind::interrupt())?;
     match interrupt.recv().await {

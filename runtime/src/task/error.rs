@@ -72,9 +72,7 @@ impl JoinError {
 
     /// The panic payload (to `resume_unwind`, say).
     ///
-    /// # Panics
-    ///
-    /// If the task was cancelled; see [`try_into_panic`](JoinError::try_into_panic).
+    /// Panics if the task was cancelled; see [`try_into_panic`](JoinError::try_into_panic).
     #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
