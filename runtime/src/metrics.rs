@@ -10,19 +10,13 @@ use tempo_time::TimerErrorHistogram;
 
 use crate::sync::{AtomicU64, Ordering::Relaxed};
 
-/// A snapshot of a runtime's counters, from
-/// [`Runtime::metrics`](crate::runtime::Runtime::metrics) or
-/// [`Handle::metrics`](crate::runtime::Handle::metrics).
-///
-/// Counters are cumulative since the runtime was built; subtract two
-/// snapshots ([`since`](Self::since)) to measure an interval.
+/// A snapshot of a runtime's cumulative counters (subtract two with
+/// [`since`](Self::since) to measure an interval).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuntimeMetrics {
-    /// Scheduler iterations: ticks of the throttling scheduler, or
-    /// run-then-park rounds of the basic one.
+    /// Scheduler iterations: ticks, or the basic loop's run-then-park rounds.
     pub ticks: u64,
-    /// Ticks that ran past their period or left ready tasks behind, so that
-    /// the next tick started at once (throttling only).
+    /// Overrun ticks: the next started at once (throttling only).
     pub overruns: u64,
     /// Time the thread spent running (tasks, driver polls, bookkeeping).
     pub busy: Duration,

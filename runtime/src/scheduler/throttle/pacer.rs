@@ -108,8 +108,7 @@ mod tests {
         assert_eq!(p.begin_tick(t0).due, t0);
         // Work takes 7 ms: the sleep ends at t0 + T, not t0 + 7 + T.
         assert_eq!(p.end_tick(t0 + ms(7), false), TickEnd::SleepUntil(t0 + T));
-        // The thread wakes a little late (1 ms): the tick still stands for
-        // the grid slot t0 + T, and the next sleep ends at t0 + 2T.
+        // Woken 1 ms late: the tick still stands for slot t0 + T.
         let slot = p.begin_tick(t0 + ms(21));
         assert_eq!((slot.due, slot.on_grid), (t0 + T, true));
         assert_eq!(
@@ -150,8 +149,7 @@ mod tests {
         let t0 = Instant::now();
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
-        // A 100 ms tick: 4 slots missed. No burst of catch-up ticks: the grid
-        // re-anchors at the end of the long tick.
+        // A 100 ms tick misses 4 slots: no burst, the grid re-anchors.
         assert_eq!(p.end_tick(t0 + ms(100), false), TickEnd::Overrun);
         assert_eq!(p.begin_tick(t0 + ms(100)).due, t0 + ms(100));
         assert_eq!(
@@ -166,8 +164,7 @@ mod tests {
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
         assert_eq!(p.end_tick(t0 + ms(1), true), TickEnd::Overrun);
-        // The next tick starts before its slot: it anchors a new grid at
-        // its start (the scheduler narrows its timers' window then).
+        // Starting before its slot, the tick anchors a new grid.
         let slot = p.begin_tick(t0 + ms(1));
         assert_eq!((slot.due, slot.on_grid), (t0 + ms(1), false));
     }
@@ -193,8 +190,7 @@ mod tests {
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
         assert_eq!(p.end_tick(t0 + ms(2), false), TickEnd::SleepUntil(t0 + T));
-        // A control unpark cut the sleep at t0 + 5 ms: that tick runs now and
-        // re-anchors the grid, so its successor is due T later, not sooner.
+        // An unpark cut the sleep at t0 + 5 ms: the grid re-anchors there.
         assert_eq!(p.begin_tick(t0 + ms(5)).due, t0 + ms(5));
         assert_eq!(
             p.end_tick(t0 + ms(6), false),
