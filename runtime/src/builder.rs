@@ -187,7 +187,7 @@ impl Builder {
     }
 
     /// The name of the blocking pool's threads (default `"tempo-blocking"`).
-    /// The runtime runs on the thread that calls `block_on` or `turn`, unnamed.
+    /// The runtime itself runs on the caller of `block_on` or `turn`, not renamed.
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Builder {
         let name = name.into();
         self.blocking.thread_name = Arc::new(move || name.clone());
