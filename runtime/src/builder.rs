@@ -12,10 +12,8 @@ use crate::driver::{Driver, DriverConfig, HostPark, IoBackend};
 use crate::runtime::Runtime;
 use crate::scheduler::{Flavor, Scheduler, SchedulerConfig, ThrottleConfig};
 
-/// The longest throttling period [`Builder::max_throttling`] accepts.
-///
-/// Past a second, "throttling" is no longer batching but a stalled
-/// runtime: every I/O event and cross-thread wake would wait that long.
+/// The longest throttling period [`Builder::max_throttling`] accepts; past
+/// it, batching turns into a stalled runtime.
 pub const MAX_THROTTLING: Duration = Duration::from_secs(1);
 
 /// The shortest non-zero throttling period: the timer wheel's resolution.
@@ -30,10 +28,8 @@ pub enum TimerPolicy {
     /// about zero. The default; what GStreamer's threadshare does.
     #[default]
     NearestTick,
-    /// Never fire before the deadline: error in `[0, T]` (tokio's rule).
-    /// Per timer, [`time::sleep_at_least`](crate::time::sleep_at_least) and
-    /// [`time::interval_at_least`](crate::time::interval_at_least) give this
-    /// rule under the default policy.
+    /// Never fire before the deadline: error in `[0, T]` (tokio's rule);
+    /// [`time::sleep_at_least`](crate::time::sleep_at_least) gives it per timer.
     NeverEarly,
 }
 
@@ -41,18 +37,14 @@ pub enum TimerPolicy {
 ///
 /// ```
 /// use std::time::Duration;
-/// use tempo::runtime::Builder;
 ///
-/// // The basic scheduler, with I/O and timers.
-/// let basic = Builder::new_current_thread().enable_all().build().unwrap();
-///
-/// // The throttling scheduler: one wake-up per 20 ms at most.
-/// let throttled = Builder::new_current_thread()
+/// // The throttling scheduler, with I/O and timers: one wake-up per 20 ms at most.
+/// let rt = tempo::runtime::Builder::new_current_thread()
 ///     .enable_all()
 ///     .max_throttling(Duration::from_millis(20))
-///     .build()
-///     .unwrap();
-/// # drop((basic, throttled));
+///     .build()?;
+/// # drop(rt);
+/// # Ok::<(), std::io::Error>(())
 /// ```
 pub struct Builder {
     event_interval: u32,
@@ -90,16 +82,6 @@ impl Builder {
     }
 
     /// Enables the I/O driver ([`tempo::net`](crate::net)).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_io().build()?;
-    /// rt.block_on(async {
-    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     assert!(socket.local_addr()?.port() != 0);
-    ///     Ok::<(), std::io::Error>(())
-    /// })?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn enable_io(&mut self) -> &mut Builder {
         self.enable_io = true;
         self
@@ -112,31 +94,13 @@ impl Builder {
     }
 
     /// Enables I/O and timers.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// rt.block_on(async {
-    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     let mut buf = [0u8; 16];
-    ///     // Timers and sockets together: nothing arrives within 1 ms.
-    ///     let res = tempo::time::timeout(Duration::from_millis(1), socket.recv(&mut buf)).await;
-    ///     assert!(res.is_err());
-    ///     Ok::<(), std::io::Error>(())
-    /// })?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn enable_all(&mut self) -> &mut Builder {
         self.enable_io().enable_time()
     }
 
-    /// Starts the runtime's clock paused (implies nothing else: enable time
-    /// too). With a paused clock, a runtime that has nothing to do but wait
-    /// for timers jumps to the next deadline at once, so tests of long
-    /// timeouts run instantly and deterministically. See
-    /// [`time::pause`](crate::time::pause) and
-    /// [`time::advance`](crate::time::advance).
+    /// Starts the runtime's clock paused (enable time too): a runtime with
+    /// nothing to do but wait jumps to the next deadline at once, so tests of
+    /// long timeouts run instantly. See [`time::pause`](crate::time::pause).
     ///
     /// ```
     /// use std::time::Duration;
@@ -158,32 +122,11 @@ impl Builder {
         self
     }
 
-    /// Selects the throttling scheduler with period `period`: the thread
-    /// wakes at most once per `period`, polls I/O once, fires the timers
-    /// due, runs every ready task, and sleeps until the next tick. An idle
-    /// runtime blocks until an event instead, costing no CPU.
-    ///
-    /// `Duration::ZERO` (the default) selects the basic scheduler. The
-    /// accepted range is otherwise [`MIN_THROTTLING`] (1 ms) to
-    /// [`MAX_THROTTLING`] (1 s); typical values are 5 to 20 ms. An
-    /// out-of-range value makes [`build`](Self::build) fail with
-    /// `ErrorKind::InvalidInput`.
-    ///
-    /// ```
-    /// use std::io::ErrorKind;
-    /// use std::time::Duration;
-    /// use tempo::runtime::Builder;
-    ///
-    /// let rt = Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .max_throttling(Duration::from_millis(20))
-    ///     .build()?;
-    /// assert_eq!(rt.handle().max_throttling(), Duration::from_millis(20));
-    ///
-    /// let too_long = Builder::new_current_thread().max_throttling(Duration::from_secs(5)).build();
-    /// assert_eq!(too_long.unwrap_err().kind(), ErrorKind::InvalidInput);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Selects the throttling scheduler with period `period`: the thread wakes
+    /// at most once per `period`, and an idle runtime blocks costing no CPU
+    /// (`docs/schedulers-and-ticks.md`). `Duration::ZERO` (the default) selects
+    /// the basic scheduler; otherwise [`MIN_THROTTLING`] to [`MAX_THROTTLING`],
+    /// else [`build`](Self::build) fails with `InvalidInput`.
     pub fn max_throttling(&mut self, period: Duration) -> &mut Builder {
         self.max_throttling = period;
         self
@@ -191,38 +134,14 @@ impl Builder {
 
     /// When timers fire relative to their deadline under throttling; see
     /// [`TimerPolicy`].
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::runtime::{Builder, TimerPolicy};
-    /// use tempo::time::{sleep, Instant};
-    ///
-    /// // tokio's rule for every timer of this runtime: never early.
-    /// let rt = Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .max_throttling(Duration::from_millis(10))
-    ///     .timer_policy(TimerPolicy::NeverEarly)
-    ///     .start_paused(true)
-    ///     .build()?;
-    /// rt.block_on(async {
-    ///     let start = Instant::now();
-    ///     sleep(Duration::from_millis(25)).await;
-    ///     assert!(start.elapsed() >= Duration::from_millis(25));
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     pub fn timer_policy(&mut self, policy: TimerPolicy) -> &mut Builder {
         self.timer_policy = policy;
         self
     }
 
-    /// The basic scheduler polls the driver at least once per `interval`
-    /// task polls, so that a task that always wakes itself cannot starve
-    /// I/O and timers. Default 61, as tokio.
-    ///
-    /// # Panics
-    ///
-    /// If `interval` is zero.
+    /// The basic scheduler polls the driver at least once per `interval` task
+    /// polls, so a self-waking task cannot starve I/O and timers. Default 61.
+    /// Panics if `interval` is zero.
     #[track_caller]
     pub fn event_interval(&mut self, interval: u32) -> &mut Builder {
         assert!(interval > 0, "event_interval must be at least 1");
@@ -230,25 +149,9 @@ impl Builder {
         self
     }
 
-    /// The throttling scheduler polls at most `budget` tasks per tick
-    /// (tasks woken during the tick included); a tick that hits the budget
-    /// is an overrun and the next tick starts at once. Default 16,384.
-    ///
-    /// # Panics
-    ///
-    /// If `budget` is zero.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .max_throttling(Duration::from_millis(20))
-    ///     .tick_budget(1_000) // at most 1,000 task polls per tick
-    ///     .build()?;
-    /// # drop(rt);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// The throttling scheduler polls at most `budget` tasks per tick; a tick
+    /// that hits it is an overrun and the next starts at once. Default 16,384.
+    /// Panics if `budget` is zero.
     #[track_caller]
     pub fn tick_budget(&mut self, budget: u32) -> &mut Builder {
         assert!(budget > 0, "tick_budget must be at least 1");
@@ -256,18 +159,10 @@ impl Builder {
         self
     }
 
-    /// The I/O driver takes at most `capacity` readiness events from one
-    /// `epoll_wait` (default 1,024 with the basic scheduler, as tokio's
-    /// `max_io_events_per_tick`; 4,096 under throttling, where a tick takes
-    /// thousands of ready sockets at once).
-    /// Unlike tokio, a park whose poll fills the buffer polls again at once,
-    /// so every socket ready when the park (a throttled tick) started is
-    /// still served by it: a smaller buffer costs more `epoll_wait` calls,
-    /// never a later tick. Tests use a small one to exercise that path.
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is zero.
+    /// The most readiness events one `epoll_wait` takes (default 1,024 basic,
+    /// 4,096 throttled). A full buffer polls again at once, so a smaller one
+    /// costs syscalls, never a later tick.
+    /// Panics if `capacity` is zero.
     #[track_caller]
     pub fn io_events_capacity(&mut self, capacity: usize) -> &mut Builder {
         assert!(capacity > 0, "io_events_capacity must be at least 1");
@@ -275,15 +170,9 @@ impl Builder {
         self
     }
 
-    /// The most threads the blocking pool
-    /// ([`spawn_blocking`](crate::task::spawn_blocking), [`tempo::fs`](crate::fs))
-    /// runs at once; more closures wait in a queue. Threads start on
-    /// demand, so a runtime that never blocks has none. Default 512, as
-    /// tokio.
-    ///
-    /// # Panics
-    ///
-    /// If `max` is zero.
+    /// The most threads the blocking pool runs at once (started on demand);
+    /// more closures wait in a queue. Default 512.
+    /// Panics if `max` is zero.
     #[track_caller]
     pub fn max_blocking_threads(&mut self, max: usize) -> &mut Builder {
         assert!(max > 0, "max_blocking_threads must be at least 1");
@@ -291,58 +180,21 @@ impl Builder {
         self
     }
 
-    /// How long an idle blocking pool thread waits for a new closure
-    /// before it exits. Default 10 s, as tokio.
+    /// How long an idle blocking pool thread waits before it exits. Default 10 s.
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut Builder {
         self.blocking.keep_alive = keep_alive;
         self
     }
 
-    /// The name of the threads the runtime starts: its blocking pool's.
-    /// Default `"tempo-blocking"` (tokio's default is
-    /// `"tokio-runtime-worker"`; Tempo's names say what the threads do).
-    ///
-    /// The runtime itself runs on the thread that calls `block_on` or
-    /// `turn`, which it does not name; a
-    /// [`Context`](crate::context::Context)'s thread is named after the
-    /// context.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .thread_name("config-loader")
-    ///     .build()
-    ///     .unwrap();
-    /// let name = rt.block_on(async {
-    ///     tempo::task::spawn_blocking(|| std::thread::current().name().map(str::to_owned))
-    ///         .await
-    ///         .unwrap()
-    /// });
-    /// assert_eq!(name.as_deref(), Some("config-loader"));
-    /// ```
+    /// The name of the blocking pool's threads (default `"tempo-blocking"`).
+    /// The runtime itself runs on the caller of `block_on` or `turn`, not renamed.
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut Builder {
         let name = name.into();
         self.blocking.thread_name = Arc::new(move || name.clone());
         self
     }
 
-    /// Like [`thread_name`](Self::thread_name), with a function called for
-    /// each new thread, to number them for instance.
-    ///
-    /// ```
-    /// use std::sync::atomic::{AtomicUsize, Ordering};
-    ///
-    /// static NEXT: AtomicUsize = AtomicUsize::new(0);
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .thread_name_fn(|| format!("blocking-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
-    ///     .build()
-    ///     .unwrap();
-    /// let name = rt.block_on(async {
-    ///     tempo::task::spawn_blocking(|| std::thread::current().name().map(str::to_owned))
-    ///         .await
-    ///         .unwrap()
-    /// });
-    /// assert!(name.unwrap().starts_with("blocking-"));
-    /// ```
+    /// Like [`thread_name`](Self::thread_name), calling `f` for each new thread.
     pub fn thread_name_fn<F>(&mut self, f: F) -> &mut Builder
     where
         F: Fn() -> String + Send + Sync + 'static,
@@ -351,39 +203,13 @@ impl Builder {
         self
     }
 
-    /// Puts a custom driver under the scheduler, in place of the I/O
-    /// driver: a media framework's own poll loop or clock, for instance.
-    /// With [`enable_time`](Self::enable_time) the timer driver wraps it.
-    ///
-    /// `park` must follow the contract documented in [`tempo_park`]. Its
-    /// errors become `io::Error`s (an `io::Error` stays as it is).
-    /// Combining this with [`enable_io`](Self::enable_io) makes
-    /// [`build`](Self::build) fail: the custom driver replaces the I/O one.
-    /// To keep Tempo's sockets and add the host's own sources, wrap the
-    /// I/O driver instead: [`with_park_fn`](Self::with_park_fn).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::park::ParkThread;
-    ///
-    /// // No I/O: a plain thread parker under the timer driver.
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_time()
-    ///     .with_park(ParkThread::new())
-    ///     .build()?;
-    /// rt.block_on(async {
-    ///     tempo::time::sleep(Duration::from_millis(1)).await;
-    ///     assert_eq!(tempo::spawn(async { 7 }).await.unwrap(), 7);
-    /// });
-    ///
-    /// // It replaces the I/O driver, so asking for both is an error.
-    /// let both = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_io()
-    ///     .with_park(ParkThread::new())
-    ///     .build();
-    /// assert_eq!(both.unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Puts a custom driver (a host's poll loop or clock, or
+    /// [`ParkThread`](tempo_park::ParkThread)) under the scheduler in place of
+    /// the I/O driver; with [`enable_time`](Self::enable_time) the timer driver
+    /// wraps it. `park` follows the [`tempo_park`] contract; its errors become
+    /// `io::Error`s. Combined with [`enable_io`](Self::enable_io),
+    /// [`build`](Self::build) fails: to keep sockets, use
+    /// [`with_park_fn`](Self::with_park_fn).
     pub fn with_park<P>(&mut self, park: P) -> &mut Builder
     where
         P: Park + Send + 'static,
@@ -395,27 +221,18 @@ impl Builder {
     }
 
     /// Puts a host's driver that *wraps* Tempo's I/O driver under the
-    /// scheduler: `make` receives the I/O driver the runtime built and
-    /// returns the host's [`Park`] driver, which parks it (and may poll the
-    /// host's own sources too). Implies [`enable_io`](Self::enable_io):
-    /// `tempo::net` sockets work as usual. With
-    /// [`enable_time`](Self::enable_time) the timer driver wraps the host's.
-    ///
-    /// The runtime configures the I/O driver for its scheduler before
-    /// handing it over and enters its handle while it runs: the host's
-    /// driver only forwards `park*`, `unpark` and `stats` (adding its own
-    /// counts), following the contract of [`tempo_park`]. `make` runs on the
-    /// thread that calls [`build`](Self::build), the first time only.
+    /// scheduler: `make` (run once, by [`build`](Self::build)) receives the I/O
+    /// driver and returns the host's [`Park`], which parks it and may poll the
+    /// host's sources too. Implies [`enable_io`](Self::enable_io). The host's
+    /// driver forwards `park*`, `unpark` and `stats` per [`tempo_park`].
     ///
     /// ```
     /// use std::time::Duration;
     /// use tempo::park::{DriverStats, Park};
     /// use tempo::runtime::IoReactor;
     ///
-    /// /// The host's driver: Tempo's I/O driver plus the host's own work.
     /// struct HostPark {
     ///     io: IoReactor,
-    ///     parks: u64,
     /// }
     ///
     /// impl Park for HostPark {
@@ -426,11 +243,9 @@ impl Builder {
     ///         self.io.unpark()
     ///     }
     ///     fn park(&mut self) -> std::io::Result<()> {
-    ///         self.parks += 1; // ... and the host's own sources
-    ///         self.io.park()
+    ///         self.io.park() // ... and the host's own sources
     ///     }
     ///     fn park_timeout(&mut self, d: Duration) -> std::io::Result<()> {
-    ///         self.parks += 1;
     ///         self.io.park_timeout(d)
     ///     }
     ///     fn stats(&self) -> DriverStats {
@@ -440,19 +255,14 @@ impl Builder {
     ///
     /// let rt = tempo::runtime::Builder::new_current_thread()
     ///     .enable_time()
-    ///     .max_throttling(Duration::from_millis(5))
-    ///     .with_park_fn(|io| HostPark { io, parks: 0 })
+    ///     .with_park_fn(|io| HostPark { io })
     ///     .build()
     ///     .unwrap();
-    /// let echoed = rt.block_on(async {
-    ///     let a = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     let b = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
-    ///     a.send_to(b"ping", b.local_addr()?).await?;
-    ///     let mut buf = [0; 8];
-    ///     let (n, _) = b.recv_from(&mut buf).await?;
-    ///     Ok::<_, std::io::Error>(buf[..n].to_vec())
+    /// let port = rt.block_on(async {
+    ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
+    ///     socket.local_addr().map(|a| a.port())
     /// });
-    /// assert_eq!(echoed.unwrap(), b"ping");
+    /// assert_ne!(port.unwrap(), 0);
     /// ```
     pub fn with_park_fn<F, P>(&mut self, make: F) -> &mut Builder
     where
@@ -465,29 +275,15 @@ impl Builder {
         self
     }
 
-    /// Builds the runtime. The builder can be reused, except for a driver
-    /// given to [`with_park`](Self::with_park) or
-    /// [`with_park_fn`](Self::with_park_fn), which the first build takes:
-    /// a second build fails until a driver is given again (instead of
-    /// quietly building a runtime without it).
+    /// Builds the runtime. The builder can be reused, except that the first
+    /// build takes a driver given to [`with_park`](Self::with_park) or
+    /// [`with_park_fn`](Self::with_park_fn).
     ///
     /// # Errors
     ///
     /// `InvalidInput` for a [`max_throttling`](Self::max_throttling) out of
-    /// range, `with_park` combined with `enable_io`, or a host driver
-    /// already taken by an earlier build; the OS error if the I/O driver
-    /// cannot be created (file descriptors exhausted, say).
-    ///
-    /// ```
-    /// use tempo::runtime::Builder;
-    ///
-    /// let mut builder = Builder::new_current_thread();
-    /// builder.enable_all();
-    /// let first = builder.build()?;
-    /// let second = builder.build()?; // the builder can be reused
-    /// # drop((first, second));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// range, `with_park` with `enable_io`, or a host driver already taken; the
+    /// OS error if the I/O driver cannot be created.
     pub fn build(&mut self) -> io::Result<Runtime> {
         let flavor = self.flavor()?;
         if self.enable_io && self.custom_park.as_ref().is_some_and(HostPark::replaces_io) {
@@ -517,10 +313,7 @@ impl Builder {
     }
 
     /// Which scheduler the settings select: the one place that decides
-    /// whether throttling is on, and with which period, firing window and
-    /// tick budget. The driver's and the scheduler's configurations follow
-    /// from it ([`driver_config`](Self::driver_config),
-    /// [`scheduler_config`](Self::scheduler_config)).
+    /// throttling, its period, firing window and tick budget.
     fn flavor(&self) -> io::Result<Flavor> {
         let period = self.max_throttling;
         if period.is_zero() {
@@ -553,8 +346,7 @@ impl Builder {
             enable_time: self.enable_time,
             start_paused: self.start_paused,
             firing_window: flavor.firing_window(),
-            // The timer policy, not the flavor: with the basic scheduler
-            // both rules agree, and the timer driver is told all the same.
+            // The policy, not the flavor: the timer driver is told even when basic.
             never_early: self.timer_policy == TimerPolicy::NeverEarly,
             pass_period: flavor.period(),
             throttled: flavor.throttles_io(),

@@ -1,35 +1,11 @@
-//! [`Driver`]: the object-safe driver a scheduler parks on.
-//!
-//! [`tempo_park::Park`] has associated types (its `Unpark` handle and its
-//! `Error`), so it cannot be boxed as is. `Driver` erases them: the park
-//! side becomes a `Box<dyn DynPark>` whose errors are `io::Error`s, the
-//! unpark side an `Arc<dyn Unpark>` that remote spawns and wakes share.
-//!
-//! # The driver stack
-//!
-//! [`Driver::build`] composes the stack the builder asked for, bottom up:
-//!
-//! * the base: the I/O driver built by the [`IoBackend`] (with
-//!   `enable_io`), the host's driver wrapping it
-//!   ([`Builder::with_park_fn`](crate::runtime::Builder::with_park_fn)),
-//!   the host's driver in its place
-//!   ([`Builder::with_park`](crate::runtime::Builder::with_park)), or
-//!   [`ParkThread`] (no events of its own);
-//! * with `enable_time`, the timer driver [`tempo_time::Driver`] around the
-//!   base, with the scheduler's firing window (`T/2` under a throttle of
-//!   `T`, zero otherwise) and timer policy.
-//!
-//! # The I/O backend seam
-//!
-//! The schedulers only see the type-erased [`Driver`]. The stack talks to
-//! its I/O backend through [`tempo_park::IoDriver`] only, in
-//! [`Driver::on_io`]; the one place that names the concrete backend is
-//! [`IoBackend::build`] (and [`IoReactor`], what a host's `with_park_fn`
-//! closure receives).
-//!
-//! The stack keeps the handles of its layers ([`DriverHandles`]) so that the
-//! runtime can *enter* them: that is how `tempo::net` sockets and
-//! `tempo::time` timers find their drivers.
+//! [`Driver`]: the object-safe driver stack a scheduler parks on.
+//! [`tempo_park::Park`] has associated types, so `Driver` erases them
+//! (errors become `io::Error`s). [`Driver::build`] stacks, bottom up, the
+//! I/O driver (or a host's driver around or in place of it, or a
+//! [`ParkThread`]) and, with `enable_time`, the timer driver. The stack
+//! talks to its I/O backend only through [`tempo_park::IoDriver`]; only
+//! [`IoBackend::build`] names the concrete one. [`DriverHandles`] are what
+//! the runtime enters so sockets and timers find their drivers.
 
 use std::fmt;
 use std::io;
@@ -44,11 +20,8 @@ use tempo_time::Clock;
 trait DynPark {
     /// `None` blocks until an event or unpark; `Some(ZERO)` polls once.
     fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
-    /// Polls the base of the stack (the I/O driver, or the host's driver
-    /// around or in place of it) once, without blocking and without a
-    /// timer fire pass: a tick's second look at the reactor (see
-    /// `scheduler::throttle`), which must not fire timers a second time in
-    /// the tick.
+    /// Polls the base of the stack once, without blocking or firing
+    /// timers: a tick's second look at the reactor.
     fn look(&mut self) -> io::Result<()>;
     fn stats(&self) -> DriverStats;
 }
@@ -85,9 +58,8 @@ where
     IoDriver::look(io).map_err(to_io_error)
 }
 
-/// A driver stack behind [`DynPark`]: the stack's top `park`, how to reach
-/// its base `B` (the top itself without the timer driver; the timer
-/// driver's inner driver with it), and how a look polls that base.
+/// A driver stack behind [`DynPark`]: its top `park`, how to reach its
+/// base `B`, and how a look polls that base.
 struct Erased<P, B> {
     park: P,
     base: fn(&mut P) -> &mut B,
@@ -121,15 +93,11 @@ fn to_io_error<E: std::error::Error + Send + Sync + 'static>(error: E) -> io::Er
     }
 }
 
-/// Tempo's I/O driver (the readiness reactor and its sockets' settings),
-/// as handed to a host's driver by
-/// [`Builder::with_park_fn`](crate::runtime::Builder::with_park_fn). The
-/// rest of the stack only needs it to be an [`IoDriver`].
+/// Tempo's I/O driver, as handed to a host's driver by
+/// [`Builder::with_park_fn`](crate::runtime::Builder::with_park_fn).
 pub use tempo_io::Driver as IoReactor;
 
 /// The I/O backend the runtime builds at the bottom of its driver stack.
-///
-/// One variant today; see the module docs for what a second one touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) enum IoBackend {
     /// Readiness-based: [`tempo_io::Driver`] (mio: epoll, kqueue).
@@ -138,9 +106,8 @@ pub(crate) enum IoBackend {
 }
 
 impl IoBackend {
-    /// Builds the I/O driver with the events buffer of `config`, and the
-    /// handle that sockets find it by. What the scheduler needs of it is
-    /// applied through [`IoDriver`], by [`Driver::on_io`].
+    /// Builds the I/O driver with `config`'s events buffer, and the handle
+    /// sockets find it by.
     pub(crate) fn build(self, config: &DriverConfig) -> io::Result<(IoReactor, tempo_io::Handle)> {
         match self {
             IoBackend::Readiness => {
@@ -166,8 +133,7 @@ type MakeWrapping<B = IoReactor> = Box<dyn FnOnce(B, &DriverConfig) -> Driver + 
 pub(crate) enum HostPark {
     /// Replaces the I/O driver at the base of the stack.
     Replace(MakeReplacing),
-    /// Receives the built I/O driver and returns the stack on top of the
-    /// host's driver that wraps it.
+    /// Wraps the built I/O driver in the host's driver.
     WrapIo(MakeWrapping),
 }
 
@@ -217,17 +183,14 @@ pub(crate) struct DriverConfig {
     pub(crate) io: Option<IoBackend>,
     pub(crate) enable_time: bool,
     pub(crate) start_paused: bool,
-    /// Fire timers due by `now + firing_window` (nearest tick under
-    /// throttling: `T/2`).
+    /// Fire timers due by `now + firing_window` (throttling: `T/2`).
     pub(crate) firing_window: Duration,
     /// Every timer is never early (tokio's rule).
     pub(crate) never_early: bool,
-    /// The spacing of the scheduler's fire passes (throttling: `T`; zero
-    /// for the basic scheduler): how late a never-early timer can be.
+    /// The spacing of the fire passes (`T`, or zero): how late a
+    /// never-early timer can be.
     pub(crate) pass_period: Duration,
-    /// Tell the I/O backend that its scheduler throttles
-    /// ([`IoDriver::set_throttled`]): `tempo_io::Driver` then makes its
-    /// datagram sockets level-triggered, one `recvfrom` per report.
+    /// Tell the I/O backend its scheduler throttles ([`IoDriver::set_throttled`]).
     pub(crate) throttled: bool,
     /// The I/O driver's events buffer; `None`: its default.
     pub(crate) io_events_capacity: Option<usize>,
@@ -268,19 +231,14 @@ pub(crate) struct Driver {
     park: Box<dyn DynPark>,
     unpark: Arc<dyn Unpark>,
     handles: DriverHandles,
-    /// I/O events one dispatch must reach for the throttling scheduler to
-    /// take a second look after running the tick's tasks: the I/O driver's
-    /// events capacity, or 1 when it [looks for
-    /// backlogs](tempo_park::IoDriver::looks_for_backlogs). `None` without
-    /// an I/O driver in the stack (no second looks).
+    /// I/O events one dispatch must reach for a second look: the events
+    /// capacity, or 1 when the driver looks for backlogs; `None` without
+    /// an I/O driver.
     look_threshold: Option<u64>,
 }
 
 impl Driver {
-    /// The stack for `config`: at the bottom the I/O driver (wrapped in the
-    /// host's driver for [`HostPark::WrapIo`]), the host's driver
-    /// ([`HostPark::Replace`]) or a [`ParkThread`]; the timer driver on
-    /// top if enabled.
+    /// The stack for `config`, the host's driver if any at the bottom.
     pub(crate) fn build(config: &DriverConfig, host: Option<HostPark>) -> io::Result<Driver> {
         // `WrapIo` needs an I/O driver to wrap, even without `enable_io`.
         let backend = match &host {
@@ -304,11 +262,8 @@ impl Driver {
         Ok(driver)
     }
 
-    /// The stack for `config` on the I/O backend `io`, through its
-    /// [`IoDriver`] contract only: told whether the scheduler throttles,
-    /// its events capacity as the second-look threshold, its own `look` as
-    /// the second look, or, wrapped by a host's driver (`wrap`), the
-    /// host's driver at the base.
+    /// The stack on the I/O backend `io`, through its [`IoDriver`]
+    /// contract only; `wrap`: a host's driver around it.
     fn on_io<B>(mut io: B, config: &DriverConfig, wrap: Option<MakeWrapping<B>>) -> Driver
     where
         B: IoDriver + 'static,
@@ -328,9 +283,7 @@ impl Driver {
         driver
     }
 
-    /// The stack for `config` on top of `base` (the user's driver, the I/O
-    /// driver, or a [`ParkThread`]); `look` is how a second look polls
-    /// `base`.
+    /// The stack on top of `base`; `look` is how a second look polls it.
     fn with_base<P>(base: P, config: &DriverConfig, look: fn(&mut P) -> io::Result<()>) -> Driver
     where
         P: Park + 'static,
@@ -391,8 +344,7 @@ impl Driver {
         )
     }
 
-    /// No second looks until [`build`](Self::build) finds an I/O driver in
-    /// the stack.
+    /// No second looks until `build` finds an I/O driver.
     fn from_parts(park: Box<dyn DynPark>, unpark: Arc<dyn Unpark>) -> Driver {
         Driver {
             park,
@@ -412,14 +364,12 @@ impl Driver {
         self.unpark.clone()
     }
 
-    /// Parks: `None` until an event or unpark, `Some(d)` for at most `d`
-    /// (`Some(ZERO)` polls without blocking).
+    /// Parks: `None` until an event or unpark, `Some(d)` at most `d`.
     pub(crate) fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()> {
         self.park.park_timeout(timeout)
     }
 
-    /// A second look: polls the base of the stack once, without blocking
-    /// and without a timer fire pass.
+    /// A second look: polls the base once, no timers.
     pub(crate) fn look(&mut self) -> io::Result<()> {
         self.park.look()
     }

@@ -13,20 +13,8 @@ use crate::scheduler::core::{current_shared, is_running, SchedulerShared};
 use crate::task::JoinHandle;
 
 /// A cheap, cloneable reference to a [`Runtime`](crate::runtime::Runtime)
-/// that can spawn onto it from any thread.
-///
-/// A spawn from the runtime's own thread goes to its local run queue; from
-/// another thread it goes through the injection queue and wakes the
-/// runtime's thread only if that thread is parked.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// let handle = rt.handle().clone();
-/// let join = std::thread::spawn(move || handle.spawn(async { 1 + 1 }))
-///     .join()
-///     .unwrap();
-/// assert_eq!(rt.block_on(join).unwrap(), 2);
-/// ```
+/// that can spawn onto it from any thread (see the [module](crate::runtime)
+/// example); a remote spawn wakes the runtime's thread only if it is parked.
 #[derive(Clone)]
 pub struct Handle {
     pub(crate) shared: Arc<SchedulerShared>,
@@ -34,11 +22,6 @@ pub struct Handle {
 
 /// The error of [`Handle::try_current`]: this thread is not in a Tempo
 /// runtime.
-///
-/// ```
-/// let err = tempo::runtime::Handle::try_current().unwrap_err();
-/// assert!(err.to_string().contains("no Tempo runtime"));
-/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TryCurrentError(());
 
@@ -56,18 +39,7 @@ impl std::error::Error for TryCurrentError {}
 impl Handle {
     /// Returns the handle of the runtime entered on this thread.
     ///
-    /// # Panics
-    ///
     /// Panics outside a runtime; see [`try_current`](Handle::try_current).
-    ///
-    /// ```
-    /// use tempo::runtime::{Builder, Handle};
-    ///
-    /// let rt = Builder::new_current_thread().build()?;
-    /// let handle = rt.block_on(async { Handle::current() }); // inside: the runtime's handle
-    /// assert_eq!(rt.block_on(handle.spawn(async { 5 })).unwrap(), 5);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
     #[track_caller]
     pub fn current() -> Handle {
         match Handle::try_current() {
@@ -76,38 +48,15 @@ impl Handle {
         }
     }
 
-    /// Returns the handle of the runtime entered on this thread, or an
-    /// error if there is none.
-    ///
-    /// ```
-    /// use tempo::runtime::{Builder, Handle};
-    ///
-    /// assert!(Handle::try_current().is_err()); // no runtime on this thread
-    /// let rt = Builder::new_current_thread().build()?;
-    /// assert!(rt.block_on(async { Handle::try_current().is_ok() }));
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// The handle of the runtime entered on this thread, or an error if none.
     pub fn try_current() -> Result<Handle, TryCurrentError> {
         current_shared()
             .map(|shared| Handle { shared })
             .ok_or(TryCurrentError(()))
     }
 
-    /// Spawns a future onto the runtime, from any thread.
-    ///
-    /// If the runtime has shut down, the future is dropped and the returned
-    /// handle resolves to a cancelled [`JoinError`](crate::task::JoinError).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// let handle = rt.handle().clone();
-    /// // From another thread; the task runs when the runtime runs.
-    /// let join = std::thread::spawn(move || handle.spawn(async { "from elsewhere" }))
-    ///     .join()
-    ///     .unwrap();
-    /// assert_eq!(rt.block_on(join).unwrap(), "from elsewhere");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Spawns a future onto the runtime, from any thread. After shutdown the
+    /// future is dropped and the handle resolves cancelled.
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -116,17 +65,8 @@ impl Handle {
         self.shared.spawn(future)
     }
 
-    /// Runs the blocking closure `f` on the runtime's blocking pool, from
-    /// any thread; see [`spawn_blocking`](crate::task::spawn_blocking).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// let handle = rt.handle().clone();
-    /// let join = std::thread::spawn(move || handle.spawn_blocking(|| "from the pool"))
-    ///     .join()
-    ///     .unwrap();
-    /// assert_eq!(rt.block_on(join).unwrap(), "from the pool");
-    /// ```
+    /// Runs `f` on the runtime's blocking pool, from any thread; see
+    /// [`spawn_blocking`](crate::task::spawn_blocking).
     pub fn spawn_blocking<F, R>(&self, f: F) -> JoinHandle<R>
     where
         F: FnOnce() -> R + Send + 'static,
@@ -141,32 +81,10 @@ impl Handle {
         self.shared.unpark_count()
     }
 
-    /// Wakes the runtime's thread now, whatever it is doing.
-    ///
-    /// Under throttling, remote spawns and wakes wait for the next tick.
-    /// Control operations that must not wait (a state change, a shutdown)
-    /// call this after queueing their work: it cuts the sleep between ticks
-    /// short, unparks an idle runtime, or makes a busy one's next sleep
-    /// return at once. Costs a syscall only if the thread sleeps or parks.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread()
-    ///     .enable_all()
-    ///     .max_throttling(Duration::from_millis(20))
-    ///     .build()?;
-    /// let handle = rt.handle().clone();
-    /// let (tx, rx) = tokio::sync::oneshot::channel();
-    /// let control = std::thread::spawn(move || {
-    ///     // A control message that must not wait for the next tick.
-    ///     tx.send("stop").unwrap();
-    ///     handle.unpark();
-    /// });
-    /// assert_eq!(rt.block_on(rx).unwrap(), "stop");
-    /// control.join().unwrap();
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Wakes the runtime's thread now, whatever it is doing: for control
+    /// operations that must not wait for the next tick (a state change, a
+    /// shutdown), called after queueing the work. Costs a syscall only if the
+    /// thread sleeps or parks.
     pub fn unpark(&self) {
         self.shared.unpark();
     }
@@ -183,28 +101,18 @@ impl Handle {
         join
     }
 
-    /// Runs `future` on the runtime and blocks the calling thread (which
-    /// must not be the runtime's) until it completes. The future is spawned
-    /// with [`spawn_and_unpark`](Self::spawn_and_unpark), so it starts at
+    /// Runs `future` on the runtime's thread (unlike tokio's, not the
+    /// caller's) and blocks the calling thread until it completes; it starts at
     /// once even under throttling.
     ///
-    /// Unlike tokio's `Handle::block_on`, the future runs on the runtime's
-    /// thread, not on the caller's: it can use everything the runtime
-    /// drives, and the caller's thread only waits.
-    ///
-    /// # Panics
-    ///
-    /// On a thread that runs a Tempo runtime, or on this runtime's owning
-    /// thread (it would wait for work only it can do; use
-    /// [`Runtime::block_on`](crate::runtime::Runtime::block_on) there). If
-    /// `future` panics (the panic is resumed here), or if the runtime shuts
-    /// down before it completes.
+    /// Panics on a thread that runs a Tempo runtime or owns this one (it would wait
+    /// for work only it can do), if `future` panics (resumed here), or if the
+    /// runtime shuts down first.
     ///
     /// ```
     /// use std::sync::mpsc;
     /// use tokio::sync::oneshot;
     ///
-    /// // The runtime runs on a thread of its own...
     /// let (handle_tx, handle_rx) = mpsc::channel();
     /// let (stop_tx, stop_rx) = oneshot::channel::<()>();
     /// let runtime_thread = std::thread::spawn(move || {
@@ -213,14 +121,11 @@ impl Handle {
     ///     rt.block_on(async { stop_rx.await.ok() });
     /// });
     /// let handle = handle_rx.recv().unwrap();
-    ///
-    /// // ... and this thread waits for a future that runs there.
     /// let addr = handle.block_on(async {
     ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
     ///     socket.local_addr()
     /// })?;
     /// assert!(addr.ip().is_loopback());
-    ///
     /// stop_tx.send(()).unwrap();
     /// runtime_thread.join().unwrap();
     /// # Ok::<(), std::io::Error>(())
@@ -252,8 +157,7 @@ impl Handle {
         let result = loop {
             match join.as_mut().poll(&mut cx) {
                 Poll::Ready(result) => break result,
-                // Spurious returns (another user of this thread's park token)
-                // just poll again.
+                // A spurious return polls again.
                 Poll::Pending => thread::park(),
             }
         };
@@ -266,30 +170,8 @@ impl Handle {
 
     /// Enters the runtime on this thread (any thread) until the guard is
     /// dropped, as tokio's `Handle::enter`: sockets and timers created here
-    /// register with its drivers, and [`Handle::current`] and
-    /// [`tempo::spawn`](crate::spawn) find it. It does not make this thread
-    /// run the runtime (`spawn_local` needs the runtime's own thread); once
-    /// the runtime is dropped, a guard still held no longer makes it current.
-    ///
-    /// Guards, these and [`Runtime::enter`](crate::runtime::Runtime::enter)'s,
-    /// must be dropped in reverse order: dropping one that is not the
-    /// innermost panics.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// let handle = rt.handle().clone();
-    /// let socket = std::thread::spawn(move || {
-    ///     // Another thread: entering the handle lets it create sockets and timers.
-    ///     let _guard = handle.enter();
-    ///     let std_socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-    ///     std_socket.set_nonblocking(true)?;
-    ///     tempo::net::UdpSocket::from_std(std_socket)
-    /// })
-    /// .join()
-    /// .unwrap()?;
-    /// assert!(socket.local_addr()?.ip().is_loopback());
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// register with its drivers and [`tempo::spawn`](crate::spawn) finds it. It
+    /// does not run the runtime here. Guards must be dropped innermost first.
     pub fn enter(&self) -> HandleEnterGuard {
         HandleEnterGuard {
             _drivers: EnterLevel::handle(&self.shared),

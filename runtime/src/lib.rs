@@ -1,10 +1,11 @@
 //! Tempo: a single-thread async runtime with a throttling scheduler, for
 //! thousands of low-rate network streams.
 //!
-//! This crate is what applications depend on: the [task system](task), the
-//! schedulers, and the [runtime API](runtime). Names follow tokio's where
-//! the meaning is the same, so that moving a current-thread tokio
-//! application to Tempo is a change of imports.
+//! Names follow tokio's where the meaning is the same, so moving a
+//! current-thread tokio application is a change of imports
+//! (`docs/coming-from-tokio.md`); the crate map is in `docs/architecture.md`.
+//! A runtime runs every task on one thread: [`spawn`] takes `Send` futures
+//! from any thread, [`spawn_local`] `!Send` ones on the runtime's thread.
 //!
 //! ```
 //! use tempo::runtime::Builder;
@@ -21,38 +22,14 @@
 //! assert_eq!(out, 30);
 //! ```
 //!
-//! # Tasks and threads
-//!
-//! A runtime runs every task on one thread. [`spawn`] takes `Send` futures
-//! and works from any thread through a [`Handle`](runtime::Handle);
-//! [`spawn_local`] takes `!Send` futures on the runtime's thread. Wakers
-//! work from any thread; a wake from the runtime's thread costs no syscall,
-//! and a wake from another thread wakes the runtime's thread only if it is
-//! parked.
-//!
 //! # Features
 //!
-//! One dependency line covers the stack; the features pass through to the
-//! crates underneath:
-//!
-//! * `macros` (default): [`#[tempo::main]`](macro@main) and
-//!   [`#[tempo::test]`](macro@test).
-//! * `futures-io` (default): `futures_io::AsyncRead` / `AsyncWrite` for the
-//!   [`net`] stream types (tempo-io's feature of the same name).
-//! * `tokio-io`: `tokio::io::AsyncRead` / `AsyncWrite` for the same types,
-//!   so tokio-util codecs run on Tempo (tempo-io's feature).
-//! * `bytes`: the [`net`] receive methods that take a `bytes::BufMut`
-//!   (`recv_buf`, `recv_buf_from`, `try_recv_buf`, `try_recv_buf_from`,
-//!   `try_read_buf`; tempo-io's feature).
-//! * `tokio-compat`: tokio's runtime-bound calls (`tokio::spawn`,
-//!   `tokio::time`, `tokio::net`, `tokio::fs`, `tokio::process`,
-//!   `tokio::task::spawn_blocking`, and the crates built on them) work
-//!   inside every Tempo runtime, on a helper tokio runtime; see
-//!   `tempo::tokio_compat` (a module only with the feature on).
-//!
-//! ```toml
-//! tempo = { version = "0.1", features = ["tokio-io"] }
-//! ```
+//! * `macros` (default): [`#[tempo::main]`](macro@main), [`#[tempo::test]`](macro@test).
+//! * `futures-io` (default) / `tokio-io`: `AsyncRead` / `AsyncWrite` of
+//!   `futures_io` / `tokio::io` for the [`net`] stream types.
+//! * `bytes`: [`net`] receive methods into a `bytes::BufMut`.
+//! * `tokio-compat`: tokio's runtime-bound calls work inside a Tempo
+//!   runtime, on a helper tokio runtime (`tempo::tokio_compat`).
 #![deny(missing_docs)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![warn(rust_2018_idioms)]
@@ -80,39 +57,17 @@ pub mod tokio_compat;
 
 pub use spawn::{spawn, spawn_local};
 
-/// Runs an `async fn main` on a new Tempo runtime (feature `macros`, on by
-/// default).
-///
-/// The runtime is built with I/O and timers enabled
-/// ([`Builder::enable_all`](runtime::Builder::enable_all)); with no
-/// argument it runs the basic scheduler. Arguments, all optional:
-///
-/// * `max_throttling = "20ms"` (`"1s"`, `"500us"`; 1 ms to 1 s): the
-///   throttling scheduler with this period
-///   ([`Builder::max_throttling`](runtime::Builder::max_throttling));
-/// * `timer_policy = "never_early"` or `"nearest_tick"`
-///   ([`TimerPolicy`](runtime::TimerPolicy));
-/// * `start_paused = true`: the paused clock
-///   ([`Builder::start_paused`](runtime::Builder::start_paused));
-/// * `flavor = "current_thread"`: accepted so that
-///   `#[tokio::main(flavor = "current_thread")]` moves by renaming the
-///   crate. It is the only flavor: another one, or `worker_threads`, is a
-///   compile error, since a Tempo runtime runs its tasks on one thread;
-/// * `crate = "path"`: where to find this crate if it is re-exported under
-///   another name.
-///
-/// An unknown argument or a malformed value is a compile error pointing at
-/// it and listing what is accepted.
+/// Runs an `async fn main` on a new Tempo runtime with I/O and timers
+/// (feature `macros`). Optional arguments: `max_throttling = "20ms"` (1 ms
+/// to 1 s), `timer_policy = "never_early"` / `"nearest_tick"`,
+/// `start_paused = true`, `flavor = "current_thread"` (the only flavor,
+/// accepted for tokio's syntax) and `crate = "path"`. Anything else is a
+/// compile error.
 ///
 /// ```
-/// use std::time::Duration;
-///
 /// #[tempo::main(max_throttling = "20ms", timer_policy = "never_early")]
 /// async fn main() -> std::io::Result<()> {
 ///     let socket = tempo::net::UdpSocket::bind("127.0.0.1:0").await?;
-///     let start = tempo::time::Instant::now();
-///     tempo::time::sleep(Duration::from_millis(5)).await;
-///     assert!(start.elapsed() >= Duration::from_millis(5)); // never early
 ///     drop(socket);
 ///     Ok(())
 /// }
@@ -121,89 +76,55 @@ pub use spawn::{spawn, spawn_local};
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use tempo_macros::main;
 
-/// Runs an `async fn` as a `#[test]` on a new runtime of its own (feature
-/// `macros`, on by default).
-///
-/// Takes the same arguments as [`macro@main`]. `start_paused = true` gives
-/// the test the paused clock, so long timeouts take no time;
-/// `max_throttling = "..."` runs it on the throttling scheduler.
+/// Runs an `async fn` as a `#[test]` on a runtime of its own (feature
+/// `macros`); takes the same arguments as [`macro@main`].
 ///
 /// ```no_run
-/// use std::time::Duration;
-///
 /// #[tempo::test(start_paused = true)]
 /// async fn an_hour_passes_at_once() {
 ///     let start = tempo::time::Instant::now();
-///     tempo::time::sleep(Duration::from_secs(3600)).await;
-///     assert!(start.elapsed() >= Duration::from_secs(3600));
-/// }
-///
-/// #[tempo::test(max_throttling = "10ms")]
-/// async fn on_the_throttling_scheduler() {
-///     assert_eq!(tempo::spawn(async { 1 }).await.unwrap(), 1);
+///     tempo::time::sleep(std::time::Duration::from_secs(3600)).await;
+///     assert!(start.elapsed() >= std::time::Duration::from_secs(3600));
 /// }
 /// ```
 #[cfg(feature = "macros")]
 #[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use tempo_macros::test;
 
-/// Compile-fail checks of the macros' arguments: each block below must be
-/// rejected at compile time. (The messages themselves are checked by the
-/// unit tests of `tempo-macros`.)
-///
-/// An unknown argument:
-///
+/// Each block below must fail to compile (messages: `tempo-macros` tests);
+/// the last, valid one must compile.
 /// ```compile_fail
 /// #[tempo::main(max_throttle = "20ms")]
 /// async fn main() {}
 /// ```
-///
-/// The multi-thread flavor, and `worker_threads`:
-///
 /// ```compile_fail
 /// #[tempo::main(flavor = "multi_thread")]
 /// async fn main() {}
 /// ```
-///
 /// ```compile_fail
 /// #[tempo::test(worker_threads = 2)]
 /// async fn t() {}
 /// ```
-///
-/// A duration without a unit, or out of range:
-///
 /// ```compile_fail
 /// #[tempo::main(max_throttling = "20")]
 /// async fn main() {}
 /// ```
-///
 /// ```compile_fail
 /// #[tempo::main(max_throttling = "5s")]
 /// async fn main() {}
 /// ```
-///
-/// An unknown timer policy, a non-boolean `start_paused`:
-///
 /// ```compile_fail
 /// #[tempo::main(timer_policy = "late")]
 /// async fn main() {}
 /// ```
-///
 /// ```compile_fail
 /// #[tempo::test(start_paused = "yes")]
 /// async fn t() {}
 /// ```
-///
-/// A function that is not `async`:
-///
 /// ```compile_fail
 /// #[tempo::main]
 /// fn main() {}
 /// ```
-///
-/// The same program with valid arguments compiles (so the failures above
-/// are the arguments' fault):
-///
 /// ```
 /// #[tempo::main(flavor = "current_thread", max_throttling = "20ms", start_paused = true)]
 /// async fn main() {}

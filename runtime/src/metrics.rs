@@ -1,11 +1,7 @@
-//! Runtime metrics: counters that cost nothing on the hot path.
-//!
-//! The scheduler counts in plain `Cell`s on its own thread
+//! Runtime metrics: the scheduler counts in plain `Cell`s on its thread
 //! ([`LocalCounters`]) and publishes them with relaxed stores once per
-//! iteration (a tick, under throttling) into [`SharedCounters`], which any
-//! thread reads through [`Handle::metrics`](crate::runtime::Handle::metrics).
-//! No atomic read-modify-write, no lock, nothing per task poll or per event:
-//! a snapshot is at most one iteration old.
+//! iteration into [`SharedCounters`]: nothing per poll or event, and a
+//! snapshot is at most one iteration old.
 
 use std::cell::Cell;
 use std::time::Duration;
@@ -14,19 +10,13 @@ use tempo_time::TimerErrorHistogram;
 
 use crate::sync::{AtomicU64, Ordering::Relaxed};
 
-/// A snapshot of a runtime's counters, from
-/// [`Runtime::metrics`](crate::runtime::Runtime::metrics) or
-/// [`Handle::metrics`](crate::runtime::Handle::metrics).
-///
-/// Counters are cumulative since the runtime was built; subtract two
-/// snapshots ([`since`](Self::since)) to measure an interval.
+/// A snapshot of a runtime's cumulative counters (subtract two with
+/// [`since`](Self::since) to measure an interval).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RuntimeMetrics {
-    /// Scheduler iterations: ticks of the throttling scheduler, or
-    /// run-then-park rounds of the basic one.
+    /// Scheduler iterations: ticks, or the basic loop's run-then-park rounds.
     pub ticks: u64,
-    /// Ticks that ran past their period or left ready tasks behind, so that
-    /// the next tick started at once (throttling only).
+    /// Overrun ticks: the next started at once (throttling only).
     pub overruns: u64,
     /// Time the thread spent running (tasks, driver polls, bookkeeping).
     pub busy: Duration,
@@ -38,35 +28,25 @@ pub struct RuntimeMetrics {
     pub io_events: u64,
     /// Timers fired.
     pub timers_fired: u64,
-    /// Driver unparks: how many times a remote spawn or wake, or an
-    /// explicit [`Handle::unpark`](crate::runtime::Handle::unpark), woke
-    /// the runtime's thread while it was blocked in the driver (idle). A
-    /// wake that reaches a running runtime, or a throttled one sleeping
-    /// between ticks, costs no driver unpark and is not counted (an
-    /// explicit `Handle::unpark` still cuts such a sleep short). The same
-    /// number as [`Handle::unpark_count`](crate::runtime::Handle::unpark_count).
+    /// Driver unparks: remote spawns, wakes or `Handle::unpark` calls that
+    /// woke the thread while idle in the driver (as
+    /// [`Handle::unpark_count`](crate::runtime::Handle::unpark_count)).
     pub unparks: u64,
-    /// The error (`fire time - deadline`) of every timer fired, early and
-    /// late separately, in log2 buckets of microseconds; `None` without
-    /// timers enabled.
+    /// Every fired timer's error (`fire time - deadline`) in log2 buckets of
+    /// microseconds; `None` without timers.
     pub timer_error: Option<TimerErrorHistogram>,
-    /// Threads of the blocking pool ([`spawn_blocking`](crate::task::spawn_blocking))
-    /// alive now, idle or not. A gauge: [`since`](Self::since) keeps the
-    /// current value.
+    /// Blocking pool threads alive now. A gauge: [`since`](Self::since) keeps
+    /// the current value.
     pub blocking_threads: usize,
-    /// Of [`blocking_threads`](Self::blocking_threads), those idle now,
-    /// waiting for a closure or their keep-alive. A gauge.
+    /// Of [`blocking_threads`](Self::blocking_threads), those idle now. A gauge.
     pub idle_blocking_threads: usize,
-    /// Blocking closures queued now, waiting for a pool thread (the pool is
-    /// at [`max_blocking_threads`](crate::runtime::Builder::max_blocking_threads)).
-    /// A gauge.
+    /// Blocking closures queued now, waiting for a pool thread. A gauge.
     pub blocking_queue_depth: usize,
 }
 
 impl RuntimeMetrics {
     /// The share of time the thread was parked: `parked / (parked + busy)`,
-    /// about `1 - CPU load` of this runtime's thread (what threadshare's
-    /// "tuning" feature measured). `1.0` before anything was measured.
+    /// about `1 - CPU load` of the thread; `1.0` before any measurement.
     pub fn parked_ratio(&self) -> f64 {
         let total = self.parked + self.busy;
         if total.is_zero() {
@@ -76,18 +56,8 @@ impl RuntimeMetrics {
         }
     }
 
-    /// The counters accumulated since `earlier` (a previous snapshot of the
-    /// same runtime).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
-    /// let earlier = rt.metrics();
-    /// rt.block_on(async { tempo::spawn(async {}).await.unwrap() });
-    /// let interval = rt.metrics().since(&earlier);
-    /// assert!(interval.tasks_polled >= 1 && interval.tasks_polled < rt.metrics().tasks_polled);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// The counters accumulated since `earlier`, a previous snapshot of the
+    /// same runtime.
     pub fn since(&self, earlier: &RuntimeMetrics) -> RuntimeMetrics {
         RuntimeMetrics {
             ticks: self.ticks.wrapping_sub(earlier.ticks),

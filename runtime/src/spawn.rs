@@ -1,14 +1,7 @@
 //! The free spawn functions: [`spawn`], [`spawn_local`] and
-//! [`spawn_blocking`], which find the runtime entered on this thread.
-//!
-//! They are the public entry points of three different mechanisms (the
-//! task system through a [`Handle`], the owning thread's run queue, the
-//! blocking pool), gathered here so that each rule about "which runtime"
-//! is written once: a runtime is found through [`current`](crate::current),
-//! and outside one each function panics with a message naming the
-//! `Handle` method to use instead. They are re-exported as `tempo::spawn`,
-//! `tempo::spawn_local` and `tempo::task::{spawn, spawn_local,
-//! spawn_blocking}`.
+//! [`spawn_blocking`], which find the runtime entered on this thread
+//! through [`current`](crate::current) and, outside one, panic naming the
+//! `Handle` method to use instead.
 
 use std::future::Future;
 
@@ -16,12 +9,8 @@ use crate::runtime::Handle;
 use crate::scheduler::core::try_spawn_local;
 use crate::task::JoinHandle;
 
-/// The handle of the runtime entered on this thread.
-///
-/// # Panics
-///
-/// Outside a runtime, naming `what` was called and `instead`, the
-/// [`Handle`] method that works from anywhere.
+/// The handle of the runtime entered on this thread; outside one, panics
+/// naming `what` was called and `instead`.
 #[track_caller]
 fn current_handle(what: &str, instead: &str) -> Handle {
     match Handle::try_current() {
@@ -33,16 +22,10 @@ fn current_handle(what: &str, instead: &str) -> Handle {
     }
 }
 
-/// Spawns a future onto the current thread's runtime.
+/// Spawns a future onto the current thread's runtime; it runs on the
+/// runtime's thread. From other threads, use a [`Handle`].
 ///
-/// The future runs on the runtime's thread; `spawn` may be called from the
-/// runtime's thread or from any thread where the runtime is entered (see
-/// [`Runtime::enter`](crate::runtime::Runtime::enter)). To spawn from an
-/// arbitrary thread, use a [`Handle`](crate::runtime::Handle).
-///
-/// # Panics
-///
-/// Panics if called outside a Tempo runtime.
+/// Panics outside a Tempo runtime.
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
@@ -60,16 +43,10 @@ where
     current_handle("tempo::spawn", "Handle::spawn").spawn(future)
 }
 
-/// Spawns a `!Send` future onto the runtime that runs on this thread.
+/// Spawns a `!Send` future onto the runtime that runs on this thread; it
+/// is polled and dropped here only (its waker works from any thread).
 ///
-/// The future is polled and dropped on this thread only. Its waker may
-/// still be woken from any thread.
-///
-/// # Panics
-///
-/// Panics if this thread does not own an entered Tempo runtime (called
-/// outside `block_on` / `turn` / [`Runtime::enter`](crate::runtime::Runtime::enter),
-/// or from another thread).
+/// Panics if this thread does not own an entered Tempo runtime.
 ///
 /// ```
 /// use std::rc::Rc;
@@ -97,23 +74,14 @@ where
 }
 
 /// Runs the blocking closure `f` on the current runtime's blocking pool
-/// and returns a [`JoinHandle`] to await its result.
+/// (threads start on demand up to
+/// [`max_blocking_threads`](crate::runtime::Builder::max_blocking_threads),
+/// then closures queue). A panic resolves the handle to a panic
+/// [`JoinError`](crate::task::JoinError); `abort` stops only a closure not
+/// yet started. For shutdown, see
+/// [`Runtime`'s docs](crate::runtime::Runtime#shutdown).
 ///
-/// For work that would block the runtime's thread (file system calls,
-/// blocking libraries, heavy computation). The pool starts threads on
-/// demand, up to
-/// [`Builder::max_blocking_threads`](crate::runtime::Builder::max_blocking_threads);
-/// past that, closures queue. A panic in `f` resolves the JoinHandle to a
-/// [`JoinError`](crate::task::JoinError) with `is_panic()`;
-/// [`JoinHandle::abort`] stops a closure that has not started, never one
-/// that runs. On shutdown, closures not started are dropped (resolving
-/// cancelled) and running ones are waited for (see
-/// [`Runtime`'s shutdown docs](crate::runtime::Runtime#shutdown)).
-///
-/// # Panics
-///
-/// Outside a Tempo runtime (as [`spawn`](crate::spawn)); use
-/// [`Handle::spawn_blocking`] from other threads.
+/// Panics outside a Tempo runtime; use [`Handle::spawn_blocking`] from other threads.
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();

@@ -1,42 +1,14 @@
-//! tokio's ecosystem inside Tempo (feature `tokio-compat`): a helper tokio
-//! runtime whose context every Tempo runtime enters on its thread.
-//!
-//! A crate a program depends on (an HTTP stack, a database driver) may call
-//! tokio's runtime-bound functions, which look for tokio's runtime in a
-//! thread-local of tokio's and panic on a Tempo thread. With this feature,
-//! every Tempo runtime sets that thread-local to the handle of one **helper
-//! tokio runtime** while it is entered, so those calls work unchanged:
-//!
-//! * tokio's sockets, timers, `tokio::fs`, `tokio::process` and
-//!   `tokio::signal` register with the helper's drivers (polled on the
-//!   helper's thread); their futures are polled by the Tempo task awaiting
-//!   them;
-//! * `tokio::spawn` runs the task on the helper's worker thread (spawn your
-//!   own with [`tempo::spawn`](crate::spawn)); its `JoinHandle` can be
-//!   awaited from a Tempo task; `tokio::task::spawn_blocking` runs on the
-//!   helper's blocking pool.
-//!
-//! The helper is a multi-thread tokio runtime with one worker, I/O and time
-//! enabled, its threads named [`THREAD_NAME`]. It starts the first time a
-//! Tempo runtime is entered in the process (not by a runtime built and
-//! dropped without running), is shared by every runtime, and lives as long
-//! as the process. If the OS refuses it, the runtime runs without it and
-//! the next enter tries again.
-//!
-//! An event from tokio's drivers is a wake *from another thread*: on a
-//! throttled runtime it waits for the next tick (up to `T`), so a
-//! `tokio::time::sleep` fires on the first tick after its deadline. tokio's
-//! clock is the helper's: a paused Tempo clock does not move it.
+//! tokio's ecosystem inside Tempo (feature `tokio-compat`): while a Tempo
+//! runtime is entered on a thread, tokio's thread-local points at one
+//! shared **helper tokio runtime** (one worker, I/O and time, started at
+//! the first enter, living as long as the process), so tokio's
+//! runtime-bound calls in dependencies work unchanged. What runs where, the
+//! timing under throttling and what is not provided:
+//! `docs/coming-from-tokio.md`.
 //!
 //! The helper's context is entered once per Tempo enter level
-//! (`current::EnterLevel`: `block_on`, `turn`, `Runtime::enter`,
-//! `Handle::enter`), not per task poll, so polls cost nothing extra; and its
-//! guard is dropped with the level, which keeps tokio's guard stack and
-//! Tempo's in step (a guard held for the thread's life would break the
-//! user's own tokio guards' order). On a Tempo thread the helper's context
-//! replaces any tokio context entered before, until the level ends.
-//! `task::block_in_place` and `LocalSet` are not provided; `tempo::spawn_local`
-//! needs no `LocalSet`. With the feature off nothing is entered or paid.
+//! (`current::EnterLevel`), not per task poll, and its guard dropped with
+//! the level, so tokio's guard stack and Tempo's stay in step.
 
 use std::io;
 use std::sync::OnceLock;
@@ -44,47 +16,24 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 /// The name of the helper tokio runtime's threads (its worker and its
-/// blocking pool), as a debugger, `top -H` or `/proc/<pid>/task/*/comm`
-/// show them.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-/// let name = rt.block_on(async {
-///     // tokio::spawn runs on the helper's worker thread.
-///     tokio::spawn(async { std::thread::current().name().map(str::to_owned) })
-///         .await
-///         .unwrap()
-/// });
-/// assert_eq!(name.as_deref(), Some(tempo::tokio_compat::THREAD_NAME));
-/// # Ok::<(), std::io::Error>(())
-/// ```
+/// blocking pool).
 pub const THREAD_NAME: &str = "tempo-tokio-compat";
 
-/// The helper runtime, once started; it is never dropped (a `static`), so
-/// it lives as long as the process.
+/// The helper runtime, once started; a `static`, never dropped.
 static HELPER: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
 
-/// Serialises starts, so that two threads entering their first runtime at
-/// once start one helper, not two.
+/// Serialises starts, so two threads start one helper.
 static STARTING: Mutex<()> = Mutex::new(());
 
-/// The handle of the helper tokio runtime that runs what tokio's
-/// runtime-bound calls need on Tempo threads, starting it if it has not
-/// started yet.
-///
-/// Inside a Tempo runtime nothing needs it: tokio's own calls find it. It
-/// is for the other threads of a program, e.g. to hand a tokio-bound
-/// client to a thread that is not a Tempo runtime's (`handle.enter()`
-/// there), or to `block_on` a tokio future from a plain thread.
+/// The handle of the helper tokio runtime, starting it if needed: for
+/// threads that are not a Tempo runtime's (inside one, tokio's calls find it).
 ///
 /// # Errors
 ///
-/// The OS error if the helper cannot be started (no thread or epoll
-/// instance to be had); a later call tries again.
+/// The OS error if the helper cannot be started; a later call tries again.
 ///
 /// ```
 /// let helper = tempo::tokio_compat::handle()?;
-/// // A plain thread, not a Tempo runtime's: enter the helper explicitly.
 /// let answer = std::thread::spawn(move || helper.block_on(async { 6 * 7 }))
 ///     .join()
 ///     .unwrap();
@@ -104,8 +53,7 @@ fn helper() -> io::Result<&'static tokio::runtime::Runtime> {
         return Ok(rt);
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
-        // One worker: it polls the drivers and runs what `tokio::spawn`
-        // puts there. Tempo's threads poll everything else.
+        // One worker: the drivers and `tokio::spawn`'s tasks.
         .worker_threads(1)
         .thread_name(THREAD_NAME)
         .enable_all()
@@ -119,10 +67,8 @@ pub(crate) struct HelperEntered {
     _guard: tokio::runtime::EnterGuard<'static>,
 }
 
-/// Enters the helper's context on this thread, starting the helper if
-/// needed; `None` if it cannot be started, or if tokio's thread-local is
-/// gone (a runtime dropped by a thread-local destructor at thread exit,
-/// where tokio's `enter` would panic).
+/// Enters the helper's context on this thread, starting it if needed;
+/// `None` if it cannot start or tokio's thread-local is gone (thread exit).
 pub(crate) fn enter() -> Option<HelperEntered> {
     enter_with(|| helper().ok())
 }

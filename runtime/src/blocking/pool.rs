@@ -1,41 +1,20 @@
-//! The blocking pool: threads that run `spawn_blocking` closures.
+//! The blocking pool: threads that run `spawn_blocking` closures, bounded
+//! so a burst queues instead of starting thousands of threads, started on
+//! demand and exiting after the keep-alive.
 //!
-//! # Why a pool, and why bounded
+//! The protocol, all under `state`'s lock:
 //!
-//! A Tempo runtime runs every task on one thread, so a task that blocks
-//! (a file read, a DNS lookup, a CPU-heavy computation) stalls every other
-//! task of that runtime. The pool gives such work threads of its own. It is
-//! bounded ([`Builder::max_blocking_threads`](crate::runtime::Builder::max_blocking_threads),
-//! 512 by default as in tokio) so that a burst of blocking calls queues up
-//! instead of starting thousands of threads; it starts threads only when a
-//! closure arrives and no thread is idle, and an idle thread exits after
-//! [`thread_keep_alive`](crate::runtime::Builder::thread_keep_alive) (10 s
-//! by default), so a runtime that never blocks costs no thread.
-//!
-//! # The protocol (one mutex, two condition variables)
-//!
-//! Everything is decided under `state`'s lock:
-//!
-//! * **Spawn**: push the task on the queue. If a thread is idle, take it
-//!   out of the idle count (`num_idle -= 1`), leave it a notification
-//!   (`num_notify += 1`) and signal `worker_cv`. Otherwise start a thread
-//!   if below the maximum; at the maximum the task waits for a busy thread.
-//!   After shutdown the task is cancelled at once instead.
-//! * **Worker**: run tasks from the queue until it is empty; then become
-//!   idle (`num_idle += 1`) and wait on `worker_cv` for up to the
-//!   keep-alive. On waking it checks, in this order: a notification left
-//!   for it (consume it, go back to the queue), shutdown (exit), timeout
-//!   (leave the idle count, exit). Checking the notification first is what
-//!   makes a spawn that races the last idle thread's time-out safe: the
-//!   spawner saw the thread in the idle count and counted on it, so the
-//!   thread runs the task even though its wait timed out (the loom model
-//!   `loom-tests/tests/blocking_pool.rs` checks that no task is lost).
-//! * **Shutdown**: set `shutdown`, take every queued task (they are
-//!   cancelled: their JoinHandles resolve to a cancelled `JoinError`), wake
-//!   every idle thread, and wait on `shutdown_cv` until no thread is left,
-//!   at most until the deadline. Running closures cannot be interrupted:
-//!   threads still running one at the deadline are detached and exit when
-//!   it returns. A second shutdown does not wait again.
+//! * **Spawn**: queue the task; if a thread is idle, take it out of the
+//!   idle count, leave it a notification and signal `worker_cv`; else
+//!   start a thread below the maximum. After shutdown, cancel the task.
+//! * **Worker**: run queued tasks, then wait idle on `worker_cv` up to the
+//!   keep-alive; on waking check, in order, a notification (run), shutdown
+//!   (exit), timeout (exit). Notification first: a spawn that counted on
+//!   this thread is run even if the wait timed out (loom model
+//!   `loom-tests/tests/blocking_pool.rs`: no task lost).
+//! * **Shutdown**: set `shutdown`, cancel every queued task, wake the idle
+//!   threads, wait on `shutdown_cv` until none is left or the deadline;
+//!   running closures are detached. A second shutdown does not wait.
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
@@ -108,8 +87,8 @@ struct PoolState {
     /// Notifications left for idle workers by spawns (see the module docs).
     num_notify: usize,
     shutdown: bool,
-    /// The thread handles of live workers, joined at shutdown; a worker
-    /// that exits on its keep-alive removes (detaches) its own.
+    /// Live workers' thread handles, joined at shutdown (a keep-alive exit
+    /// detaches its own).
     workers: HashMap<usize, thread::JoinHandle<()>>,
     next_worker_id: usize,
 }
@@ -148,9 +127,7 @@ impl BlockingPool {
 
     /// Runs `f` on a pool thread; see [`spawn_blocking`](crate::task::spawn_blocking).
     ///
-    /// # Panics
-    ///
-    /// If the pool has no thread and the OS refuses to start one.
+    /// Panics if the pool has no thread and the OS refuses to start one.
     #[track_caller]
     pub(crate) fn spawn<F, R>(&self, f: F) -> JoinHandle<R>
     where
@@ -173,8 +150,7 @@ impl BlockingPool {
         } else if state.num_threads < self.inner.config.max_threads {
             if let Err(error) = self.start_worker(&mut state) {
                 if state.num_threads == 0 {
-                    // Nothing would ever run the task: give up loudly, as
-                    // tokio does, rather than leave the JoinHandle pending.
+                    // Nothing would run the task: panic, as tokio does.
                     let task = state.queue.pop_back();
                     drop(state);
                     drop(task);
@@ -186,8 +162,8 @@ impl BlockingPool {
         join
     }
 
-    /// Starts one worker thread; called with the lock held, so the worker
-    /// cannot look at the state before its bookkeeping is in place.
+    /// Starts one worker; the lock is held, so its bookkeeping is in place
+    /// before it looks at the state.
     fn start_worker(&self, state: &mut PoolState) -> io::Result<()> {
         let id = state.next_worker_id;
         let inner = self.inner.clone();
@@ -200,9 +176,8 @@ impl BlockingPool {
         Ok(())
     }
 
-    /// Shuts the pool down (see the module docs) and waits for its threads
-    /// to exit, at most `timeout` (`None`: as long as it takes). Returns
-    /// `true` if every thread exited. Only the first call waits.
+    /// Shuts the pool down and waits for its threads at most `timeout`
+    /// (`None`: no limit); `true` if all exited. Only the first call waits.
     pub(crate) fn shutdown(&self, timeout: Option<Duration>) -> bool {
         let mut state = self.inner.state.lock();
         if state.shutdown {
@@ -212,8 +187,7 @@ impl BlockingPool {
         let queued = std::mem::take(&mut state.queue);
         self.inner.worker_cv.notify_all();
         drop(state);
-        // Cancel the queued tasks outside the lock: dropping a closure runs
-        // user code, which may even spawn_blocking (and be refused).
+        // Cancelled outside the lock: dropping a closure runs user code.
         drop(queued);
 
         let deadline = timeout.and_then(|timeout| Instant::now().checked_add(timeout));
@@ -237,8 +211,7 @@ impl BlockingPool {
             }
         }
         let all_exited = state.num_threads == 0;
-        // Join the exited threads, so that their thread-locals are gone
-        // too when shutdown returns; threads still running are detached.
+        // Join the exited threads, so their thread-locals are gone too.
         let workers = if all_exited {
             std::mem::take(&mut state.workers)
         } else {
@@ -283,9 +256,8 @@ impl PoolInner {
                         .wait_timeout(state, self.config.keep_alive, &self.state);
                 state = guard;
                 if state.num_notify > 0 {
-                    // A spawn counted on this thread (and already took it
-                    // out of the idle count): go and run its task, even if
-                    // the wait timed out meanwhile.
+                    // A spawn counted on this thread: run its task, even
+                    // if the wait timed out.
                     state.num_notify -= 1;
                     continue 'work;
                 }

@@ -23,113 +23,41 @@ pub struct Context {
 }
 
 impl Context {
-    /// Returns the running context called `name`, or starts one whose
-    /// thread (named `name`) runs a throttling scheduler with
-    /// [`max_throttling`](crate::runtime::Builder::max_throttling)
-    /// `max_throttling`, I/O and
-    /// timers enabled, every other setting the default: [`acquire_with`]
+    /// Returns the running context called `name` if it runs with the same
+    /// `max_throttling` and the default timer policy (one thread has one tick),
+    /// or starts one with I/O and timers: [`acquire_with`](Self::acquire_with)
     /// with [`ContextBuilder::new`]`(max_throttling)`.
     ///
-    /// A running context is returned only if it runs with the same
-    /// `max_throttling` (one thread has one tick, so two elements that
-    /// need different periods cannot share it) and the default timer
-    /// policy.
-    ///
-    /// [`acquire_with`]: Self::acquire_with
-    ///
-    /// # Errors
-    ///
-    /// * [`AlreadyExists`](io::ErrorKind::AlreadyExists) if a context called
-    ///   `name` is running with another `max_throttling` (or was started
-    ///   by [`acquire_with`] with another timer policy); the message gives
-    ///   both values. Acquire it with its period (see
-    ///   [`max_throttling`](Self::max_throttling)), or use another name.
-    /// * The builder's error for an out-of-range `max_throttling` (see
-    ///   [`Builder::max_throttling`](crate::runtime::Builder::max_throttling)).
-    /// * The OS error if the thread or its drivers cannot be created (e.g.
-    ///   file descriptors exhausted).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::Context;
-    ///
-    /// let audio = Context::acquire("doc-acquire", Duration::from_millis(20))?;
-    /// // The same name, the same thread.
-    /// let again = Context::acquire("doc-acquire", Duration::from_millis(20))?;
-    /// assert_eq!(audio.thread_id(), again.thread_id());
-    /// // Another period under that name is refused.
-    /// let err = Context::acquire("doc-acquire", Duration::from_millis(5)).unwrap_err();
-    /// assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Errors: `AlreadyExists` if `name` runs with another period or timer policy (the
+    /// message gives both); the builder's error for an out-of-range period; the
+    /// OS error if the thread or its drivers cannot be created.
     pub fn acquire(name: &str, max_throttling: Duration) -> io::Result<Context> {
         Context::acquire_with(name, &ContextBuilder::new(max_throttling))
     }
 
-    /// Returns the running context called `name`, or starts one whose
-    /// runtime is built with `config`: [`acquire`](Self::acquire) with the
-    /// timer policy, events capacity, tick budget and blocking pool of a
-    /// [`ContextBuilder`].
+    /// [`acquire`](Self::acquire) with a [`ContextBuilder`]'s settings. Only
+    /// the period and timer policy must match a running context; its other
+    /// settings are the first acquirer's.
     ///
-    /// A running context is returned only if it runs with the same period
-    /// and the same [`timer_policy`](ContextBuilder::timer_policy): these
-    /// are what a task on the context observes, and one thread has one
-    /// tick and one timer rule. Its other settings (events capacity, tick
-    /// budget, blocking pool and its threads' name) are whatever it was
-    /// started with: the first acquirer configures them, a later request
-    /// that differs there shares the context as it is.
-    ///
-    /// # Errors
-    ///
-    /// As [`acquire`](Self::acquire); `AlreadyExists` also for another
-    /// timer policy.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use tempo::context::{Context, ContextBuilder};
-    /// use tempo::runtime::TimerPolicy;
-    ///
-    /// let mut config = ContextBuilder::new(Duration::from_millis(20));
-    /// config.timer_policy(TimerPolicy::NeverEarly).max_blocking_threads(2);
-    /// let video = Context::acquire_with("doc-acquire-with", &config)?;
-    ///
-    /// // The same period and policy: the running context, whatever the
-    /// // other settings asked for.
-    /// let mut other = config.clone();
-    /// other.max_blocking_threads(8);
-    /// let again = Context::acquire_with("doc-acquire-with", &other)?;
-    /// assert_eq!(video.thread_id(), again.thread_id());
-    ///
-    /// // Another timer policy (`acquire` asks for the default) is refused.
-    /// let err = Context::acquire("doc-acquire-with", Duration::from_millis(20)).unwrap_err();
-    /// assert_eq!(err.kind(), std::io::ErrorKind::AlreadyExists);
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Errors: as [`acquire`](Self::acquire).
     pub fn acquire_with(name: &str, config: &ContextBuilder) -> io::Result<Context> {
         thread::acquire(name, config).map(|inner| Context { inner })
     }
 
-    /// The context whose thread the caller runs on (from a task spawned on
-    /// a context, for instance), or `None`.
-    ///
-    /// This is a strong reference: it keeps the context running while it
-    /// lives. To remember the context in something the context itself owns
-    /// (a task, an element's state), store [`current_weak`](Self::current_weak)
-    /// instead; see [which reference to store](super#which-reference-to-store).
+    /// The context whose thread the caller runs on, or `None`. A strong
+    /// reference: state the context owns stores [`current_weak`](Self::current_weak).
     pub fn current() -> Option<Context> {
         thread::current()
             .and_then(|weak| weak.upgrade())
             .map(|inner| Context { inner })
     }
 
-    /// The context whose thread the caller runs on, as a [`WeakContext`]
-    /// that does not keep it running; `None` off a context thread.
+    /// The context whose thread the caller runs on, as a [`WeakContext`].
     pub fn current_weak() -> Option<WeakContext> {
         thread::current().map(|inner| WeakContext { inner })
     }
 
-    /// A [`WeakContext`] to this context: it does not keep the context
-    /// running.
+    /// A [`WeakContext`] to this context.
     pub fn downgrade(&self) -> WeakContext {
         WeakContext {
             inner: Arc::downgrade(&self.inner),
@@ -151,15 +79,13 @@ impl Context {
         self.inner.thread_id
     }
 
-    /// A handle to the context's runtime: spawn onto it from any thread,
-    /// read its metrics, unpark it.
+    /// A handle to the context's runtime (spawn, metrics, unpark).
     pub fn handle(&self) -> &Handle {
         &self.inner.handle
     }
 
-    /// Spawns a task on the context (from any thread). The task runs at the
-    /// context's next tick; see [`Handle::spawn_and_unpark`] for work that
-    /// must not wait for it.
+    /// Spawns a task on the context from any thread; it runs at the next tick
+    /// (see [`Handle::spawn_and_unpark`]).
     pub fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -171,22 +97,7 @@ impl Context {
     /// Runs `future` on the context and blocks the calling thread until it
     /// completes; see [`Handle::block_on`].
     ///
-    /// # Panics
-    ///
-    /// When called on the context's own thread (it would wait for itself
-    /// forever), and when `future` panics (the panic is resumed here).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    ///
-    /// let ctx = tempo::context::Context::acquire("doc-block-on", Duration::from_millis(10))?;
-    /// let out = ctx.block_on(async {
-    ///     tempo::time::sleep(Duration::from_millis(1)).await;
-    ///     "ran on the context"
-    /// });
-    /// assert_eq!(out, "ran on the context");
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Panics on the context's own thread, or if `future` panics (resumed here).
     #[track_caller]
     pub fn block_on<F>(&self, future: F) -> F::Output
     where
@@ -197,8 +108,7 @@ impl Context {
     }
 }
 
-/// A reference to a context that does not keep it running; see
-/// [which reference to store](super#which-reference-to-store).
+/// A reference to a context that does not keep it running.
 ///
 /// ```
 /// use std::time::Duration;
@@ -216,8 +126,7 @@ pub struct WeakContext {
 }
 
 impl WeakContext {
-    /// A `WeakContext` to no context: [`upgrade`](Self::upgrade) always
-    /// returns `None`.
+    /// A `WeakContext` to no context: [`upgrade`](Self::upgrade) returns `None`.
     pub fn new() -> WeakContext {
         WeakContext { inner: Weak::new() }
     }

@@ -1,10 +1,6 @@
-//! [`ContextBuilder`]: what a context's runtime is built with (always a
-//! single-thread throttling runtime with I/O and timers, named after the
-//! context). A type of its own, not a [`Builder`], because the registry
-//! compares a request with a running context ([`ContextBuilder::conflict`])
-//! and a [`Builder`] does not expose its settings. The period and timer
-//! policy must match a running context; its resources are the first
-//! acquirer's.
+//! [`ContextBuilder`]: what a context's runtime is built with. Not a
+//! [`Builder`], because the registry compares a request with a running
+//! context ([`ContextBuilder::conflict`]) and a `Builder` hides its settings.
 
 use std::fmt;
 use std::sync::Arc;
@@ -13,27 +9,9 @@ use std::time::Duration;
 use crate::runtime::{Builder, TimerPolicy};
 
 /// The configuration of a context's runtime, for
-/// [`Context::acquire_with`](super::Context::acquire_with).
-///
-/// Each setting is the [`Builder`] setting of the same name; a setting not
-/// given is the [`Builder`] default, except the blocking threads' name
-/// (`"{context name}-blocking"`).
-///
-/// ```
-/// use std::time::Duration;
-/// use tempo::context::{Context, ContextBuilder};
-/// use tempo::runtime::TimerPolicy;
-///
-/// let mut config = ContextBuilder::new(Duration::from_millis(20));
-/// config
-///     .timer_policy(TimerPolicy::NeverEarly)
-///     .io_events_capacity(4096)
-///     .max_blocking_threads(2)
-///     .thread_name("video-files");
-/// let video = Context::acquire_with("doc-builder-video", &config)?;
-/// assert_eq!(video.max_throttling(), Duration::from_millis(20));
-/// # Ok::<(), std::io::Error>(())
-/// ```
+/// [`Context::acquire_with`](super::Context::acquire_with). Each setting is
+/// the [`Builder`] setting of the same name, with its default, except the
+/// blocking threads' name (`"{context name}-blocking"`).
 #[derive(Clone)]
 pub struct ContextBuilder {
     max_throttling: Duration,
@@ -46,10 +24,8 @@ pub struct ContextBuilder {
 }
 
 impl ContextBuilder {
-    /// A configuration for a context whose scheduler runs with
-    /// [`max_throttling`](Builder::max_throttling) `max_throttling`; every
-    /// other setting is the default ([`Context::acquire`](super::Context::acquire)'s
-    /// configuration).
+    /// A configuration with [`max_throttling`](Builder::max_throttling)
+    /// `max_throttling` and the defaults (those of `Context::acquire`).
     pub fn new(max_throttling: Duration) -> ContextBuilder {
         ContextBuilder {
             max_throttling,
@@ -62,18 +38,13 @@ impl ContextBuilder {
         }
     }
 
-    /// When timers fire relative to their deadline; see
-    /// [`Builder::timer_policy`]. Must match a running context's.
+    /// [`Builder::timer_policy`]; must match a running context's.
     pub fn timer_policy(&mut self, policy: TimerPolicy) -> &mut ContextBuilder {
         self.timer_policy = policy;
         self
     }
 
-    /// The I/O driver's events buffer; see [`Builder::io_events_capacity`].
-    ///
-    /// # Panics
-    ///
-    /// If `capacity` is zero.
+    /// [`Builder::io_events_capacity`]. Panics if `capacity` is zero.
     #[track_caller]
     pub fn io_events_capacity(&mut self, capacity: usize) -> &mut ContextBuilder {
         assert!(capacity > 0, "io_events_capacity must be at least 1");
@@ -81,11 +52,7 @@ impl ContextBuilder {
         self
     }
 
-    /// The most tasks polled per tick; see [`Builder::tick_budget`].
-    ///
-    /// # Panics
-    ///
-    /// If `budget` is zero.
+    /// [`Builder::tick_budget`]. Panics if `budget` is zero.
     #[track_caller]
     pub fn tick_budget(&mut self, budget: u32) -> &mut ContextBuilder {
         assert!(budget > 0, "tick_budget must be at least 1");
@@ -93,12 +60,7 @@ impl ContextBuilder {
         self
     }
 
-    /// The most threads of the context's blocking pool; see
-    /// [`Builder::max_blocking_threads`].
-    ///
-    /// # Panics
-    ///
-    /// If `max` is zero.
+    /// [`Builder::max_blocking_threads`]. Panics if `max` is zero.
     #[track_caller]
     pub fn max_blocking_threads(&mut self, max: usize) -> &mut ContextBuilder {
         assert!(max > 0, "max_blocking_threads must be at least 1");
@@ -106,16 +68,13 @@ impl ContextBuilder {
         self
     }
 
-    /// How long an idle blocking thread waits for work before it exits;
-    /// see [`Builder::thread_keep_alive`].
+    /// [`Builder::thread_keep_alive`].
     pub fn thread_keep_alive(&mut self, keep_alive: Duration) -> &mut ContextBuilder {
         self.thread_keep_alive = Some(keep_alive);
         self
     }
 
-    /// The name of the blocking pool's threads, as
-    /// [`Builder::thread_name`]; default `"{context name}-blocking"`. The
-    /// context's own thread is always named after the context.
+    /// [`Builder::thread_name`]; the context's own thread is named after it.
     pub fn thread_name(&mut self, name: impl Into<String>) -> &mut ContextBuilder {
         self.thread_name = Some(Arc::from(name.into()));
         self
@@ -126,10 +85,8 @@ impl ContextBuilder {
         self.max_throttling
     }
 
-    /// Why a context called `name` that runs with `running` (the
-    /// configuration it was started with) cannot be returned for this
-    /// request, or `None` if it can: the settings a task observes (period,
-    /// timer policy) differ. Resource settings never conflict.
+    /// Why a context `name` running with `running` cannot serve this request
+    /// (its period or timer policy differ), or `None`.
     pub(super) fn conflict(&self, name: &str, running: &ContextBuilder) -> Option<String> {
         if running.max_throttling != self.max_throttling {
             return Some(format!(

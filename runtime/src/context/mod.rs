@@ -1,27 +1,8 @@
 //! Contexts: named threads that each run a throttling scheduler, shared by
-//! every element that asks for the same name.
-//!
-//! This is the thread-sharing model of GStreamer's threadshare elements:
-//! 1,000 UDP sources do not start 1,000 threads; each
-//! [`acquire`](Context::acquire)s a context by name, and all that name the
-//! same context share its thread and its tick. Scale out is by more
-//! contexts, one thread each, never by work stealing. The configuration a
-//! running context must share with a request: see
-//! [`Context::acquire_with`] and [`ContextBuilder`].
-//!
-//! A context lives as long as a [`Context`] value refers to it. When the
-//! last one is dropped, the context thread drops every task it still owns
-//! (on that thread), then exits; a later `acquire` of the same name starts
-//! a new one.
-//!
-//! # Which reference to store
-//!
-//! A [`Context`] keeps the context running: an element that *uses* a
-//! context holds one. Whatever only needs to find its way back, and lives
-//! in state the context itself owns (a task's state, a socket's callback),
-//! stores a [`WeakContext`] ([`Context::downgrade`],
-//! [`Context::current_weak`]): a `Context` there is a cycle, and the
-//! context never stops.
+//! every element that asks for the same name, as GStreamer's threadshare
+//! does (`docs/contexts.md`). A context lives while a [`Context`] refers to
+//! it; state the context itself owns stores a [`WeakContext`] instead, or
+//! the cycle keeps it running forever.
 //!
 //! ```
 //! use std::time::Duration;
@@ -33,13 +14,8 @@
 //! assert_eq!(a.block_on(async { 6 * 7 }), 42);
 //! ```
 //!
-//! # The registry lock
-//!
-//! Names map to running contexts through one process-wide registry behind
-//! a mutex, holding weak references. Dropping the last [`Context`] takes
-//! that lock (to forget the name), so **no reference to a context is
-//! dropped while the registry lock is held**, or that thread would
-//! deadlock on itself; see `registry.rs`.
+//! Invariant: dropping the last `Context` takes the registry lock, so **no
+//! context reference is dropped while that lock is held** (`registry.rs`).
 
 mod api;
 mod builder;

@@ -1,14 +1,9 @@
 //! The registry: running contexts by name, one process-wide map behind a
-//! mutex, holding weak references.
-//!
-//! The lock rule: **no reference to a context is dropped while the
-//! registry lock is held**. Dropping the last strong reference runs
-//! `ContextInner::drop`, which calls [`Registry::forget`] and so takes this
-//! lock again. Every reference taken or removed under the lock, strong or
-//! weak, is dropped after the guard. Generic over the counted reference
-//! ([`Counted`]) so that `loom-tests/tests/context_registry.rs` runs this
-//! code with a loom-counted stand-in for `Arc` / `Weak` (loom has no
-//! `Weak`).
+//! mutex, holding weak references. Rule: **no reference to a context is
+//! dropped while the registry lock is held** (the last strong one's drop
+//! calls [`Registry::forget`], which takes the lock). Generic over
+//! [`Counted`] so the loom model `loom-tests/tests/context_registry.rs`
+//! runs this code with a stand-in for `Arc` / `Weak`.
 
 use std::collections::BTreeMap;
 use std::io;
@@ -53,9 +48,8 @@ pub enum RegistryMutant {
     DropRefusedUnderLock,
 }
 
-/// Contexts by name. Entries are weak: the registry never keeps a context
-/// alive; a dead entry is replaced by the next `acquire`. Nothing that
-/// refers to a context is dropped while the lock is held.
+/// Contexts by name. Entries are weak; a dead entry is replaced by the
+/// next `acquire`.
 pub struct Registry<S: Counted> {
     entries: Mutex<BTreeMap<String, S::Weak>>,
     #[cfg(loom)]
@@ -81,11 +75,9 @@ impl<S: Counted> Registry<S> {
         }
     }
 
-    /// The running context called `name` unless `conflict` says why the
-    /// request may not share it (an `AlreadyExists` error), else a new one
-    /// from `start`, registered under `name`. `start` runs under the lock
-    /// and returns the context with a call that receives its weak
-    /// reference once the lock is released.
+    /// The running context called `name`, unless `conflict` refuses (an
+    /// `AlreadyExists` error); else a new one from `start` (run under the
+    /// lock), whose call receives its weak reference after the lock.
     pub fn acquire<P: FnOnce(S::Weak)>(
         &self,
         name: &str,
@@ -104,27 +96,22 @@ impl<S: Counted> Registry<S> {
                 drop(entries);
                 return Err(refused);
             }
-            // `found` may be the last strong reference by now (its other
-            // holders dropped theirs since the upgrade): release the lock
-            // before it is dropped.
+            // `found` may be the last strong reference by now: unlock first.
             drop(entries);
             drop(found);
             return Err(refused);
         }
         let (started, publish) = start()?;
         let replaced = entries.insert(name.to_owned(), S::downgrade(&started));
-        // A weak reference's drop never runs `ContextInner::drop`, but no
-        // reference of either kind is dropped under the lock: one rule, no
-        // exception to reason about.
+        // No reference of either kind is dropped under the lock: one rule.
         drop(entries);
         drop(replaced);
         publish(S::downgrade(&started));
         Ok(started)
     }
 
-    /// Forgets `name`, unless a new context of that name already replaced
-    /// the dead entry. Called by the last strong reference's drop; the
-    /// removed (dead) weak reference is dropped once the guard is gone.
+    /// Forgets `name` unless a new context already replaced the dead entry;
+    /// the removed weak reference is dropped after the guard.
     pub fn forget(&self, name: &str) {
         let removed = {
             let mut entries = self.entries.lock();

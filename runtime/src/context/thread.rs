@@ -1,7 +1,6 @@
-//! The context thread: its shared state ([`ContextInner`]), how it starts
-//! (build the runtime on the new thread, report back, wait to learn its
-//! own `ContextInner`), how it runs (`block_on` of a stop signal), and how
-//! it stops (the last strong reference's drop signals it and joins it).
+//! The context thread: its shared state ([`ContextInner`]); it builds its
+//! runtime, `block_on`s a stop signal, and is stopped and joined by the
+//! last strong reference's drop.
 
 use std::future::Future;
 use std::io;
@@ -22,13 +21,11 @@ tempo_park::scoped_thread_local! {
     static CURRENT_CONTEXT: Weak<ContextInner>
 }
 
-/// What every [`Context`](super::Context) of one context shares. Its drop
-/// (the last strong reference gone) forgets the name, stops the thread and
-/// joins it.
+/// What every [`Context`](super::Context) of one context shares; its drop
+/// forgets the name, stops the thread and joins it.
 pub(super) struct ContextInner {
     pub(super) name: String,
-    /// What the context was started with; the registry compares a request
-    /// with it.
+    /// What the context was started with, compared with each request.
     pub(super) config: ContextBuilder,
     pub(super) handle: Handle,
     pub(super) thread_id: ThreadId,
@@ -39,9 +36,7 @@ pub(super) struct ContextInner {
 /// Running contexts by name (see [`Registry`] for its lock rule).
 static REGISTRY: LazyLock<Registry<Arc<ContextInner>>> = LazyLock::new(Registry::new);
 
-/// The running context called `name` if the request `config` may share it
-/// (see [`ContextBuilder::conflict`]), else a new one started with
-/// `config` and registered under `name`.
+/// The running context `name` if `config` may share it, else a new one.
 pub(super) fn acquire(name: &str, config: &ContextBuilder) -> io::Result<Arc<ContextInner>> {
     REGISTRY.acquire(
         name,
@@ -62,8 +57,7 @@ pub(super) fn is_registered(name: &str) -> bool {
     REGISTRY.is_registered(name)
 }
 
-/// The context whose thread the caller runs on, if any (weak: the
-/// thread-local never keeps its context running).
+/// The context whose thread the caller runs on (weak: never keeps it running).
 pub(super) fn current() -> Option<Weak<ContextInner>> {
     CURRENT_CONTEXT.get()
 }
@@ -75,17 +69,15 @@ struct StopSignal {
     waker: Mutex<Option<Waker>>,
 }
 
-/// A started context: its thread has built its runtime and waits, before
-/// running it, for a weak reference to its own `ContextInner` (for
-/// [`Context::current`](super::Context::current)), which the registry
-/// sends through `publish` once its lock is released.
+/// A started context: its thread built its runtime and waits for a weak
+/// reference to its own `ContextInner`, sent by the registry via `publish`
+/// once its lock is released.
 struct Started {
     inner: Arc<ContextInner>,
     publish: mpsc::Sender<Weak<ContextInner>>,
 }
 
-/// Starts the context thread and waits until its runtime is built (a bad
-/// `max_throttling` or a driver error comes back from there).
+/// Starts the context thread and waits until its runtime is built (or failed).
 fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
     let mut builder = config.runtime_builder(name);
     let stop = Arc::new(StopSignal::default());
@@ -103,8 +95,7 @@ fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
                 }
             };
             let _ = ready_tx.send(Ok(rt.handle().clone()));
-            // The ContextInner exists once `start` returns; the registry
-            // sends it (if it never does, the thread has no context to run).
+            // The registry sends the ContextInner once `start` returns.
             if let Ok(inner) = inner_rx.recv() {
                 let _current = CURRENT_CONTEXT.enter(inner);
                 rt.block_on(StopFuture(&thread_stop));
@@ -142,8 +133,7 @@ fn start(name: &str, config: &ContextBuilder) -> io::Result<Started> {
 
 impl Drop for ContextInner {
     fn drop(&mut self) {
-        // Forget the registry entry, unless a new context of the same name
-        // already replaced it.
+        // Forget the entry, unless a new context of the name replaced it.
         REGISTRY.forget(&self.name);
         self.stop.stopped.store(true, Ordering::SeqCst);
         if let Some(waker) = self.stop.waker.lock().take() {
@@ -153,9 +143,8 @@ impl Drop for ContextInner {
         self.handle.unpark();
         if let Some(thread) = self.thread.take() {
             if thread::current().id() == self.thread_id {
-                // The last reference was dropped by a task on the context
-                // itself: the thread cannot join itself; it exits on its own
-                // once `block_on` sees the stop signal.
+                // Dropped by a task on the context itself: the thread
+                // cannot join itself; it exits once `block_on` sees the stop.
                 return;
             }
             let _ = thread.join();
@@ -174,8 +163,7 @@ impl Future for StopFuture<'_> {
             return Poll::Ready(());
         }
         *self.0.waker.lock() = Some(cx.waker().clone());
-        // Re-check: a stop between the load and the store would otherwise
-        // find no waker.
+        // Re-check: a stop between the load and the store finds no waker.
         if self.0.stopped.load(Ordering::SeqCst) {
             Poll::Ready(())
         } else {

@@ -1,17 +1,8 @@
-//! The basic scheduler: run ready tasks until none is left, then park the
-//! driver until an event. It has no state beyond the shared
-//! [`SchedulerCore`].
-//!
-//! An iteration is [`SchedulerCore::run_ready`] (at most `event_interval`
-//! polls, 61 by default) then [`SchedulerCore::park_driver`]: for the
-//! caller's timeout if nothing is ready, with a zero timeout if work is
-//! left, including deferred tasks, so a task on an always-ready resource
-//! alternates one budget of work with one driver poll. [`block_on`] and
-//! [`turn`] are loops over these two calls; the handshake that makes
-//! parking safe against remote wakes is in [`core`](super::core). Each park
-//! dispatches every I/O event pending when it starts (see
-//! [`tempo_io::Driver`]); the tasks it readies still run `event_interval`
-//! at a time, with a driver poll between chunks.
+//! The basic scheduler: [`SchedulerCore::run_ready`] (at most
+//! `event_interval` polls), then [`SchedulerCore::park_driver`] for the
+//! caller's timeout if nothing is ready, or a zero timeout if work (or a
+//! deferred task) is left; no state of its own. The park handshake is in
+//! [`core`](super::core).
 
 use std::future::Future;
 use std::pin::pin;
@@ -40,15 +31,10 @@ pub(super) fn turn(core: &SchedulerCore, max_wait: Duration) -> Turn {
     }
 }
 
-/// Runs `future` to completion, running tasks meanwhile.
-///
-/// The driver is polled when nothing is left to run (a park, blocking if
-/// the `block_on` future was not woken either) and otherwise once per
-/// `event_interval` polls, counting the `block_on` future's polls with the
-/// tasks': a `block_on` future and tasks that wake each other (a channel
-/// ping-pong) go on without a driver poll, a clock read and the metrics'
-/// bookkeeping between every two of their polls, and I/O and timers still
-/// get their turn within `event_interval` polls.
+/// Runs `future` to completion, running tasks meanwhile. The driver is
+/// polled when nothing is left to run, and otherwise once per
+/// `event_interval` polls (the `block_on` future's included), so tasks
+/// waking each other skip the per-poll bookkeeping yet I/O keeps its turn.
 pub(super) fn block_on<F: Future>(core: &SchedulerCore, future: F) -> F::Output {
     let mut future = pin!(future);
     let waker = core.main_waker();

@@ -1,32 +1,15 @@
 //! What both schedulers share: the task queues, the owned-task list, the
 //! driver, the metrics, the park handshake with other threads, and the
-//! core entered on this thread.
+//! core entered on this thread. [`SchedulerCore`] is the owning thread's
+//! side (`!Send`), [`SchedulerShared`] the side other threads reach; the
+//! loops of [`scheduler`](super) run over [`run_ready`](SchedulerCore::run_ready)
+//! and [`park_driver`](SchedulerCore::park_driver)
+//! (`docs/schedulers-and-ticks.md`).
 //!
-//! [`SchedulerCore`] is the owning thread's side (`!Send`, in an `Rc`), and
-//! [`SchedulerShared`] the side other threads reach through a
-//! [`Handle`](crate::runtime::Handle) or a waker. The loops of
-//! [`scheduler`](super) run over the core's two steps,
-//! [`run_ready`](SchedulerCore::run_ready) and
-//! [`park_driver`](SchedulerCore::park_driver); the core names none of them
-//! and holds of a loop's own wait only an opaque unpark handle (the
-//! sleeper), so that [`SchedulerShared::unpark`] reaches it from any thread.
-//!
-//! Each task poll, and each poll of the `block_on` future, runs with a fresh
-//! [cooperative budget](tempo_park::coop). A task whose budget ran out is
-//! **deferred**: its waker goes to the core's
-//! [`Deferred`](tempo_park::coop::Deferred) list, woken after the next
-//! driver poll, behind the tasks that poll woke; so a task on an
-//! always-ready resource cannot hold the driver (and every timer) back for
-//! `event_interval` polls. Since only a driver poll wakes the list, nothing
-//! may block while it is not empty: `park_driver` then polls,
-//! [`Runtime::turn`](crate::runtime::Runtime::turn) reports it as work left,
-//! and [`shutdown`](SchedulerCore::shutdown) drops it.
-//!
-//! Wake-ups: on the owning thread a wake or spawn pushes onto the local
-//! queue (no lock, no syscall), or into the [run-next slot](super::run_next)
-//! when one task wakes another during its poll; from another thread it
-//! pushes onto the [`InjectQueue`] and unparks the driver only if the
-//! scheduler is `PARKED`.
+//! A task whose cooperative budget ran out is **deferred** until after the
+//! next driver poll, so an always-ready task cannot hold timers back; since
+//! only a driver poll wakes the list, nothing may block while it is not
+//! empty.
 //!
 //! # The park handshake (why no wake-up is lost)
 //!
@@ -84,18 +67,15 @@ use crate::metrics::{LocalCounters, RuntimeMetrics, SharedCounters};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed, Ordering::SeqCst};
 use crate::task::{self, ArcWakerRef, JoinHandle, Notified, OwnedTasks, Schedule};
 
-/// `park_state`: the scheduler is running tasks (or about to): remote wakes
-/// only queue.
+/// `park_state`: running tasks (or about to); remote wakes only queue.
 pub(crate) const RUNNING: usize = 0;
-/// `park_state`: the scheduler is parked in the driver, or about to park:
-/// the first remote wake unparks it.
+/// `park_state`: parked in the driver (or about to); the first remote wake unparks.
 pub(crate) const PARKED: usize = 1;
 
 /// The scheduler settings the builder passes down.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct SchedulerConfig {
-    /// Task polls between two driver polls (under throttling: between two
-    /// polls of a woken `block_on` future).
+    /// Task polls between two driver polls.
     pub(crate) event_interval: u32,
     /// Which scheduler runs, as the builder decided it.
     pub(crate) flavor: Flavor,
@@ -105,8 +85,7 @@ pub(crate) struct SchedulerConfig {
 pub(crate) struct SchedulerShared {
     /// Spawns and wakes from other threads.
     pub(super) inject: InjectQueue<Notified<Arc<SchedulerShared>>>,
-    /// `RUNNING`, `PARKED`, or a loop's own waiting state; see the module
-    /// docs.
+    /// `RUNNING`, `PARKED`, or a loop's own waiting state (module docs).
     pub(crate) park_state: AtomicUsize,
     /// Wakes the driver.
     unpark: Arc<dyn Unpark>,
@@ -118,18 +97,14 @@ pub(crate) struct SchedulerShared {
     id: u64,
     /// The drivers' handles (I/O reactor, timers), for `Handle::enter`.
     pub(crate) handles: DriverHandles,
-    /// Cuts short a wait of the loop's own, outside the driver (the
-    /// throttling scheduler's sleep between ticks); `None` for a loop that
-    /// waits only in the driver.
+    /// Cuts short the loop's own wait outside the driver (the throttling
+    /// sleep between ticks), if it has one.
     sleeper: Option<UnparkThread>,
     /// Published metrics.
     pub(crate) counters: SharedCounters,
-    /// Which scheduler runs, as the builder decided it: read by
-    /// [`Handle::max_throttling`](crate::runtime::Handle::max_throttling)
-    /// on any thread. The loop itself keeps its own copy of its settings.
+    /// Which scheduler runs; read by `Handle::max_throttling` on any thread.
     pub(crate) flavor: Flavor,
-    /// The thread that built the runtime: the only one that can run it
-    /// (`Runtime` is `!Send`).
+    /// The thread that built the runtime, the only one that can run it.
     pub(crate) owner: ThreadId,
     /// The blocking pool (`spawn_blocking`); shut down by the `Runtime`.
     pub(crate) blocking: BlockingPool,
@@ -153,9 +128,8 @@ impl SchedulerShared {
         core_of(self).is_some()
     }
 
-    /// Queues a task: on the local run queue when called on the owning
-    /// thread, else on the injection queue (with an unpark if parked).
-    /// Gives the task back if the runtime is shut down.
+    /// Queues a task locally on the owning thread, else remotely; gives it
+    /// back if the runtime is shut down.
     fn submit(
         self: &Arc<Self>,
         task: Notified<Arc<SchedulerShared>>,
@@ -167,8 +141,7 @@ impl SchedulerShared {
         self.submit_remote(task)
     }
 
-    /// Queues a task from a thread that is not the scheduler's: the
-    /// injection queue, and an unpark if the scheduler is parked.
+    /// Queues a task on the injection queue, unparking a parked scheduler.
     fn submit_remote(
         &self,
         task: Notified<Arc<SchedulerShared>>,
@@ -197,12 +170,9 @@ impl SchedulerShared {
     }
 
     /// Wakes the scheduler now, whatever it is doing: cuts a sleep between
-    /// ticks short, unparks a parked driver, or (if it is running) makes
-    /// its next sleep return at once. For control operations that must not
-    /// wait for the next tick.
+    /// ticks short, unparks a parked driver, or makes the next sleep return.
     pub(crate) fn unpark(&self) {
-        // A ParkThread unpark costs an atomic swap unless the scheduler
-        // sleeps on it, and is remembered until the next sleep.
+        // A ParkThread unpark is remembered until the next sleep.
         if let Some(sleeper) = &self.sleeper {
             sleeper.unpark();
         }
@@ -231,10 +201,7 @@ impl Schedule for Arc<SchedulerShared> {
     fn schedule(&self, task: Notified<Self>) {
         match core_of(self) {
             Some(core) => core.schedule_local(task),
-            // The owning thread was looked up once, above. A wake after
-            // shutdown: the task is already cancelled (or about to be, by
-            // the shutdown in progress); dropping the reference is all that
-            // is left to do.
+            // A wake after shutdown: the task is already cancelled.
             None => drop(self.submit_remote(task)),
         }
     }
@@ -270,33 +237,27 @@ impl std::fmt::Debug for SchedulerShared {
     }
 }
 
-/// The owning thread's side of the scheduler. `!Send`: it lives in an
-/// `Rc` held by the `Runtime` and by this thread's context.
+/// The owning thread's side of the scheduler (`!Send`, in an `Rc`).
 pub(crate) struct SchedulerCore {
     pub(crate) shared: Arc<SchedulerShared>,
     run_queue: RefCell<VecDeque<Notified<Arc<SchedulerShared>>>>,
-    /// The task woken by the running task, polled next (see
-    /// [`run_next`](super::run_next)).
+    /// The task woken by the running task, polled next.
     run_next: RunNext<Notified<Arc<SchedulerShared>>>,
     owned: RefCell<OwnedTasks<Arc<SchedulerShared>>>,
     pub(super) driver: RefCell<Driver>,
-    /// Tasks whose cooperative budget ran out, woken after the next driver
-    /// poll (see the module docs).
+    /// Tasks whose budget ran out, woken after the next driver poll.
     deferred: coop::Deferred,
     /// Task polls between two driver polls (`event_interval`).
     pub(super) event_interval: u32,
     pub(super) counters: LocalCounters,
     shut_down: Cell<bool>,
-    /// The `Runtime` owning this core was dropped: the core is never the
-    /// current runtime again, even if a leaked or out-of-order enter guard
-    /// left it in this thread's context.
+    /// Its `Runtime` was dropped: never the current runtime again, even
+    /// if a leaked or out-of-order guard left it entered.
     released: Cell<bool>,
 }
 
 impl SchedulerCore {
-    /// A core over `driver`. `sleeper` is the other end of the loop's own
-    /// wait outside the driver, if it has one: [`SchedulerShared::unpark`]
-    /// cuts that wait short.
+    /// A core over `driver`; `sleeper` cuts the loop's own wait short.
     pub(crate) fn new(
         driver: Driver,
         config: SchedulerConfig,
@@ -332,8 +293,7 @@ impl SchedulerCore {
         })
     }
 
-    /// Spawns a `Send` future from the owning thread: straight onto the
-    /// local run queue.
+    /// Spawns a `Send` future from the owning thread, onto the local queue.
     pub(crate) fn spawn<F>(&self, future: F) -> JoinHandle<F::Output>
     where
         F: Future + Send + 'static,
@@ -359,34 +319,28 @@ impl SchedulerCore {
         join
     }
 
-    /// `true` if a task is ready on the local run queue (not counting
-    /// tasks injected by other threads).
+    /// `true` if a task is ready on the local run queue.
     pub(crate) fn has_local_ready(&self) -> bool {
         !self.run_queue.borrow().is_empty()
     }
 
-    /// `true` if a task is ready (local or injected). Deferred tasks are
-    /// not counted: they become ready at the next driver poll (see
-    /// [`has_deferred`](Self::has_deferred)).
+    /// `true` if a task is ready (local or injected; deferred ones are not).
     pub(crate) fn has_ready(&self) -> bool {
         !self.run_queue.borrow().is_empty() || !self.shared.inject.is_empty()
     }
 
-    /// `true` if a task whose budget ran out waits for the next driver
-    /// poll: the driver must be polled, not parked, and soon.
+    /// `true` if deferred tasks wait: the driver must be polled, not parked.
     pub(crate) fn has_deferred(&self) -> bool {
         !self.deferred.is_empty()
     }
 
-    /// Wakes the deferred tasks (onto the run queue, behind the tasks the
-    /// driver just woke). Called right after a driver poll.
+    /// Wakes the deferred tasks, behind those the driver just woke.
     pub(crate) fn wake_deferred(&self) {
         self.deferred.wake_all();
     }
 
-    /// Queues a task woken on the owning thread by something else than
-    /// itself: into the run-next slot if a task is being polled (and the
-    /// slot's chain is below its cap), else at the back of the run queue.
+    /// Queues a task woken on the owning thread by another: into the
+    /// run-next slot during a poll (below the cap), else at the back.
     fn schedule_local(&self, task: Notified<Arc<SchedulerShared>>) {
         match self.run_next.offer(task) {
             Offer::Placed => {}
@@ -396,30 +350,25 @@ impl SchedulerCore {
         }
     }
 
-    /// Closes the run-next slot; a task left in it goes to the back of
-    /// the queue.
+    /// Closes the run-next slot; a task left in it goes to the back.
     fn close_run_next(&self) {
         if let Some(task) = self.run_next.close() {
             self.run_queue.borrow_mut().push_back(task);
         }
     }
 
-    /// Moves injected tasks to the local queue, then polls ready tasks until
-    /// none is left or `budget` polls were made: the run-next slot first
-    /// (see [`run_next`](super::run_next)), then the queue's front. Returns
-    /// the polls made; a task left in the slot goes to the back of the
-    /// queue.
+    /// Drains injected tasks into the local queue, then polls ready tasks
+    /// (the run-next slot first) until none is left or `budget` polls;
+    /// returns the polls made.
     pub(crate) fn run_ready(&self, budget: u32) -> u64 {
         self.shared
             .inject
             .drain_into(&mut self.run_queue.borrow_mut());
         let mut polled = 0;
-        // The slot is empty and closed whenever no batch runs, even if a
-        // poll unwinds through here: a wake from outside a task poll must
-        // reach the queue, where the park checks for work.
+        // The slot is closed whenever no batch runs, even on unwind: a wake
+        // from outside a task poll must reach the queue the park checks.
         let _close = CloseRunNext(self);
-        // The deferred list is lent to the thread once per batch, not per
-        // poll: a poll costs what a plain budget costs.
+        // Lent once per batch, not per poll.
         coop::lend_deferred(&self.deferred, || {
             while polled < u64::from(budget) {
                 let task = match self.run_next.take() {
@@ -431,8 +380,7 @@ impl SchedulerCore {
                         task
                     }
                 };
-                // A fresh cooperative budget per poll (see `tempo_park::coop`);
-                // if it runs out, the wake waits for the next driver poll.
+                // A fresh budget per poll; if it runs out, the wake is deferred.
                 coop::budget_deferring(|| OwnedTasks::run(&self.owned, task));
                 polled += 1;
             }
@@ -441,21 +389,17 @@ impl SchedulerCore {
         polled
     }
 
-    /// Parks the driver: `Some(ZERO)` polls it; `None` or a longer timeout
-    /// blocks, unless work arrived (checked after announcing `PARKED`; see
-    /// the module docs) or tasks are deferred, in which case it polls.
-    /// `main` says whether a pending `block_on` wake counts as work. Then
+    /// Parks the driver: `Some(ZERO)` polls it; otherwise it blocks unless
+    /// work arrived (checked after announcing `PARKED`) or tasks are
+    /// deferred. `main`: a pending `block_on` wake counts as work. Then
     /// wakes the deferred tasks.
-    ///
-    /// Returns what the park did, as a [`Turn`] with no task polls.
     pub(crate) fn park_driver(&self, timeout: Option<Duration>, main: bool) -> Turn {
         let turn = self.park_driver_only(timeout, main);
         self.wake_deferred();
         turn
     }
 
-    /// [`park_driver`](Self::park_driver) without waking the deferred
-    /// tasks (the driver is released first: a wake runs arbitrary code).
+    /// `park_driver` without waking the deferred tasks.
     fn park_driver_only(&self, timeout: Option<Duration>, main: bool) -> Turn {
         let mut driver = self.driver.borrow_mut();
         let before = driver.stats();
@@ -495,9 +439,8 @@ impl SchedulerCore {
         }
     }
 
-    /// Accounts one finished iteration and publishes the counters.
-    /// Returns the instant it read, which is also when the next iteration
-    /// starts: a loop reads the clock once per iteration, not twice.
+    /// Accounts one finished iteration and publishes the counters; returns
+    /// the instant read, which starts the next iteration.
     pub(crate) fn end_iteration(&self, start: Instant, parked: Duration) -> Instant {
         let end = Instant::now();
         self.counters
@@ -506,24 +449,17 @@ impl SchedulerCore {
         end
     }
 
-    /// The `block_on` future's waker, and the flag that says it was woken
-    /// (set, so that the future is polled first).
-    ///
-    /// The waker borrows the shared state (no reference count touched
-    /// unless the future clones it), and the flag needs no ordering: only
-    /// this thread reads it, with a read-modify-write that sees this store
-    /// or a later one.
+    /// The `block_on` future's waker (borrowing the shared state), with
+    /// the woken flag set so the future is polled first. The flag needs no
+    /// ordering: only this thread reads it, with a read-modify-write.
     pub(super) fn main_waker(&self) -> ArcWakerRef<'_, SchedulerShared> {
         self.shared.main_woken.store(true, Relaxed);
         task::arc_waker_ref(&self.shared)
     }
 
-    /// Polls the `block_on` future if it was woken, with a fresh
-    /// cooperative budget. Its exhausted budget wakes it at once (no
-    /// deferral): it is polled again before the next chunk of task polls
-    /// at the earliest, with the driver polled in between on either
-    /// scheduler, so it cannot starve timers; and `block_on(ready)` stays a
-    /// plain budget's cost.
+    /// Polls the `block_on` future if it was woken, with a fresh budget.
+    /// An exhausted budget wakes it at once, not deferred: the driver is
+    /// polled before its next poll anyway.
     pub(super) fn poll_main<F: Future>(
         &self,
         future: std::pin::Pin<&mut F>,
@@ -540,8 +476,7 @@ impl SchedulerCore {
         self.shared.main_woken.load(SeqCst)
     }
 
-    /// The runtime's notion of now: the timer driver's clock (virtual when
-    /// paused) if time is enabled, else the real clock.
+    /// The timer driver's clock (virtual when paused), else the real one.
     pub(super) fn clock_now(&self) -> Instant {
         match self.shared.handles.clock() {
             Some(clock) => clock.now().into_std(),
@@ -549,18 +484,15 @@ impl SchedulerCore {
         }
     }
 
-    /// Shuts the scheduler down: refuses new remote work, drops every
-    /// task's future on this thread (JoinHandles resolve cancelled), and
-    /// drops every queued reference. Idempotent. The caller enters the
-    /// context first, so that wakes and spawns made by destructors land in
-    /// the local queue, which this drains too.
+    /// Shuts the scheduler down: refuses remote work, drops every task's
+    /// future on this thread and every queued reference. Idempotent. The
+    /// caller enters first, so destructors' wakes land in the drained queue.
     pub(crate) fn shutdown(&self) {
         if self.shut_down.replace(true) {
             return;
         }
         self.shared.inject.close();
-        // Empty outside `run_ready` (see `CloseRunNext`); drained with the
-        // queue all the same, should a shutdown ever run inside a batch.
+        // Empty outside `run_ready`; drained all the same.
         self.close_run_next();
         OwnedTasks::close_and_shutdown_all(&self.owned);
         // Their tasks are cancelled: drop the wakers, do not wake them.
@@ -575,8 +507,7 @@ impl SchedulerCore {
         }
     }
 
-    /// Marks the core released: its `Runtime` was dropped (after
-    /// [`shutdown`](Self::shutdown)).
+    /// Marks the core released: its `Runtime` was dropped.
     pub(crate) fn release(&self) {
         self.released.set(true);
     }
@@ -593,9 +524,7 @@ impl SchedulerCore {
     }
 }
 
-/// Closes the run-next slot when a batch of polls ends, normally or by
-/// unwinding (a task's panic is caught in the task, but the owner check
-/// around it may panic).
+/// Closes the run-next slot when a batch ends, even by unwinding.
 struct CloseRunNext<'a>(&'a SchedulerCore);
 
 impl Drop for CloseRunNext<'_> {
@@ -617,22 +546,17 @@ impl std::fmt::Debug for SchedulerCore {
     }
 }
 
-// The scheduler entered on this thread: a `tempo_park::scoped`
-// thread-local, set by the enter levels of `crate::current` (which also
-// enter the drivers) and read here to route a wake or spawn made on the
-// owning thread to the local run queue. Invariant: a released core (its
-// `Runtime` was dropped) is never handed out; it is removed when found (a
-// leaked or out-of-order guard can leave it there), so no spawn or wake
-// lands in a dead run queue.
+// The scheduler entered on this thread (a `tempo_park::scoped`
+// thread-local set by `crate::current`). Invariant: a released core is
+// never handed out; it is removed when found, so no spawn or wake lands
+// in a dead run queue.
 
 /// What this thread has entered.
 #[derive(Clone)]
 pub(crate) struct Entered {
-    /// The runtime; `None` once a released one was removed, or when only
-    /// `remote` was entered.
+    /// The runtime; `None` once a released one was removed, or for `remote`.
     pub(crate) core: Option<Rc<SchedulerCore>>,
-    /// The runtime entered through [`Handle::enter`](crate::runtime::Handle::enter),
-    /// used only when `core` is `None`: spawns go to its injection queue.
+    /// The runtime `Handle::enter` entered, used when `core` is `None`.
     pub(crate) remote: Option<Arc<SchedulerShared>>,
     /// Inside `block_on` or `turn` (of this runtime or an outer one).
     pub(crate) running: bool,
@@ -652,15 +576,12 @@ pub(crate) fn is_running() -> bool {
     ENTERED.with(|entered| entered.is_some_and(|e| e.running))
 }
 
-/// The core of `shared`'s runtime if it is the one entered on this thread
-/// (this thread owns it and runs or entered it), else `None`.
+/// The core of `shared`'s runtime if this thread has it entered.
 pub(crate) fn core_of(shared: &Arc<SchedulerShared>) -> Option<Rc<SchedulerCore>> {
     current_core().filter(|core| Arc::ptr_eq(&core.shared, shared))
 }
 
-/// The shared half of the runtime entered on this thread (its core's, or
-/// the one [`Handle::enter`](crate::runtime::Handle::enter) entered), if
-/// any and not shut down.
+/// The shared half of the runtime entered on this thread, if not shut down.
 pub(crate) fn current_shared() -> Option<Arc<SchedulerShared>> {
     if let Some(core) = current_core() {
         return Some(core.shared.clone());

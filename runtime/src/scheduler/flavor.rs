@@ -1,17 +1,6 @@
 //! [`Flavor`]: which scheduler a runtime runs, decided once by the builder.
-//!
-//! "Throttling on or off" has consequences in three layers: the timer
-//! driver (its firing window and the spacing of its fire passes), the I/O
-//! driver (its throttled datagram receive rule, the default events
-//! buffer) and the scheduler
-//! (which loop runs, with which period and tick budget). Each of them is
-//! derived here from the one [`Flavor`] value, so that no layer decides it
-//! again from the raw settings and no two can disagree.
-//!
-//! This file is a leaf: plain values, no scheduler state. The core reads
-//! the value (for [`Handle::max_throttling`](crate::runtime::Handle::max_throttling)),
-//! [`scheduler`](super) turns it into the loop that runs, and the
-//! throttling loop takes its [`ThrottleConfig`].
+//! The timer driver's, I/O driver's and scheduler's settings are all
+//! derived here from the one value, so no two layers can disagree.
 
 use std::time::Duration;
 
@@ -38,9 +27,8 @@ pub(crate) struct ThrottleConfig {
 }
 
 impl Flavor {
-    /// The throttling period, zero for the basic scheduler: also the
-    /// spacing of the timer driver's fire passes (how late a never-early
-    /// timer can be).
+    /// The throttling period, zero for basic: also the spacing of the
+    /// timer fire passes.
     pub(crate) fn period(&self) -> Duration {
         match self {
             Flavor::Basic => Duration::ZERO,
@@ -48,8 +36,7 @@ impl Flavor {
         }
     }
 
-    /// The timer driver's firing window: timers due by `now + window` fire
-    /// (zero for the basic scheduler, which fires on the deadline).
+    /// The timer driver's firing window (zero for the basic scheduler).
     pub(crate) fn firing_window(&self) -> Duration {
         match self {
             Flavor::Basic => Duration::ZERO,
@@ -57,19 +44,15 @@ impl Flavor {
         }
     }
 
-    /// Whether the I/O driver is told it is throttled (its datagram
-    /// sockets then take one `recvfrom` per readiness report, saving the
-    /// empty `recvfrom` of every socket at every tick).
+    /// Whether the I/O driver is told it is throttled (one `recvfrom` per
+    /// datagram readiness report).
     pub(crate) fn throttles_io(&self) -> bool {
         matches!(self, Flavor::Throttle(_))
     }
 
     /// The I/O driver's events buffer unless the builder sets one (`None`:
-    /// the driver's default, 1,024, tokio's). Under throttling a tick takes
-    /// every socket that became ready during the period, and a fuller
-    /// buffer saves the extra `epoll_wait` (in which the level-triggered
-    /// sockets not yet served would come back): [`THROTTLED_IO_EVENTS`]
-    /// takes up to 4,096 ready sockets in one poll, for 48 KiB of buffer.
+    /// the driver's 1,024). A throttled tick takes every socket ready
+    /// during the period in one poll: [`THROTTLED_IO_EVENTS`].
     pub(crate) fn io_events_capacity(&self) -> Option<usize> {
         match self {
             Flavor::Basic => None,

@@ -1,21 +1,10 @@
-//! [`InjectQueue`]: how other threads hand tasks to a scheduler.
-//!
-//! A `Mutex<VecDeque>` plus an atomic length. Remote spawns and remote
-//! wakes are rare next to local wakes on the schedulers this crate targets,
-//! so a short uncontended lock is cheap enough; the atomic length lets the
-//! scheduler check for emptiness without taking the lock on every
-//! iteration, and is the "is there injected work?" half of the
-//! park/unpark handshake (see [`basic`](super::basic)): it is changed only
-//! by read-modify-writes inside the lock, and read with a read-modify-write
-//! ([`InjectQueue::is_empty_latest`]) by the scheduler after it announced
-//! that it is parking.
-//!
-//! The queue can be closed (at runtime shutdown): a push after that fails
-//! and gives the item back, so the caller can cancel a spawned task. The
-//! flag under the lock decides a push; an atomic copy of it answers
-//! [`InjectQueue::is_closed`] without the lock, so that a remote spawn
-//! (which asks "is the runtime still there?" before it pushes) takes the
-//! lock once, not twice.
+//! [`InjectQueue`]: how other threads hand tasks to a scheduler. A
+//! `Mutex<VecDeque>` (remote wakes are rare, the lock uncontended) plus an
+//! atomic length, changed only by read-modify-writes inside the lock: the
+//! "is there injected work?" half of the park handshake in
+//! [`core`](super::core), read by [`InjectQueue::is_empty_latest`]. A closed
+//! queue (shutdown) gives pushed items back; an atomic copy of the flag
+//! answers [`InjectQueue::is_closed`] without the lock.
 
 use std::collections::VecDeque;
 
@@ -24,10 +13,8 @@ use crate::sync::{
     Ordering::{Acquire, Release, SeqCst},
 };
 
-/// A multi-producer queue drained by the scheduler's thread.
-///
-/// Crate-internal; `pub` only so that the loom models can reach it through
-/// the hidden `__loom` module.
+/// A multi-producer queue drained by the scheduler's thread (`pub` only
+/// for the loom models).
 #[derive(Debug)]
 pub struct InjectQueue<T> {
     inner: Mutex<Inner<T>>,
@@ -78,10 +65,8 @@ impl<T> InjectQueue<T> {
         self.len.load(SeqCst) == 0
     }
 
-    /// `true` if nothing is queued, read with a read-modify-write, which
-    /// always reads the latest length. The scheduler's final check before
-    /// blocking uses this; see the park handshake in
-    /// [`basic`](super::basic).
+    /// `true` if nothing is queued, read with a read-modify-write (the
+    /// latest length): the scheduler's last check before blocking.
     pub fn is_empty_latest(&self) -> bool {
         self.len.fetch_add(0, SeqCst) == 0
     }
@@ -124,10 +109,8 @@ impl<T> InjectQueue<T> {
         self.closed.store(true, Release);
     }
 
-    /// `true` once [`close`](Self::close) was called (the runtime shut
-    /// down). Lock-free: a `false` may race with a `close`, which a
-    /// following [`push`](Self::push) then reports, as it decides under
-    /// the lock.
+    /// `true` once closed. Lock-free: a `false` racing a `close` is caught
+    /// by the following [`push`](Self::push), which decides under the lock.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Acquire)
     }

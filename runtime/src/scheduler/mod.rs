@@ -1,28 +1,8 @@
-//! Schedulers: what runs tasks on a thread.
-//!
-//! The files stand in three layers, and each imports only from below:
-//!
-//! * [`Scheduler`] (this file) chooses the loop the builder's [`Flavor`]
-//!   selects and dispatches `block_on` and `turn` to it: the one `match`
-//!   on the flavor at run time, once per call, never per task poll.
-//! * The loops, each over the core's steps, each with its own state:
-//!   [`basic`] runs ready tasks until none is left (within a poll budget),
-//!   then parks the driver until an event; [`throttle`] runs one tick per
-//!   period `T`, with a sleep between ticks that remote wakes do not
-//!   interrupt; all its state is one [`Throttle`] value, and its folder
-//!   holds every part of a tick (the pacer's grid, the second looks, the
-//!   end-of-tick timer pass).
-//! * What the loops share: [`core`] (task queues, owned tasks, the driver,
-//!   the metrics, the park handshake with other threads, the core entered
-//!   on this thread: [`SchedulerCore`], [`SchedulerShared`](core::SchedulerShared)),
-//!   which names no loop;
-//!   [`inject`] (the queue other threads push spawns and wakes into);
-//!   [`run_next`] (the slot that runs a task woken by the running task
-//!   right after it);
-//!   [`turn`] (what one iteration, or one step of it, did; public as the
-//!   report of [`Runtime::turn`](crate::runtime::Runtime::turn)); and
-//!   [`flavor`] (which scheduler, decided once by the builder: plain
-//!   values, from which the driver's settings follow too).
+//! Schedulers: what runs tasks on a thread. [`Scheduler`] dispatches
+//! `block_on` and `turn` to the loop the builder's [`Flavor`] selects (the
+//! one `match` on the flavor, once per call); the loops ([`basic`],
+//! [`throttle`]) run over [`core`], which names no loop. Each layer imports
+//! only from below; the file map is in `docs/architecture.md`.
 
 pub(crate) mod basic;
 pub(crate) mod core;
@@ -55,10 +35,8 @@ pub(crate) enum Scheduler {
 }
 
 impl Scheduler {
-    /// The loop `config.flavor` selects, and the core it runs over `driver`.
-    /// The loop's sleeper (if it waits outside the driver) is handed to the
-    /// core, so that [`Handle::unpark`](crate::runtime::Handle::unpark)
-    /// reaches it from any thread.
+    /// The loop `config.flavor` selects, and its core over `driver`; the
+    /// loop's sleeper, if any, is handed to the core for `Handle::unpark`.
     pub(crate) fn build(
         driver: Driver,
         config: SchedulerConfig,

@@ -1,27 +1,11 @@
-//! The run-next slot: a task woken by the running task runs right after it.
-//!
-//! A task that wakes another on the same thread usually just handed it data
-//! (a buffer through a channel); queued at the back, the woken task would
-//! run after every other ready task, when that data has left the cache.
-//!
-//! While [`run_ready`](super::core::SchedulerCore::run_ready) polls a task,
-//! a wake of *another* task of the same scheduler, made on its own thread,
-//! puts the woken task in a one-entry slot, polled before the next task
-//! from the queue; a task displaced from the slot goes to the back (the
-//! last one woken runs next, as tokio's multi-thread "LIFO slot"). A task
-//! waking itself ([`yield_now`](crate::task::yield_now)), wakes from other
-//! threads, and wakes outside a task poll (the `block_on` future, the
-//! driver, deferred tasks, shutdown) and spawns queue as usual.
-//!
-//! Fairness: a *chain* of slot polls (since the last task taken from the
-//! queue) is capped at [`MAX_RUN_NEXT_POLLS`], after which the slot closes
-//! until the next queued task is polled, so two tasks waking each other
-//! cannot starve the queue. Slot polls count toward `run_ready`'s budget,
-//! and a task left in the slot when the batch ends goes to the back.
-//! Invariant: the slot is empty whenever `run_ready` is not running, so
-//! the park handshake and a throttled tick see every ready task in the
-//! queue ([`shutdown`](super::core::SchedulerCore::shutdown) drains it
-//! all the same, should a poll unwind).
+//! The run-next slot: a task woken by the running task (on its thread,
+//! during `run_ready`) is polled right after it, while the data it was
+//! handed is in cache; a displaced task goes to the back, as tokio's LIFO
+//! slot. Self-wakes, remote wakes, wakes outside a task poll and spawns
+//! queue as usual. A chain of slot polls is capped at
+//! [`MAX_RUN_NEXT_POLLS`] so two tasks waking each other cannot starve the
+//! queue. Invariant: the slot is empty whenever `run_ready` is not running,
+//! so the park handshake and a tick see every ready task in the queue.
 
 use std::cell::Cell;
 
@@ -69,9 +53,7 @@ impl<T> RunNext<T> {
         }
     }
 
-    /// The slot's task, if any, to poll next: counted in the chain, and
-    /// the slot stays open for its wakes only while the chain is below
-    /// the cap.
+    /// The slot's task, if any, to poll next (counted in the chain).
     pub(super) fn take(&self) -> Option<T> {
         let task = self.slot.take()?;
         let chain = self.chain.get() + 1;
@@ -86,9 +68,8 @@ impl<T> RunNext<T> {
         self.open.set(true);
     }
 
-    /// The batch ended: closes the slot and returns the task left in it
-    /// (the budget ran out before it was polled), for the back of the
-    /// queue.
+    /// The batch ended: closes the slot and returns the task left in it,
+    /// for the back of the queue.
     pub(super) fn close(&self) -> Option<T> {
         self.open.set(false);
         self.chain.set(0);

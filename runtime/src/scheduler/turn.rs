@@ -1,26 +1,11 @@
-//! [`Turn`]: what one scheduler iteration did, or one step of it.
-//!
-//! The schedulers build their report from the same type step by step: a
-//! park or poll of the driver is a `Turn` with no task polls, the sleep
-//! between two ticks is one with no driver events, and
-//! [`Turn::then`] adds a later step to an earlier one.
+//! [`Turn`]: what one scheduler iteration did, or one step of it; the
+//! schedulers build it step by step with [`Turn::then`].
 
 use std::time::Duration;
 
 /// The report of one [`Runtime::turn`](crate::runtime::Runtime::turn): how
 /// many tasks ran, whether and how long the driver blocked, and what the
 /// driver dispatched.
-///
-/// ```
-/// use std::time::Duration;
-///
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// rt.spawn(async {});
-/// let turn = rt.turn(Duration::ZERO);
-/// assert_eq!(turn.tasks_polled(), 1);
-/// assert!(!turn.parked());
-/// assert!(!turn.tasks_remaining());
-/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Turn {
     pub(crate) tasks_polled: u64,
@@ -84,9 +69,8 @@ impl Turn {
         self.tasks_remaining
     }
 
-    /// Throttling scheduler: this tick ran past its period or left ready
-    /// tasks behind, so it did not sleep (the next tick is due at once).
-    /// Always `false` for the basic scheduler.
+    /// Throttling only: this tick overran (ran past its period or left
+    /// ready tasks), so the next one is due at once.
     pub fn overrun(&self) -> bool {
         self.overrun
     }

@@ -1,31 +1,14 @@
 //! [`SignalListeners`]: the wakers of every waiting [`Signal`](super::unix::Signal)
-//! of the process, woken by whichever listener consumes a wake-up byte.
+//! of the process. Each listener's reactor sees a wake-up byte only if it
+//! polls before another listener drains it, so a listener that drains
+//! wakes every other waiting one (signals are rare: the extra polls cost
+//! nothing next to the delivery).
 //!
-//! Every listener reads the one wake-up socket the signal handler writes
-//! to (a duplicate of it, registered with its own runtime's reactor). A
-//! byte wakes each listener's reactor, but only while it is still there:
-//! a listener whose reactor polls after another listener drained the byte
-//! (another runtime's thread, or one that was busy) is told nothing, and
-//! its task would wait for the next delivery. So a listener that drains
-//! bytes wakes every other waiting listener, which then compares its
-//! signal's delivery count with the one it saw.
-//!
-//! The protocol, between a listener `B` going to wait and a listener `A`
-//! that drained a byte after the handler counted a delivery:
-//!
-//! * `B` stores its waker, *then* reads the count ([`wait_unless`]);
-//! * `A` drains, *then* takes and wakes the stored wakers ([`wake_all_but`]).
-//!
-//! Both steps take the lock: if `B` stored first, `A` wakes it; if `A`
-//! woke first, its drain (and the handler's count before it) happened
-//! before `B`'s read, which sees the new count. Either way `B` does not
-//! sleep through a delivery (loom model `loom-tests/tests/signal_listeners.rs`).
-//!
-//! Signals are rare: waking every listener per drained byte costs each a
-//! poll that finds nothing new, which is nothing next to the delivery.
-//!
-//! [`wait_unless`]: SignalListeners::wait_unless
-//! [`wake_all_but`]: SignalListeners::wake_all_but
+//! Protocol, both steps under the lock: a listener going to wait stores
+//! its waker, *then* reads the count (`wait_unless`); a drainer drains,
+//! *then* wakes the stored wakers (`wake_all_but`). Whichever goes first,
+//! the waiter sees the delivery or is woken (loom model
+//! `loom-tests/tests/signal_listeners.rs`).
 
 use std::task::Waker;
 
@@ -58,8 +41,7 @@ impl SignalListeners {
     }
 
     /// Stores `waker` as the listener's of `key`, then returns
-    /// `delivered()`: `true` means a delivery is there and the caller
-    /// should not wait; `false` that a later drain will wake `waker`.
+    /// `delivered()`: `true` means do not wait.
     pub fn wait_unless(&self, key: usize, waker: &Waker, delivered: impl FnOnce() -> bool) -> bool {
         {
             let mut wakers = self.wakers.lock();

@@ -2,11 +2,8 @@
 //! delivery counter per signal number, and the handler that links them.
 //!
 //! Invariant: the handler increments a signal's counter *before* it writes
-//! the wake-up byte. So a listener woken by that byte (or by any later
-//! one), or that finds the byte already drained by another listener,
-//! always sees the new count: it never waits for a delivery that already
-//! happened. A listener that drains the byte wakes the other waiting
-//! listeners, whose reactors may never see it (`listeners.rs`).
+//! the wake-up byte, so a listener woken by the byte, or finding it
+//! drained, always sees the new count.
 
 use std::io::{self, Write};
 use std::os::unix::net::UnixStream;

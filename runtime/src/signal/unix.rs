@@ -28,27 +28,12 @@ use super::registry;
 use crate::net::UnixStream;
 
 /// A kind of Unix signal, by number.
-///
-/// ```
-/// use tempo::signal::unix::SignalKind;
-///
-/// assert_eq!(SignalKind::hangup().as_raw_value(), libc::SIGHUP);
-/// assert_eq!(SignalKind::from_raw(libc::SIGUSR1), SignalKind::user_defined1());
-/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SignalKind(libc::c_int);
 
 impl SignalKind {
-    /// Any signal by its number (`libc::SIGUSR1`, a real-time signal, ...).
-    /// [`signal`] rejects the ones that cannot be listened to.
-    ///
-    /// ```
-    /// use tempo::signal::unix::SignalKind;
-    ///
-    /// // A real-time signal, which has no named constructor.
-    /// let rt_signal = SignalKind::from_raw(libc::SIGRTMIN() + 1);
-    /// assert_eq!(rt_signal.as_raw_value(), libc::SIGRTMIN() + 1);
-    /// ```
+    /// Any signal by its number (a real-time signal, ...); [`signal`] rejects
+    /// the ones that cannot be listened to.
     pub const fn from_raw(signum: std::os::raw::c_int) -> SignalKind {
         SignalKind(signum)
     }
@@ -126,34 +111,15 @@ impl From<SignalKind> for std::os::raw::c_int {
     }
 }
 
-/// Listens to one kind of signal: [`recv`](Signal::recv) completes once per
-/// delivery since the previous `recv` (deliveries in between coalesce).
-///
-/// Created by [`signal`]; see the [module docs](super) for the guarantees.
-///
-/// ```
-/// use tempo::signal::unix::{signal, SignalKind};
-///
-/// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-/// rt.block_on(async {
-///     let mut hangups = signal(SignalKind::hangup())?;
-///     for _ in 0..2 {
-///         // SAFETY: sends SIGHUP to this process, which now handles it.
-///         unsafe { libc::kill(libc::getpid(), libc::SIGHUP) };
-///         hangups.recv().await.expect("the runtime is running");
-///         // ... reload the configuration ...
-///     }
-///     Ok::<(), std::io::Error>(())
-/// })?;
-/// # Ok::<(), std::io::Error>(())
-/// ```
+/// Listens to one kind of signal, made by [`signal`] (see the module
+/// example): [`recv`](Signal::recv) completes once per delivery since the
+/// previous `recv` (deliveries in between coalesce).
 #[derive(Debug)]
 pub struct Signal {
     deliveries: &'static AtomicU64,
     /// The count of deliveries this listener has already reported.
     seen: u64,
-    /// This listener's duplicate of the process-wide wake-up socket,
-    /// registered with its runtime's reactor.
+    /// This listener's duplicate of the wake-up socket, on its reactor.
     wake_receiver: UnixStream,
     /// The process's listeners, woken by whichever drains a wake-up byte.
     listeners: &'static SignalListeners,
@@ -166,30 +132,9 @@ pub struct Signal {
 ///
 /// # Errors
 ///
-/// Outside a runtime with I/O enabled; for a signal that cannot be listened
-/// to (`SIGKILL`, `SIGSTOP`, `SIGSEGV`, `SIGILL`, `SIGFPE`, a number out of
-/// range), with an error that names it; if the handler cannot be
-/// installed.
-///
-/// ```
-/// use tempo::signal::unix::{signal, SignalKind};
-///
-/// let rt = tempo::runtime::Builder::new_current_thread()
-///     .enable_all()
-///     .build()
-///     .unwrap();
-/// rt.block_on(async {
-///     let mut reload = signal(SignalKind::user_defined2())?;
-///     // SAFETY: sends SIGUSR2 to this process, which now handles it.
-///     unsafe { libc::kill(libc::getpid(), libc::SIGUSR2) };
-///     reload.recv().await.expect("the runtime is running");
-///
-///     let err = signal(SignalKind::from_raw(libc::SIGKILL)).unwrap_err();
-///     assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
-///     Ok::<_, std::io::Error>(())
-/// })
-/// .unwrap();
-/// ```
+/// Outside a runtime with I/O enabled; `InvalidInput` naming the signal for
+/// one that cannot be listened to (`SIGKILL`, `SIGSTOP`, `SIGSEGV`, ...);
+/// if the handler cannot be installed.
 pub fn signal(kind: SignalKind) -> io::Result<Signal> {
     // Outside a runtime, fail before installing a handler for nothing.
     tempo_io::Handle::try_current()?;
@@ -206,64 +151,29 @@ pub fn signal(kind: SignalKind) -> io::Result<Signal> {
 }
 
 impl Signal {
-    /// Waits for the next delivery; `None` if the runtime's I/O driver is
-    /// gone, so no delivery can be observed any more.
-    ///
-    /// Cancel-safe: dropping the future loses no delivery.
-    ///
-    /// ```
-    /// use tempo::signal::unix::{signal, SignalKind};
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// rt.block_on(async {
-    ///     let mut usr1 = signal(SignalKind::user_defined1())?;
-    ///     // SAFETY: sends SIGUSR1 to this process, which now handles it.
-    ///     unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
-    ///     assert_eq!(usr1.recv().await, Some(()));
-    ///     Ok::<(), std::io::Error>(())
-    /// })?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Waits for the next delivery; `None` once the runtime's I/O driver is
+    /// gone. Cancel-safe.
     pub async fn recv(&mut self) -> Option<()> {
         poll_fn(|cx| self.poll_recv(cx)).await
     }
 
-    /// Polls for the next delivery (see [`recv`](Signal::recv)). Only the
-    /// last task to poll is woken.
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    /// use tempo::signal::unix::{signal, SignalKind};
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().enable_all().build()?;
-    /// rt.block_on(async {
-    ///     let mut usr2 = signal(SignalKind::user_defined2())?;
-    ///     // SAFETY: sends SIGUSR2 to this process, which now handles it.
-    ///     unsafe { libc::kill(libc::getpid(), libc::SIGUSR2) };
-    ///     // What a hand-written future's poll does.
-    ///     assert_eq!(poll_fn(|cx| usr2.poll_recv(cx)).await, Some(()));
-    ///     Ok::<(), std::io::Error>(())
-    /// })?;
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Polls for the next delivery (see [`recv`](Signal::recv)); only the last
+    /// task to poll is woken.
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<()>> {
         let mut drain = [0u8; 64];
         loop {
-            // The counter is read after every read attempt: the handler
-            // counts before it writes, so whoever drained the byte, the
-            // count is already visible here.
+            // Read the counter after every read: the handler counts before
+            // it writes, so the count is visible whoever drained the byte.
             let read = self.wake_receiver.poll_read(cx, &mut drain);
             if matches!(read, Poll::Ready(Ok(n)) if n > 0) {
-                // The other listeners' reactors may poll only after this
-                // drain, and then see nothing: wake them.
+                // Other listeners' reactors may poll after this drain: wake them.
                 self.listeners.wake_all_but(self.listener);
             }
             if self.take_delivery() {
                 return Poll::Ready(Some(()));
             }
             match read {
-                // Woken by the reactor, or by a listener that drains a
-                // byte after the check `wait_unless` makes.
+                // Woken by the reactor, or by a later drainer (`wait_unless`).
                 Poll::Pending => {
                     let (deliveries, seen) = (self.deliveries, self.seen);
                     let delivered = self.listeners.wait_unless(self.listener, cx.waker(), || {
@@ -277,15 +187,13 @@ impl Signal {
                 }
                 Poll::Ready(Ok(n)) if n > 0 => continue,
                 Poll::Ready(Err(e)) if e.kind() == io::ErrorKind::Interrupted => continue,
-                // End of stream (impossible while the process holds the
-                // sending end) or a driver error: nothing more will come.
+                // End of stream or a driver error: nothing more will come.
                 Poll::Ready(_) => return Poll::Ready(None),
             }
         }
     }
 
-    /// Marks a delivery the listener has not seen yet as seen; whether
-    /// there was one.
+    /// Marks an unseen delivery as seen; whether there was one.
     fn take_delivery(&mut self) -> bool {
         let deliveries = self.deliveries.load(Ordering::SeqCst);
         let new = deliveries != self.seen;

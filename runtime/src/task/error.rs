@@ -59,65 +59,27 @@ impl JoinError {
         self.id
     }
 
-    /// Returns `true` if the task was cancelled: aborted through
-    /// [`JoinHandle::abort`](crate::task::JoinHandle::abort), or dropped by
-    /// the runtime's shutdown.
+    /// `true` if the task was cancelled: aborted, or dropped by the runtime's
+    /// shutdown.
     pub fn is_cancelled(&self) -> bool {
         matches!(self.repr, Repr::Cancelled)
     }
 
-    /// Returns `true` if the task panicked.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(async { panic!("boom") });
-    ///     let err = join.await.unwrap_err();
-    ///     assert!(err.is_panic() && !err.is_cancelled());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// `true` if the task panicked.
     pub fn is_panic(&self) -> bool {
         matches!(self.repr, Repr::Panic(_))
     }
 
-    /// Returns the panic payload.
+    /// The panic payload (to `resume_unwind`, say).
     ///
-    /// # Panics
-    ///
-    /// Panics if the task was cancelled rather than panicking; see
-    /// [`try_into_panic`](JoinError::try_into_panic).
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let err = tempo::spawn(async { panic!("boom") }).await.unwrap_err();
-    ///     let payload = err.into_panic();
-    ///     assert_eq!(*payload.downcast_ref::<&str>().unwrap(), "boom");
-    ///     // Or carry the panic on: std::panic::resume_unwind(payload)
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Panics if the task was cancelled; see [`try_into_panic`](JoinError::try_into_panic).
     #[track_caller]
     pub fn into_panic(self) -> Box<dyn Any + Send + 'static> {
         self.try_into_panic()
             .expect("`JoinError::into_panic` called on a cancelled task's error")
     }
 
-    /// Returns the panic payload, or the error itself if the task was
-    /// cancelled.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(std::future::pending::<()>());
-    ///     join.abort();
-    ///     // Not a panic: the error comes back.
-    ///     let err = join.await.unwrap_err().try_into_panic().unwrap_err();
-    ///     assert!(err.is_cancelled());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// The panic payload, or the error itself if the task was cancelled.
     pub fn try_into_panic(self) -> Result<Box<dyn Any + Send + 'static>, JoinError> {
         match self.repr {
             Repr::Panic(Payload(payload)) => Ok(payload),
@@ -138,10 +100,8 @@ fn panic_message(payload: &(dyn Any + Send)) -> Option<&str> {
 /// `tokio::net::*`, ...) panic with when they find no tokio runtime.
 const TOKIO_CONTEXT_MISSING: &str = "must be called from the context of a Tokio 1.x runtime";
 
-/// What to do about a task that panicked with tokio's "no reactor running"
-/// message, said after the message: the one failure every program moved
-/// from tokio meets in a tokio-bound dependency. Looked for only when the
-/// error is formatted, so panics cost nothing more.
+/// The hint added after tokio's "no reactor running" panic message; looked
+/// for only when the error is formatted.
 fn tokio_hint(message: &str) -> Option<&'static str> {
     if !message.contains(TOKIO_CONTEXT_MISSING) {
         return None;

@@ -61,13 +61,9 @@ impl<T: Future, S: Schedule> Harness<T, S> {
             .with_mut(|ptr| unsafe { mem::replace(&mut *ptr, stage) })
     }
 
-    /// Drops the future or the output, catching a panic of its destructor.
-    /// Returns the panic payload, if any.
-    ///
-    /// The future is dropped **in place**: it was pinned in the cell, and
-    /// `Pin`'s drop guarantee says its memory is not reused before its
-    /// destructor runs: a future holding an intrusive timer entry (a
-    /// registered `Sleep`) unlinks it at the address it was linked at.
+    /// Drops the future or the output **in place** (`Pin`'s drop guarantee:
+    /// a registered `Sleep` unlinks at the address it was linked at),
+    /// catching a panic of its destructor; returns the payload.
     ///
     /// # Safety
     /// As for [`set_stage`](Self::set_stage).
@@ -100,14 +96,8 @@ impl<T: Future, S: Schedule> Harness<T, S> {
     }
 
     /// Polls the future once; if the poll panics, drops the future *during
-    /// the unwind*, before the caller's `catch_unwind` stops it.
-    ///
-    /// This is tokio's order: the future's destructor runs with
-    /// [`std::thread::panicking`] returning `true`, so a guard in the
-    /// future (a lock poisoner, a "rollback on panic" guard) can tell a
-    /// panicking task from a cancelled one. As in tokio, a destructor that
-    /// panics again during that unwind aborts the process (a panic while
-    /// panicking).
+    /// the unwind* (tokio's order: its destructor sees
+    /// [`std::thread::panicking`], and a second panic there aborts).
     ///
     /// # Safety
     /// As for [`poll_future`](Self::poll_future).

@@ -1,15 +1,7 @@
 //! Task identity: [`Id`], and which task this thread is running
-//! ([`id`], [`try_id`]).
-//!
-//! An id is drawn from one process-wide counter when the task is spawned
-//! and stored in the task's header, so a [`JoinHandle`](super::JoinHandle),
-//! a [`JoinError`](super::JoinError) and the task itself can all name the
-//! same task in logs. Ids are unique among the tasks of the process for its
-//! whole life (a `u64` counter does not wrap in practice), never reused.
-//!
-//! The "current task" is a thread-local set by the harness around every
-//! poll and every drop of a task's future, so `task::id()` also answers in
-//! a destructor that runs when the task is aborted or shut down.
+//! ([`id`], [`try_id`]). The current task is a thread-local set around
+//! every poll and every drop of a task's future, so `task::id()` also
+//! answers in a destructor run by an abort or a shutdown.
 
 use std::fmt;
 use std::num::NonZeroU64;
@@ -17,12 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use tempo_park::scoped::ScopedGuard;
 
-/// The identity of a task: unique among all tasks of the process, for its
-/// whole life.
-///
-/// Get it from [`JoinHandle::id`](super::JoinHandle::id), from inside the
-/// task with [`task::id`](id), or from a [`JoinError`](super::JoinError).
-/// It prints as a plain number.
+/// The identity of a task: unique in the process for its whole life, never
+/// reused; from [`JoinHandle::id`](super::JoinHandle::id), [`task::id`](id)
+/// inside the task, or a [`JoinError`](super::JoinError). Prints as a number.
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
@@ -30,7 +19,6 @@ use tempo_park::scoped::ScopedGuard;
 ///     let handle = tempo::spawn(async { tempo::task::id() });
 ///     let id = handle.id();
 ///     assert_eq!(handle.await.unwrap(), id);
-///     println!("task {id} done");
 /// });
 /// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -70,11 +58,8 @@ tempo_park::scoped_thread_local! {
     static CURRENT_TASK: Id
 }
 
-/// Marks `id` as the task this thread runs until the guard is dropped,
-/// which restores the previous one (a task may be polled from inside
-/// another's destructor). During thread teardown the thread-local
-/// may be gone: then no task id is visible, which `try_id` reports as
-/// `None`.
+/// Marks `id` as the task this thread runs until the guard drops (which
+/// restores the previous one); at thread teardown no id is visible.
 pub(super) fn enter(id: Id) -> ScopedGuard<Id> {
     CURRENT_TASK.enter(id)
 }
@@ -83,21 +68,8 @@ pub(super) fn enter(id: Id) -> ScopedGuard<Id> {
 ///
 /// # Panics
 ///
-/// Panics if called outside a task (for instance in the future given to
-/// `block_on` itself, which is not a task); [`try_id`] returns `None`
-/// instead.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// rt.block_on(async {
-///     let handle = tempo::spawn(async {
-///         println!("running as task {}", tempo::task::id());
-///         tempo::task::id()
-///     });
-///     let id = handle.id();
-///     assert_eq!(handle.await.unwrap(), id);
-/// });
-/// ```
+/// Outside a task (the `block_on` future is not one); [`try_id`] returns
+/// `None` instead.
 #[track_caller]
 pub fn id() -> Id {
     try_id().expect(

@@ -13,13 +13,9 @@ use super::error::JoinError;
 use super::id::Id;
 use super::raw::RawTask;
 
-/// An owned permission to await a task's output, returned by
-/// [`spawn`](crate::spawn) and [`spawn_local`](crate::spawn_local).
-///
-/// Awaiting it yields `Ok(output)`, or a [`JoinError`] if the task panicked
-/// or was cancelled ([`abort`](JoinHandle::abort), or the runtime shut
-/// down). Dropping it *detaches* the task: it keeps running and its output
-/// is dropped when it finishes.
+/// An owned permission to await a task's output: `Ok(output)`, or a
+/// [`JoinError`] if the task panicked or was cancelled. Dropping it
+/// *detaches* the task, which runs on.
 ///
 /// ```
 /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
@@ -52,21 +48,9 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    /// Cancels the task: if it has not completed, its future is dropped the
-    /// next time its runtime gets to it (on the runtime's thread, never on
-    /// the caller's), and awaiting this handle yields a cancelled
-    /// [`JoinError`]. Callable from any thread; a task that already
-    /// completed is not affected.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(std::future::pending::<()>());
-    ///     join.abort();
-    ///     assert!(join.await.unwrap_err().is_cancelled());
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Cancels the task from any thread: unless it completed, its future is
+    /// dropped on its runtime's thread and awaiting this handle yields a
+    /// cancelled [`JoinError`].
     pub fn abort(&self) {
         if self.raw.state().transition_to_notified_and_cancel() {
             // SAFETY: the transition counted a reference for the scheduler.
@@ -74,9 +58,8 @@ impl<T> JoinHandle<T> {
         }
     }
 
-    /// Returns a handle that can [`abort`](AbortHandle::abort) the task
-    /// without owning its output (it may be sent to another thread even
-    /// when the output is `!Send`).
+    /// A handle that can abort the task without owning its output (`Send`
+    /// even when the output is not).
     pub fn abort_handle(&self) -> AbortHandle {
         AbortHandle::new(self.raw)
     }
@@ -87,20 +70,7 @@ impl<T> JoinHandle<T> {
         self.raw.header().id
     }
 
-    /// Returns `true` once the task has completed (returned, panicked or
-    /// been cancelled), i.e. when awaiting the handle will not wait.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let join = tempo::spawn(async { 5 });
-    ///     assert!(!join.is_finished());
-    ///     tempo::task::yield_now().await; // the task runs
-    ///     assert!(join.is_finished());
-    ///     assert_eq!(join.await.unwrap(), 5);
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// `true` once the task has completed (returned, panicked or cancelled).
     pub fn is_finished(&self) -> bool {
         self.raw.state().load().is_complete()
     }
@@ -112,8 +82,7 @@ impl<T> Future for JoinHandle<T> {
     type Output = Result<T, JoinError>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        // A join is a resource operation: it spends the task's cooperative
-        // budget (a loop awaiting finished handles must yield too).
+        // A join spends the cooperative budget, as a resource operation.
         let progress = std::task::ready!(coop::poll_proceed(cx));
         let mut out: Poll<Result<T, JoinError>> = Poll::Pending;
         // SAFETY: we are the JoinHandle and `out` has the output's type.

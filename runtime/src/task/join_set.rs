@@ -1,20 +1,10 @@
 //! [`JoinSet`]: a collection of tasks awaited in the order they complete.
 //!
-//! The set owns every member's [`JoinHandle`] in a slab and polls each one
-//! only with the member's own waker (carrying its slab key). A completing
-//! task's waker pushes the key onto the set's *ready list* (under a mutex:
-//! tasks may complete on other threads) and wakes the `join_next` caller,
-//! which polls only the members on that list: a completion costs one push
-//! and one poll, however many members. A flag keeps a member on the list
-//! at most once; a new member starts on it, so its first poll registers
-//! its waker. A spurious wake (a reused key) only polls a pending member;
-//! one `join_next` poll polls at most as many members as the set has.
-//!
-//! A completed `join_next` spends one unit of the task's cooperative
-//! budget, asked for *before* looking at the list (members' handles are
-//! polled unconstrained), so a spent budget costs no member poll.
-//! [`try_join_next`](JoinSet::try_join_next) spends nothing, as `try_*`
-//! methods should (as tokio's).
+//! Each member's handle is polled only with the member's own waker, which
+//! pushes its slab key on the set's ready list (a flag keeps it there at
+//! most once): a completion costs one push and one poll, however many
+//! members. A completed `join_next` spends one unit of cooperative budget,
+//! taken before looking at the list; `try_join_next` spends none.
 
 use std::fmt;
 use std::future::{poll_fn, Future};
@@ -72,8 +62,7 @@ struct Member<T> {
     notify: Arc<MemberWaker>,
 }
 
-/// The keys of the members whose task woke them, and the waker of the task
-/// awaiting `join_next`.
+/// The keys of the members whose task woke them, and the `join_next` waker.
 struct ReadyList {
     inner: Mutex<ReadyInner>,
 }
@@ -130,8 +119,7 @@ impl<T> JoinSet<T> {
         }
     }
 
-    /// The number of tasks in the set (running or finished but not yet
-    /// joined).
+    /// The number of tasks in the set, finished but not joined included.
     pub fn len(&self) -> usize {
         self.members.len()
     }
@@ -161,13 +149,9 @@ impl<T> JoinSet<T> {
         abort
     }
 
-    /// Spawns a `Send` future on the current runtime (as
-    /// [`tempo::spawn`](crate::spawn)) as a member of the set. The returned
-    /// [`AbortHandle`] cancels this one task.
-    ///
-    /// # Panics
-    ///
-    /// Outside a Tempo runtime, as [`tempo::spawn`](crate::spawn).
+    /// Spawns a `Send` future on the current runtime as a member of the
+    /// set; the [`AbortHandle`] cancels this one task. Panics outside a
+    /// Tempo runtime.
     #[track_caller]
     pub fn spawn<F>(&mut self, task: F) -> AbortHandle
     where
@@ -177,8 +161,7 @@ impl<T> JoinSet<T> {
         self.insert(crate::spawn(task))
     }
 
-    /// Spawns a `Send` future on the runtime of `handle` (from any thread)
-    /// as a member of the set.
+    /// Spawns a `Send` future on `handle`'s runtime as a member of the set.
     pub fn spawn_on<F>(&mut self, task: F, handle: &Handle) -> AbortHandle
     where
         F: Future<Output = T> + Send + 'static,
@@ -187,26 +170,8 @@ impl<T> JoinSet<T> {
         self.insert(handle.spawn(task))
     }
 
-    /// Spawns a `!Send` future on the runtime of this thread (as
-    /// [`tempo::spawn_local`](crate::spawn_local)) as a member of the set.
-    ///
-    /// # Panics
-    ///
-    /// If this thread runs no Tempo runtime, as
-    /// [`tempo::spawn_local`](crate::spawn_local).
-    ///
-    /// ```
-    /// use std::rc::Rc;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let shared = Rc::new(2);
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     let s = shared.clone();
-    ///     set.spawn_local(async move { *s * 21 });
-    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), 42);
-    /// });
-    /// ```
+    /// Spawns a `!Send` future on this thread's runtime as a member of the
+    /// set. Panics if this thread runs no Tempo runtime.
     #[track_caller]
     pub fn spawn_local<F>(&mut self, task: F) -> AbortHandle
     where
@@ -216,52 +181,21 @@ impl<T> JoinSet<T> {
         self.insert(crate::spawn_local(task))
     }
 
-    /// Waits for one of the tasks to complete and returns its output, or
-    /// `None` if the set is empty. Tasks are returned in the order they
-    /// complete. A task that panicked or was aborted gives an `Err`.
-    ///
-    /// Cancel-safe: if the returned future is dropped before completion,
-    /// no task is lost from the set.
-    ///
-    /// Each task returned spends one unit of the calling task's
-    /// [cooperative budget](crate::task::coop); once it is spent,
-    /// `join_next` yields (the caller is rescheduled) before looking at any
-    /// task, so a loop over a large set of finished tasks lets the others
-    /// run.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { "done" });
-    ///     assert_eq!(set.join_next().await.unwrap().unwrap(), "done");
-    ///     assert!(set.join_next().await.is_none()); // empty: None at once
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Waits for the next task to complete and returns its output (`Err` if
+    /// it panicked or was aborted), or `None` if the set is empty. Cancel-safe.
+    /// Each task returned spends one unit of the caller's
+    /// [cooperative budget](crate::task::coop).
     pub async fn join_next(&mut self) -> Option<Result<T, JoinError>> {
         poll_fn(|cx| self.poll_join_next(cx)).await
     }
 
-    /// As [`join_next`](Self::join_next), with the [`Id`] of the task that
-    /// completed.
+    /// As [`join_next`](Self::join_next), with the completed task's [`Id`].
     pub async fn join_next_with_id(&mut self) -> Option<Result<(Id, T), JoinError>> {
         poll_fn(|cx| self.poll_join_next_with_id(cx)).await
     }
 
-    /// Returns the output of a task that has already completed, without
-    /// waiting; `None` if no task has completed yet or the set is empty.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { 1 });
-    ///     assert!(set.try_join_next().is_none()); // not run yet
-    ///     tempo::task::yield_now().await;
-    ///     assert_eq!(set.try_join_next().unwrap().unwrap(), 1);
-    /// });
-    /// ```
+    /// The output of a task that has already completed, without waiting;
+    /// `None` if none has or the set is empty.
     pub fn try_join_next(&mut self) -> Option<Result<T, JoinError>> {
         self.try_join_next_with_id()
             .map(|result| result.map(|(_, output)| output))
@@ -275,25 +209,9 @@ impl<T> JoinSet<T> {
         }
     }
 
-    /// Polls for the next completed task: `Ready(None)` if the set is
-    /// empty, `Pending` (with `cx`'s waker registered) if no task has
-    /// completed yet. Also `Pending`, with `cx`'s waker already woken, if
-    /// the task's cooperative budget is spent, whether or not a task has
-    /// completed.
-    ///
-    /// ```
-    /// use std::future::poll_fn;
-    ///
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async { 3 });
-    ///     // What a hand-written future's poll does.
-    ///     let out = poll_fn(|cx| set.poll_join_next(cx)).await;
-    ///     assert_eq!(out.unwrap().unwrap(), 3);
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// Polls for the next completed task: `Ready(None)` if the set is empty,
+    /// `Pending` with `cx`'s waker registered if none has completed, or already
+    /// woken if the cooperative budget is spent.
     pub fn poll_join_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<T, JoinError>>> {
         self.poll_join_next_with_id(cx)
             .map(|result| result.map(|result| result.map(|(_, output)| output)))
@@ -308,10 +226,8 @@ impl<T> JoinSet<T> {
     }
 
     /// Polls the members on the ready list until one is complete. With
-    /// `cx` (`join_next`), first takes a unit of the cooperative budget
-    /// (kept only if a member is returned), and registers its waker when
-    /// the list runs dry; without (`try_join_next`), spends no budget and
-    /// just returns `Pending`.
+    /// `cx` (`join_next`) it first takes a budget unit (kept only if a
+    /// member is returned) and registers the waker; without, it spends none.
     fn poll_ready_members(
         &mut self,
         mut cx: Option<&mut Context<'_>>,
@@ -319,15 +235,12 @@ impl<T> JoinSet<T> {
         if self.members.is_empty() {
             return Poll::Ready(None);
         }
-        // With the budget spent: `Pending`, the task already woken, and no
-        // member polled (see the module docs).
+        // Budget spent: `Pending`, already woken, no member polled.
         let progress = match cx.as_deref_mut() {
             Some(cx) => Some(ready!(coop::poll_proceed(cx))),
             None => None,
         };
-        // Bounded: spurious wakes (keys of members that left) must not make
-        // this loop spin. (Budget wakes cannot happen: members are polled
-        // unconstrained.)
+        // Bounded, so spurious wakes (members that left) cannot spin it.
         for _ in 0..self.members.len() {
             let key = {
                 let mut inner = self.ready.inner.lock();
@@ -357,8 +270,7 @@ impl<T> JoinSet<T> {
         Poll::Pending
     }
 
-    /// Polls the member at `key` (if any) with its own waker; removes it
-    /// from the set if complete.
+    /// Polls the member at `key` with its own waker; removes it if complete.
     fn poll_member(&mut self, key: usize) -> Poll<Result<(Id, T), JoinError>> {
         let Some(member) = self.members.get_mut(key) else {
             // A wake of a member that already left.
@@ -372,8 +284,7 @@ impl<T> JoinSet<T> {
         {
             self.member_polls += 1;
         }
-        // Unconstrained: the set has asked the budget for the whole join
-        // (`join_next`) or spends none (`try_join_next`).
+        // Unconstrained: the join itself took (or spends no) budget.
         let polled = coop::with_unconstrained(|| Pin::new(&mut member.handle).poll(&mut member_cx));
         match polled {
             Poll::Ready(result) => {
@@ -384,9 +295,8 @@ impl<T> JoinSet<T> {
         }
     }
 
-    /// Aborts every task in the set. They stay in the set: awaiting
-    /// [`join_next`](Self::join_next) yields their cancelled errors (or the
-    /// output of those that completed first).
+    /// Aborts every task; they stay in the set, and `join_next` yields their
+    /// cancelled errors (or outputs, for those that completed first).
     pub fn abort_all(&mut self) {
         for (_, member) in self.members.iter() {
             member.handle.abort();
@@ -401,20 +311,7 @@ impl<T> JoinSet<T> {
     }
 
     /// Removes every task from the set without aborting them: they run on
-    /// as detached tasks, as after dropping their `JoinHandle`s.
-    ///
-    /// ```
-    /// let rt = tempo::runtime::Builder::new_current_thread().build()?;
-    /// rt.block_on(async {
-    ///     let (tx, rx) = tokio::sync::oneshot::channel();
-    ///     let mut set = tempo::task::JoinSet::new();
-    ///     set.spawn(async move { tx.send("still ran").unwrap() });
-    ///     set.detach_all();
-    ///     drop(set); // does not abort the detached task
-    ///     assert_eq!(rx.await.unwrap(), "still ran");
-    /// });
-    /// # Ok::<(), std::io::Error>(())
-    /// ```
+    /// detached.
     pub fn detach_all(&mut self) {
         self.members.clear();
         self.ready.inner.lock().keys.clear();
@@ -455,8 +352,7 @@ mod tests {
     /// Members of the set: far more than one budget's worth.
     const MEMBERS: usize = 1_000;
 
-    /// Both schedulers (the integration tests' `on_each_flavor!` is out of
-    /// reach of a unit test, which alone can count member polls).
+    /// Both schedulers (only a unit test can count member polls).
     fn flavors() -> [(&'static str, Builder); 2] {
         let mut throttling = Builder::new_current_thread();
         throttling.max_throttling(Duration::from_millis(5));
@@ -486,9 +382,7 @@ mod tests {
         panic!("only {} of {MEMBERS} members ran", done.load(SeqCst));
     }
 
-    /// With the budget spent, `join_next` yields without polling a single
-    /// member (each one polled with no budget would refuse and re-queue
-    /// itself; tokio polls at most one).
+    /// With the budget spent, `join_next` yields without polling a member.
     #[test]
     fn join_next_with_a_spent_budget_polls_no_member() {
         for (flavor, mut builder) in flavors() {
@@ -519,9 +413,8 @@ mod tests {
         }
     }
 
-    /// A join that completes spends exactly one unit: `MEMBERS` finished
-    /// members are joined in ceil(1000 / 128) = 8 task polls, each poll
-    /// polling one member per join and none after its budget ran out.
+    /// A completing join spends exactly one unit: 1,000 finished members
+    /// are joined in ceil(1000 / 128) = 8 task polls.
     #[test]
     fn join_next_spends_one_unit_per_join_and_polls_one_member_each() {
         for (flavor, mut builder) in flavors() {

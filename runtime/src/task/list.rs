@@ -1,22 +1,10 @@
 //! [`OwnedTasks`]: every live task of one runtime, so that shutdown can
-//! cancel them all; and the only door through which a task is polled.
-//!
-//! # Why a slab and not an intrusive list
-//!
-//! The list is touched only on the owning thread (it is `!Send` and
-//! `!Sync`), so it needs no lock. A `Slab<Task>` gives O(1) insert and
-//! removal by a key kept in the task header, with no pointer surgery and no
-//! extra `unsafe`. Its cost against an intrusive list is the slab's own
-//! vector, which grows to the high-water mark of live tasks and is then
-//! reused: after warm-up, a spawn allocates only the task itself.
-//!
-//! # Binding
-//!
-//! A task is inserted ("bound") the first time the runtime takes it from a
-//! run queue, not at spawn: a spawn from another thread cannot touch this
-//! `!Send` list, and binding on first run treats local and remote spawns
-//! alike. A task that waits in a queue, unbound, when the runtime shuts down
-//! is cancelled by the queue drain instead (see `shutdown_queued`).
+//! cancel them all; and the only door through which a task is polled. A
+//! `Slab` (touched only on the owning thread, no lock) gives O(1) insert
+//! and removal with no extra `unsafe`. A task is bound the first time it
+//! is taken from a run queue, not at spawn (a remote spawn cannot touch
+//! this `!Send` list); an unbound task at shutdown is cancelled by the
+//! queue drain (`shutdown_queued`).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -99,10 +87,9 @@ impl<S: Schedule> OwnedTasks<S> {
         Some(key)
     }
 
-    /// Runs a task taken from a run queue: binds it, polls it (or cancels it
-    /// if aborted), and removes it from the list once complete. The list is
-    /// borrowed only around the bookkeeping, never during the poll, so the
-    /// task may spawn.
+    /// Runs a task taken from a run queue: binds it, polls or cancels it,
+    /// removes it once complete. The list is not borrowed during the poll,
+    /// so the task may spawn.
     pub(crate) fn run(this: &RefCell<Self>, task: Notified<S>) {
         let raw = task.0.into_raw();
         let key = {
@@ -130,11 +117,9 @@ impl<S: Schedule> OwnedTasks<S> {
         }
     }
 
-    /// Closes the list (no task is bound after this) and cancels every
-    /// bound task: each future is dropped here, on the owning thread, and
-    /// each JoinHandle resolves to a cancelled error. Wakes and spawns that
-    /// the drops cause land in the run queues, which the caller drains with
-    /// [`shutdown_queued`](Self::shutdown_queued).
+    /// Closes the list and cancels every bound task here, on the owning
+    /// thread; the drops' wakes and spawns land in the run queues, which
+    /// the caller drains with [`shutdown_queued`](Self::shutdown_queued).
     pub(crate) fn close_and_shutdown_all(this: &RefCell<Self>) {
         let tasks: Vec<Task<S>> = {
             let mut list = this.borrow_mut();

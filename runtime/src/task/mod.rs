@@ -1,50 +1,14 @@
 //! Tasks: spawning, joining, yielding; and the task system underneath.
 //!
-//! A task is one heap block holding a state word, the future, then its
-//! output (`task/raw.rs`), handled through reference-counted pointers:
+//! A task is one heap block (state word, future, output: `raw.rs`) reached
+//! through counted references: the [`JoinHandle`], each `Waker`, a run
+//! queue's `Notified`, and the owned-task list's `Task` (`list.rs`). The
+//! state machine is in `state.rs`, the typed operations in `harness.rs`.
 //!
-//! * [`JoinHandle`]: the spawner's side, awaits the output.
-//! * a `Waker`: one reference; waking schedules the task (`task/waker.rs`).
-//! * `Notified`: the reference a run queue holds while the task is
-//!   scheduled.
-//! * `Task`: the reference the runtime's owned-task list holds so that
-//!   shutdown can reach every live task (`task/list.rs`).
-//!
-//! The lifecycle is the state machine of `task/state.rs`; the typed operations
-//! (poll, cancel, complete, read the output) are in `task/harness.rs`.
-//!
-//! # Threads
-//!
-//! A task belongs to one runtime and is polled, cancelled and dropped only on
-//! that runtime's thread: the only way to poll a task is through
-//! the owned-task list, which is `!Send` and checks that the task belongs to it.
-//! Handles may move between threads (a `Waker` must), because moving one
-//! only moves a pointer and a reference. That is what lets
-//! [`spawn_local`] run `!Send` futures while their wakers are woken from
-//! anywhere.
-//!
-//! ```
-//! use tempo::task::{self, JoinSet};
-//!
-//! let rt = tempo::runtime::Builder::new_current_thread().build()?;
-//! rt.block_on(async {
-//!     // A `Send` task, a `!Send` one, and a closure on the blocking pool.
-//!     let shared = tempo::spawn(async { 1 });
-//!     let local = tempo::spawn_local({
-//!         let rc = std::rc::Rc::new(2);
-//!         async move { *rc }
-//!     });
-//!     let blocking = task::spawn_blocking(|| 3);
-//!     let mut set = JoinSet::new();
-//!     set.spawn(async { 4 });
-//!     let mut sum = shared.await.unwrap() + local.await.unwrap() + blocking.await.unwrap();
-//!     while let Some(out) = set.join_next().await {
-//!         sum += out.unwrap();
-//!     }
-//!     assert_eq!(sum, 10);
-//! });
-//! # Ok::<(), std::io::Error>(())
-//! ```
+//! Invariant: a task is polled, cancelled and dropped only on its runtime's
+//! thread, through the `!Send` owned-task list, which checks ownership;
+//! handles only move a pointer and a reference, so they may cross threads.
+//! That is what lets [`spawn_local`] futures be woken from anywhere.
 
 mod abort;
 pub mod coop;
@@ -83,11 +47,8 @@ pub(crate) trait Schedule: Send + Sync + Sized + 'static {
     /// Called from any thread.
     fn schedule(&self, task: Notified<Self>);
 
-    /// Queues a task that was woken while it ran (it woke itself, as
-    /// [`yield_now`] does), once its poll returned. It goes behind the
-    /// tasks already ready: a scheduler that runs a woken task next (the
-    /// local scheduler's run-next slot) must not run a task that yields
-    /// again at once.
+    /// Queues a task that woke itself while it ran (as [`yield_now`]), once
+    /// its poll returned: behind the ready tasks, never in a run-next slot.
     fn yield_now(&self, task: Notified<Self>) {
         self.schedule(task);
     }
@@ -146,10 +107,8 @@ impl<S: 'static> std::fmt::Debug for Notified<S> {
 }
 
 /// Spawns a `Send` future: allocates the task and hands its `Notified` to
-/// `submit`. If `submit` gives it back (the runtime is shut down), the task
-/// is cancelled right here, on the calling thread, which is sound because
-/// the future is `Send` and was never polled; the returned JoinHandle then
-/// resolves to a cancelled [`JoinError`].
+/// `submit`. If given back (the runtime is shut down), the task is
+/// cancelled here, which is sound since the future is `Send` and unpolled.
 pub(crate) fn spawn_send<T, S>(
     future: T,
     scheduler: S,

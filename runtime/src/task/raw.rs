@@ -11,12 +11,10 @@
 //! +-----------------------------------------------------------------+
 //! ```
 //!
-//! Every handle ([`Task`](super::Task), [`Notified`](super::Notified),
-//! [`JoinHandle`](super::JoinHandle), a `Waker`) is a `NonNull<Header>` plus
-//! one reference in the state word. Operations that need the concrete `T`
-//! and `S` go through the [`Vtable`], monomorphised once per task type in
-//! [`harness`]. Spawning allocates exactly this one block;
-//! waking and polling allocate nothing.
+//! Every handle is a `NonNull<Header>` plus one reference in the state
+//! word; operations on the concrete `T` and `S` go through the [`Vtable`]
+//! ([`harness`]). A spawn allocates this one block; waking and polling
+//! allocate nothing.
 
 use std::future::Future;
 use std::ptr::NonNull;

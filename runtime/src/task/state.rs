@@ -17,10 +17,8 @@
 //!  6..    reference count (one per Task / Notified / JoinHandle / Waker)
 //! ```
 //!
-//! The named states of the issue are combinations of the low bits:
-//! *idle* = none of RUNNING, NOTIFIED, COMPLETE; *scheduled* = NOTIFIED;
-//! *running* = RUNNING; *notified-while-running* = RUNNING | NOTIFIED;
-//! *complete* = COMPLETE; *cancelled* = CANCELLED (with or without COMPLETE).
+//! States: *idle* = none of RUNNING, NOTIFIED, COMPLETE; *scheduled* =
+//! NOTIFIED; *running* = RUNNING (| NOTIFIED if woken meanwhile).
 //!
 //! # Transitions
 //!
@@ -56,10 +54,8 @@
 //! `Notified` handed to the scheduler and the `JoinHandle`. The scheduler's
 //! owned-task list takes a third when it binds the task.
 //!
-//! `transition_to_idle` releases the poller's reference (the `Notified` it
-//! ran) in the same read-modify-write, or hands it to the run queue when
-//! the task was woken meanwhile: a poll that returns `Pending` costs one
-//! atomic operation at its end instead of two (tokio does the same).
+//! `transition_to_idle` releases the poller's reference, or hands it to
+//! the run queue if the task was woken meanwhile, in one read-modify-write.
 //!
 //! Every read-modify-write is `AcqRel`, so whoever wins a transition sees
 //! the stage and trailer writes of whoever made the previous one.

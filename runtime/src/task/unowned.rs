@@ -1,32 +1,14 @@
 //! Unowned tasks: closures run on another thread (the blocking pool) that
-//! complete through an ordinary [`JoinHandle`].
+//! complete through an ordinary [`JoinHandle`], as tokio's `spawn_blocking`
+//! (the task allocation already is a oneshot cell).
 //!
-//! # Why a task and not a oneshot channel
-//!
-//! `spawn_blocking` returns the same `JoinHandle<T>` as `spawn`, as in
-//! tokio, so that code moving between the two (or from tokio) needs no
-//! other type, and `abort`, `is_finished` and `JoinError` behave the same.
-//! The task allocation already is a oneshot cell: a stage for the output,
-//! a join waker slot, and a state word that hands the output over. The
-//! blocking pool only needs to *run* the task on its own thread.
-//!
-//! # Why that is sound off the owning thread
-//!
-//! An ordinary task is polled only on its runtime's thread, because its
-//! future may be `!Send`. An unowned task is created only here, from a
-//! `Send` closure with a `Send` output, wrapped in [`BlockingTask`]; it is
-//! never put in an owned-task list. Exclusive access to its stage comes
-//! from the state word's RUNNING bit, as for every task, so any one thread
-//! at a time may run (or cancel) it.
-//!
-//! # Why it is never scheduled
-//!
-//! The task starts NOTIFIED, is run once, and [`BlockingTask`] is ready on
-//! its first poll (a panic is caught and completes it too), so it is never
-//! idle: a wake or an abort never hands it to its scheduler
-//! ([`NoSchedule`]). An abort before it runs sets CANCELLED, and the run
-//! then drops the closure instead of calling it; an abort while it runs has
-//! no effect (a thread cannot be interrupted), as in tokio.
+//! Sound off the owning thread: an unowned task is made only here, from a
+//! `Send` closure with a `Send` output wrapped in [`BlockingTask`], and is
+//! never in an owned-task list; the RUNNING bit gives one thread at a time
+//! exclusive access to its stage. Never scheduled ([`NoSchedule`]): it
+//! starts NOTIFIED, runs once and is ready at its first poll, so it is
+//! never idle. An abort before the run drops the closure; during, it has
+//! no effect.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -65,10 +47,8 @@ impl<F: FnOnce() -> R, R> Future for BlockingTask<F> {
     }
 }
 
-/// A queued unowned task: the `Notified` reference of a task made by
-/// [`unowned`]. Dropping it without [`run`](UnownedTask::run) cancels the
-/// task (its closure is dropped on the dropping thread, its JoinHandle
-/// resolves cancelled).
+/// A queued unowned task (its `Notified` reference). Dropping it without
+/// [`run`](UnownedTask::run) cancels the task.
 pub(crate) struct UnownedTask {
     notified: Option<Notified<NoSchedule>>,
 }

@@ -65,12 +65,9 @@ unsafe fn drop_waker(data: *const ()) {
     task(data).drop_reference();
 }
 
-/// A [`Waker`] for an `Arc<W>` that borrows the `Arc` instead of owning a
-/// reference of its own: making it and dropping it touch no reference
-/// count. The scheduler builds one per `block_on` for the `block_on`
-/// future, so that `block_on` of a future that is ready at once costs no
-/// atomic read-modify-write for its waker. A clone made from it (a future
-/// that stores its waker) owns a reference, as `Waker::from(arc)` would.
+/// A [`Waker`] for an `Arc<W>` that borrows the `Arc`: making and dropping
+/// it touch no reference count, so `block_on` of a ready future costs no
+/// atomic read-modify-write. A clone owns a reference, as `Waker::from`.
 pub(crate) struct ArcWakerRef<'a, W> {
     waker: ManuallyDrop<Waker>,
     _arc: std::marker::PhantomData<&'a Arc<W>>,

@@ -6,13 +6,6 @@ use std::task::{Context, Poll};
 
 /// Yields to the scheduler: the current task goes to the back of the run
 /// queue, so every task that was ready before it runs first.
-///
-/// ```
-/// let rt = tempo::runtime::Builder::new_current_thread().build().unwrap();
-/// rt.block_on(async {
-///     tempo::task::yield_now().await;
-/// });
-/// ```
 pub async fn yield_now() {
     YieldNow { yielded: false }.await
 }

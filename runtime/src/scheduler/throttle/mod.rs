@@ -1,47 +1,23 @@
 //! The throttling scheduler: one wake-up per period `T`, however many
-//! streams. A runtime that wakes per event pays a context switch and an
-//! `epoll_wait` per event; this one pays them once per *tick*:
+//! streams (`docs/schedulers-and-ticks.md`). Each *tick*:
 //!
-//! 1. `start = now`; poll the driver once with a zero timeout: dispatch
-//!    every pending readiness event (the I/O driver polls again while its
-//!    events buffer comes back full), fire the timers due by `grid + T/2`
-//!    (`grid`: the tick's slot on the [pacer](pacer::ThrottlePacer)'s
-//!    grid), and collect injected tasks;
-//! 2. run every ready task, those woken meanwhile included, within the tick
-//!    budget ([`Builder::tick_budget`](crate::runtime::Builder::tick_budget))
-//!    and one period of work. A task whose cooperative budget ran out is
-//!    *deferred* (see [`core`](super::core)): after each chunk that left
-//!    some, the tick is cut if it has worked a period, else it polls the
-//!    I/O driver once (no timers) and wakes them, so a flooded socket
-//!    delays timers by at most a period plus a chunk;
-//!    * **second looks**: after a dispatch of at least the driver's events
-//!      capacity, the tick polls the I/O driver again (no timers), at most
-//!      [`MAX_SECOND_LOOKS`] times, so that sockets that became ready while
-//!      a long tick worked are served in the same wake-up. When the I/O
-//!      driver [looks for backlogs](tempo_park::IoDriver::looks_for_backlogs)
-//!      (level-triggered datagram sockets taking one datagram per report),
-//!      any dispatch with I/O is followed by a look;
-//!    * **end-of-tick pass**: the timers registered during the tick with a
-//!      deadline inside the window its pass already fired, if their
-//!      deadline was given (`sleep_until`, `reset`, an interval's first or
-//!      catch-up tick), fire once the tasks ran, and their tasks run in this
-//!      tick; a deadline measured from the clock (`sleep(d)`) waits for the
-//!      next tick, so `loop { sleep(d) }` is polled at most once per tick;
-//! 3. if the tick ran past `start + T` or left ready tasks, start the next
-//!    one at once (an **overrun**, counted);
-//! 4. else sleep until `start + T` **without polling the driver**, in state
-//!    `SLEEPING`: remote spawns and wakes only queue, which is what batches
-//!    work; [`Handle::unpark`](crate::runtime::Handle::unpark) cuts the
-//!    sleep short;
-//! 5. **idle**: a tick that found nothing blocks in the driver (state
-//!    `PARKED`) until an event, an unpark, or the next timer minus `T/2`;
-//!    the grid restarts at the first event.
-//!
-//! Timers fire at the tick nearest their deadline (error within `±T/2`);
-//! the window is the grid slot's, not the wake-up's, so consecutive ticks'
-//! windows tile the time axis whatever the wake-up jitter.
-//! [`TimerPolicy::NeverEarly`](crate::runtime::TimerPolicy::NeverEarly)
-//! gives tokio's rule (never early, late by at most `T`).
+//! 1. polls the driver once with a zero timeout: every pending I/O event,
+//!    the timers due by `grid + T/2` (`grid`: the tick's slot on the
+//!    [pacer](pacer::ThrottlePacer)'s grid, so windows tile the time axis
+//!    whatever the jitter), and the injected tasks;
+//! 2. runs every ready task within the tick budget and one period of work;
+//!    deferred tasks get an I/O poll and run on unless the period is spent;
+//!    a dispatch that filled the events buffer earns up to
+//!    [`MAX_SECOND_LOOKS`] more I/O polls (any dispatch, when the driver
+//!    [looks for backlogs](tempo_park::IoDriver::looks_for_backlogs)); then
+//!    an end-of-tick pass fires timers registered during the tick with a
+//!    *given* deadline inside its window (`sleep(d)` waits for the next);
+//! 3. if it ran past `start + T` or left work, the next starts at once (an
+//!    **overrun**);
+//! 4. else sleeps until `start + T` **without polling the driver**, in
+//!    `SLEEPING`: remote wakes only queue; `Handle::unpark` cuts it short;
+//! 5. **idle**: a tick that found nothing blocks in the driver (`PARKED`)
+//!    until an event, an unpark, or the next timer minus `T/2`.
 
 use std::cell::{Cell, RefCell};
 use std::convert::Infallible;
@@ -61,10 +37,9 @@ use pacer::{ThrottlePacer, TickEnd};
 mod pacer;
 mod steps;
 
-/// `park_state` (see [`core`](super::core)): the throttling scheduler
-/// sleeps between two ticks. Not `PARKED`, so remote wakes only queue;
-/// only [`SchedulerShared::unpark`](super::core::SchedulerShared::unpark)
-/// cuts the sleep short, through the [`Throttle`]'s sleeper.
+/// `park_state` (see [`core`](super::core)): sleeping between ticks. Not
+/// `PARKED`, so remote wakes only queue; only `SchedulerShared::unpark`
+/// cuts the sleep short.
 pub(super) const SLEEPING: usize = 2;
 
 /// Everything the throttling scheduler keeps between ticks.
@@ -78,9 +53,8 @@ pub(crate) struct Throttle {
     tick_budget: u32,
     /// The last tick, for the firing window of the next one.
     last: Cell<LastTick>,
-    /// Where the scheduler sleeps between ticks; its unpark handle is
-    /// given to the core as its sleeper (see [`Scheduler`](super::Scheduler)),
-    /// for [`Handle::unpark`](crate::runtime::Handle::unpark).
+    /// Where the scheduler sleeps between ticks; its unpark handle is the
+    /// core's sleeper.
     sleeper: RefCell<ParkThread>,
 }
 
@@ -95,9 +69,8 @@ struct LastTick {
     window: Duration,
 }
 
-/// The task-running phase of one tick: how much it did, and whether it
-/// stopped with work left (the tick budget ran out, or the tick has worked
-/// for a whole period).
+/// The task-running phase of one tick, and whether it stopped with work
+/// left (budget or period spent).
 struct TickWork {
     /// Polls made this tick (tasks, and the block_on future).
     polled: u64,
@@ -105,12 +78,11 @@ struct TickWork {
     cut: bool,
     /// `tick_budget`.
     budget: u64,
-    /// When the tick has worked for a whole period `T` (real clock: the
-    /// work takes real time even when the timer clock is paused).
+    /// When the tick has worked a whole period `T` (real clock: work takes
+    /// real time even when the timer clock is paused).
     period_end: Instant,
-    /// The same by the runtime's clock (the one timers follow), which the
-    /// deferred rounds check: paused, it moves only when advanced, so a
-    /// test or loom model stays deterministic.
+    /// The same by the runtime's clock, which the deferred rounds check so
+    /// a paused test or loom model stays deterministic.
     clock_period_end: Instant,
     /// What the deferred rounds' I/O polls dispatched, for the tick's
     /// [`Turn`].
@@ -118,8 +90,7 @@ struct TickWork {
 }
 
 impl TickWork {
-    /// The task-running phase of the tick begun at `start` (real clock),
-    /// after [`Throttle::begin_tick`].
+    /// The task-running phase of the tick begun at `start` (real clock).
     fn new(throttle: &Throttle, start: Instant) -> TickWork {
         let period = throttle.pacer.borrow().period();
         let began = throttle.last.get().began.unwrap_or(start);
@@ -133,21 +104,11 @@ impl TickWork {
         }
     }
 
-    /// Runs up to `event_interval` ready tasks (within the tick budget).
-    /// Returns `true` if the tick should go on: the chunk was full, and
-    /// neither the budget nor the period is spent. `main`: a woken
-    /// block_on future also makes the tick go on.
-    ///
-    /// Why a tick ends after a period of work: timers fire and I/O is
-    /// polled only at the start of a tick. Each task poll is bounded by its
-    /// cooperative budget, but a task that is always ready (a flooded
-    /// socket) is requeued in the same tick, so only the tick budget would
-    /// end it: thousands of polls, seconds of starved timers. Cutting the
-    /// tick after `T` (an overrun: the next one starts at once) keeps
-    /// timers and I/O within about a period. The clock is read once per
-    /// full chunk only, which a tick of one poll per stream rarely fills,
-    /// and after each chunk that left tasks deferred (see
-    /// [`deferred_round`](Self::deferred_round)).
+    /// Runs up to `event_interval` ready tasks (within the tick budget);
+    /// `true` if the tick should go on (full chunk, budget and period not
+    /// spent, or `main` woken). A tick ends after a period of work because
+    /// an always-ready task is requeued in the same tick and would starve
+    /// timers and I/O for the whole budget.
     fn run_chunk(&mut self, core: &SchedulerCore, main: bool) -> bool {
         let left = self.budget.saturating_sub(self.polled);
         let chunk = left.min(u64::from(core.event_interval));
@@ -174,14 +135,10 @@ impl TickWork {
 }
 
 impl TickWork {
-    /// The chunk left tasks whose budget ran out (a flooded socket): cuts
-    /// the tick if it has worked for a period, else polls the I/O driver
-    /// and wakes them, so that they run on in this tick. Returns `true` if
-    /// the tick goes on.
-    ///
-    /// A cut tick leaves them deferred: the next tick, which starts at once
-    /// (an overrun), fires the timers before it wakes them. The I/O poll of
-    /// a round fires no timer: timers fire at the start of a tick only.
+    /// The chunk left tasks whose budget ran out: cuts the tick if it has
+    /// worked a period (the next tick fires timers before waking them),
+    /// else polls the I/O driver (no timers) and wakes them. `true` if the
+    /// tick goes on.
     fn deferred_round(&mut self, core: &SchedulerCore) -> bool {
         if core.clock_now() >= self.clock_period_end {
             self.cut = true;
@@ -197,10 +154,9 @@ impl TickWork {
 /// The most second looks one tick takes (see the module docs).
 const MAX_SECOND_LOOKS: u32 = 4;
 
-/// A tick's second looks at the reactor: after the tick's tasks have run,
-/// another poll of the I/O driver (no timers), as long as the last
-/// dispatch reached the threshold, the tick is not cut, and fewer than
-/// [`MAX_SECOND_LOOKS`] were taken.
+/// A tick's second looks: I/O polls (no timers) after its tasks ran, while
+/// the last dispatch reached the threshold, the tick is not cut, and fewer
+/// than [`MAX_SECOND_LOOKS`] were taken.
 struct SecondLooks {
     /// `None`: no I/O driver, no looks.
     threshold: Option<u64>,
@@ -221,8 +177,7 @@ impl SecondLooks {
         }
     }
 
-    /// Takes a look if one is due; returns `true` if it did (the tick then
-    /// runs the tasks it woke).
+    /// Takes a look if one is due; `true` if it did.
     fn look_again(&mut self, core: &SchedulerCore, tick: &TickWork) -> bool {
         let Some(threshold) = self.threshold else {
             return false;
@@ -253,14 +208,12 @@ impl Throttle {
         }
     }
 
-    /// The handle that cuts the sleep between ticks short, for other
-    /// threads.
+    /// The handle that cuts the sleep between ticks short.
     pub(super) fn sleeper_unpark(&self) -> UnparkThread {
         self.sleeper.borrow().unpark()
     }
 
-    /// The throttling scheduler's `block_on`: ticks until the future is
-    /// ready.
+    /// The throttling `block_on`: ticks until the future is ready.
     pub(super) fn block_on<F: Future>(&self, core: &SchedulerCore, future: F) -> F::Output {
         let mut future = pin!(future);
         let waker = core.main_waker();
@@ -294,17 +247,10 @@ impl Throttle {
     }
 
     /// One tick, begun at `start` (real clock): the driver poll, the task
-    /// polls in chunks with their second looks, then what comes between
-    /// it and the next tick (at most `max_wait`; `None`: unbounded).
-    /// Returns what it did, its `tasks_polled` counting the polls of
-    /// `main`, or `main`'s output once it is ready.
-    ///
-    /// `main` polls the `block_on` future if it was woken (`None`: no such
-    /// future, as in `turn`); it runs before each chunk of at most
-    /// `event_interval` task polls, so that a woken `block_on` future waits
-    /// for no more than that. Its polls count against the tick budget and
-    /// as work found, but not as task polls in the metrics: the `block_on`
-    /// future is not a task (as in the basic scheduler).
+    /// chunks with their second looks, then the wait until the next tick
+    /// (at most `max_wait`). `main` polls a woken `block_on` future before
+    /// each chunk; its polls count against the tick budget but not as task
+    /// polls in the metrics. Returns the turn, or `main`'s output.
     fn tick<R>(
         &self,
         core: &SchedulerCore,
@@ -332,9 +278,7 @@ impl Throttle {
             if looks.look_again(core, &tick) {
                 continue;
             }
-            // Once per tick, after its tasks: the timers that registered
-            // during it for its end (see the module docs). A cut tick
-            // leaves them to the next one, which starts at once.
+            // The end-of-tick pass; a cut tick leaves it to the next one.
             if end_of_tick.is_none() && !tick.cut {
                 let pass = steps::end_of_tick_timers(core);
                 end_of_tick = Some(pass);
@@ -356,23 +300,12 @@ impl Throttle {
         })
     }
 
-    /// Starts a tick on the pacer's grid, with the firing window that suits
-    /// it, and polls the driver once (zero timeout). Returns what the poll
-    /// did.
-    ///
-    /// Nearest-tick timers fire when due by `grid + window` (or by `now`),
-    /// `grid` being the pacer's slot for this tick; the window is half the
-    /// distance to the next tick. Between regular ticks that is
-    /// `T/2`. While ticks run back to back ahead of the grid (the last one
-    /// overran with work left, so this one starts before its slot and
-    /// anchors a new grid), the next tick is only about one tick's length
-    /// away, so the window narrows to half the last tick spacing: a `T/2`
-    /// window would fire timers up to `T/2` early with the next tick about
-    /// to come anyway. A tick that fills its grid slot late (a catch-up
-    /// after a long tick) keeps `T/2`: its successor is due a period after
-    /// that slot, and a window narrowed by how late it began would move
-    /// the boundary between its window and the next one with the jitter (a
-    /// stream near the `T/2` boundary would flip between ticks again).
+    /// Starts a tick on the pacer's grid and polls the driver once (zero
+    /// timeout). Timers fire when due by `grid + window`, the window being
+    /// half the distance to the next tick: `T/2`, or half the last spacing
+    /// while overrun ticks run back to back ahead of the grid. A late tick
+    /// on its grid slot keeps `T/2`, so the boundary does not move with
+    /// jitter.
     fn begin_tick(&self, core: &SchedulerCore) -> Turn {
         let now = core.clock_now();
         let last = self.last.get();
@@ -394,8 +327,7 @@ impl Throttle {
             ..last
         });
         if let Some(time) = &core.shared.handles.time {
-            // The pass's window is the grid slot's, not the wake-up's: see
-            // "Timers" in the module docs.
+            // The pass's window is the grid slot's, not the wake-up's.
             time.set_next_pass_grid(tempo_time::Instant::from_std(slot.due));
         }
         core.park_driver(Some(Duration::ZERO), false)
@@ -407,18 +339,11 @@ impl Throttle {
         self.last.set(LastTick { overran, ..last });
     }
 
-    /// Ends a tick: blocks idle in the driver if the tick found nothing,
-    /// else sleeps until the next tick is due, or starts it at once
-    /// (overrun). `budget_spent` says whether the tick stopped running
-    /// tasks because its budget ran out; `max_wait` bounds the wait
-    /// (`None`: unbounded); `main` says whether a pending `block_on` wake
-    /// counts as work. Returns what happened between the ticks (no task
-    /// polls).
-    ///
-    /// Only work the tick *left behind* (its budget ran out, or deferred
-    /// tasks) makes an overrun. Tasks injected while it ran wait for the
-    /// next tick, as those injected during the sleep: otherwise a trickle
-    /// of cross-thread wakes would make every tick overrun.
+    /// Ends a tick: blocks idle in the driver if it found nothing, else
+    /// sleeps until the next tick or starts it at once (overrun). Only work
+    /// the tick *left behind* makes an overrun: tasks injected while it ran
+    /// wait for the next tick, else a trickle of remote wakes would make
+    /// every tick overrun. Returns what happened between the ticks.
     fn between_ticks(
         &self,
         core: &SchedulerCore,
@@ -456,16 +381,11 @@ impl Throttle {
         }
     }
 
-    /// Sleeps from `now` (the runtime's clock, as read to end the tick)
-    /// until `deadline` (at most `max_wait`) without polling the driver,
-    /// in state `SLEEPING`: remote wakes only queue. A paused clock is
-    /// advanced instead of sleeping. Returns the time slept.
-    ///
-    /// A [`Handle::unpark`](crate::runtime::Handle::unpark) made since the
-    /// last sleep makes this one return at once, on either clock: the
-    /// sleeper's unpark token is the one record of it (checked here for the
-    /// virtual sleep of a paused clock, which would otherwise jump a whole
-    /// period after an unpark; honoured by the real sleep itself).
+    /// Sleeps from `now` until `deadline` (at most `max_wait`) without
+    /// polling the driver, in state `SLEEPING`; a paused clock is advanced
+    /// instead. A `Handle::unpark` since the last sleep makes it return at
+    /// once on either clock (the sleeper's token is checked here for the
+    /// virtual sleep). Returns the time slept.
     fn sleep_until(
         &self,
         core: &SchedulerCore,
@@ -483,8 +403,7 @@ impl Throttle {
         if self.sleeper.borrow_mut().take_notification() {
             return Duration::ZERO;
         }
-        // SLEEPING on a paused clock too: the protocol is the same, only
-        // the wait is virtual (and loom can explore it).
+        // SLEEPING on a paused clock too: the same protocol, loom-explorable.
         core.shared.park_state.store(SLEEPING, SeqCst);
         let paused = core
             .shared

@@ -1,23 +1,10 @@
-//! [`ThrottlePacer`]: when the throttling scheduler's next tick starts.
-//!
-//! The pacer is pure arithmetic over instants, separate from the scheduler so
-//! that its rules are tested without threads or clocks:
-//!
-//! * **Fixed grid.** Ticks are due at `anchor + k * T`. The next tick is due
-//!   at `this_tick_due + T`, not at `end_of_work + T`, so the time a tick
-//!   spends working does not make the cadence drift.
-//! * **Overrun.** A tick that ends after the next one was due (or ends with
-//!   ready work left over because the budget ran out) is an *overrun*: the
-//!   next tick starts at once.
-//! * **One catch-up tick at most.** After an overrun the next tick keeps its
-//!   grid slot (`due + T`) only if that slot is still less than one period
-//!   in the past; if the scheduler fell further behind, the grid is re-anchored
-//!   at `now`. Catching up several missed slots back to back would only burn
-//!   CPU on ticks with nothing new to do (the missed slots' I/O and timers are
-//!   all handled by the first catch-up tick), and would delay the return to a
-//!   regular cadence.
-//! * **Idle restart.** After the scheduler blocked in the driver because a
-//!   tick found nothing to do, the grid restarts at the instant it woke up.
+//! [`ThrottlePacer`]: when the throttling scheduler's next tick starts;
+//! pure arithmetic, tested without threads or clocks. Ticks are due on a
+//! fixed grid `anchor + k * T` (work time does not drift the cadence). A
+//! tick that ends past the next slot, or with work left, is an *overrun*:
+//! the next starts at once and keeps its slot only if less than a period
+//! late (at most one catch-up tick), else the grid re-anchors at `now`.
+//! After an idle block in the driver the grid restarts at the wake-up.
 
 use std::time::{Duration, Instant};
 
@@ -37,9 +24,8 @@ pub(crate) struct TickSlot {
     /// The grid instant the tick stands for: its timers' window is
     /// measured from it, not from the instant it began.
     pub(crate) due: Instant,
-    /// The tick filled the grid slot that was due (on time or late);
-    /// `false` if it anchored a new grid at the instant it began (first
-    /// tick, idle restart, early start).
+    /// The tick filled its due grid slot; `false` if it anchored a new grid
+    /// (first tick, idle restart, early start).
     pub(crate) on_grid: bool,
 }
 
@@ -63,10 +49,8 @@ impl ThrottlePacer {
         self.period
     }
 
-    /// A tick begins at `now`; returns the grid slot it stands for.
-    ///
-    /// The first tick, and the first after [`restart`](Self::restart),
-    /// anchors the grid at `now`.
+    /// A tick begins at `now`; returns the grid slot it stands for (the
+    /// first tick, and the first after a restart, anchor the grid).
     pub(crate) fn begin_tick(&mut self, now: Instant) -> TickSlot {
         let slot = match self.due {
             // On time or late: the tick fills its grid slot (lateness is
@@ -75,9 +59,7 @@ impl ThrottlePacer {
                 due: next,
                 on_grid: true,
             },
-            // First tick, idle restart, or started early (an overrun with
-            // work left, a control unpark): the tick stands at `now` and
-            // anchors the grid there.
+            // First tick, idle restart or early start: anchors the grid at `now`.
             _ => TickSlot {
                 due: now,
                 on_grid: false,
@@ -126,8 +108,7 @@ mod tests {
         assert_eq!(p.begin_tick(t0).due, t0);
         // Work takes 7 ms: the sleep ends at t0 + T, not t0 + 7 + T.
         assert_eq!(p.end_tick(t0 + ms(7), false), TickEnd::SleepUntil(t0 + T));
-        // The thread wakes a little late (1 ms): the tick still stands for
-        // the grid slot t0 + T, and the next sleep ends at t0 + 2T.
+        // Woken 1 ms late: the tick still stands for slot t0 + T.
         let slot = p.begin_tick(t0 + ms(21));
         assert_eq!((slot.due, slot.on_grid), (t0 + T, true));
         assert_eq!(
@@ -168,8 +149,7 @@ mod tests {
         let t0 = Instant::now();
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
-        // A 100 ms tick: 4 slots missed. No burst of catch-up ticks: the grid
-        // re-anchors at the end of the long tick.
+        // A 100 ms tick misses 4 slots: no burst, the grid re-anchors.
         assert_eq!(p.end_tick(t0 + ms(100), false), TickEnd::Overrun);
         assert_eq!(p.begin_tick(t0 + ms(100)).due, t0 + ms(100));
         assert_eq!(
@@ -184,8 +164,7 @@ mod tests {
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
         assert_eq!(p.end_tick(t0 + ms(1), true), TickEnd::Overrun);
-        // The next tick starts before its slot: it anchors a new grid at
-        // its start (the scheduler narrows its timers' window then).
+        // Starting before its slot, the tick anchors a new grid.
         let slot = p.begin_tick(t0 + ms(1));
         assert_eq!((slot.due, slot.on_grid), (t0 + ms(1), false));
     }
@@ -211,8 +190,7 @@ mod tests {
         let mut p = ThrottlePacer::new(T);
         p.begin_tick(t0);
         assert_eq!(p.end_tick(t0 + ms(2), false), TickEnd::SleepUntil(t0 + T));
-        // A control unpark cut the sleep at t0 + 5 ms: that tick runs now and
-        // re-anchors the grid, so its successor is due T later, not sooner.
+        // An unpark cut the sleep at t0 + 5 ms: the grid re-anchors there.
         assert_eq!(p.begin_tick(t0 + ms(5)).due, t0 + ms(5));
         assert_eq!(
             p.end_tick(t0 + ms(6), false),
