@@ -10,7 +10,7 @@ use std::time::Duration;
 use gst::glib;
 use gst::prelude::*;
 use tempo::context::Context;
-use tempo_media::{Ack, TransitionError};
+use tempo_media::{Ack, FlowError, TransitionError, Trigger};
 
 /// How long a state change waits for a task transition. A transition
 /// waits for the item being handled (a push downstream); only a
@@ -74,6 +74,29 @@ pub(crate) fn acquire_context(
             )
         }
     })
+}
+
+/// The trigger a streaming task's loop error leads to, as `basesrc`
+/// pauses its task: a flush pauses (until a flush stop or a state change),
+/// EOS stops, and an error goes on the bus, naming the element's task,
+/// before the task goes to `Error`.
+pub(crate) fn loop_error_trigger(element: Option<gst::Element>, error: FlowError) -> Trigger {
+    match error {
+        FlowError::Flushing => Trigger::Pause,
+        FlowError::Eos => Trigger::Stop,
+        FlowError::Error(err) => {
+            if let Some(element) = element {
+                let name = element.factory().map(|f| f.name()).unwrap_or_default();
+                gst::element_error!(
+                    element,
+                    gst::StreamError::Failed,
+                    ("Streaming stopped: {err}"),
+                    ["{name} task error"]
+                );
+            }
+            Trigger::Error
+        }
+    }
 }
 
 /// Waits for `ack` (a transition asked by a state change): an error

@@ -382,20 +382,7 @@ impl TaskImpl for QueueTask {
     }
 
     async fn handle_loop_error(&mut self, error: FlowError) -> Trigger {
-        match error {
-            FlowError::Flushing => Trigger::Pause,
-            FlowError::Eos => Trigger::Stop,
-            FlowError::Error(err) => {
-                if let Some(element) = self.element.upgrade() {
-                    gst::element_error!(
-                        element,
-                        gst::StreamError::Failed,
-                        ("Streaming stopped: {err}"),
-                        ["tempoqueue task error"]
-                    );
-                }
-                Trigger::Error
-            }
-        }
+        let element = self.element.upgrade().map(|e| e.upcast::<gst::Element>());
+        common::loop_error_trigger(element, error)
     }
 }

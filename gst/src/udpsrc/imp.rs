@@ -726,23 +726,8 @@ impl TaskImpl for SrcTask {
     }
 
     async fn handle_loop_error(&mut self, error: FlowError) -> Trigger {
-        match error {
-            // Downstream flushes or went down: wait for a flush stop or a
-            // state change, as `basesrc` pauses its task.
-            FlowError::Flushing => Trigger::Pause,
-            FlowError::Eos => Trigger::Stop,
-            FlowError::Error(err) => {
-                if let Some(element) = self.element.upgrade() {
-                    gst::element_error!(
-                        element,
-                        gst::StreamError::Failed,
-                        ("Streaming stopped: {err}"),
-                        ["tempoudpsrc task error"]
-                    );
-                }
-                Trigger::Error
-            }
-        }
+        let element = self.element.upgrade().map(|e| e.upcast::<gst::Element>());
+        common::loop_error_trigger(element, error)
     }
 }
 
