@@ -403,3 +403,57 @@ fn plain_receives_after_the_switch_strand_nothing() {
     assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
     assert_eq!(buf[0], b'r');
 }
+
+/// A one-slot batch is a receive under the throttled rule: the socket
+/// stays level-triggered, each report gives one `recvmmsg` (with the
+/// datagram's kernel timestamp) and the next receive waits for the next
+/// report without a syscall; a socket reported by two parks in a row
+/// holds a backlog, which the receives drain.
+#[test]
+fn a_one_slot_batch_takes_one_datagram_per_report_and_drains_a_backlog() {
+    use std::os::fd::AsRawFd;
+    use tempo_test_support::net::epoll_entry;
+
+    let mut driver = Driver::new().unwrap();
+    driver.set_throttled(true);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let (a, b) = udp_pair();
+    let epoll = driver.as_raw_fd();
+    let to = b.local_addr().unwrap();
+    let mut payloads = [b"0", b"1", b"2"].into_iter();
+    sent_all_and_queued(&b, 3, || {
+        a.try_send_to(payloads.next().unwrap(), to).unwrap();
+    });
+    driver.park_timeout(Duration::ZERO).unwrap();
+
+    let mut batch = RecvBatch::new(1, 8).unwrap().with_timestamps();
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut receives_now = |expected: u8| {
+        let got = b.poll_recv_many(&mut cx, &mut batch);
+        assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
+        assert_eq!(batch.payload(0), [expected]);
+        assert!(batch.timestamp(0).is_some(), "the kernel's receive time");
+    };
+    receives_now(b'0');
+    let mut cx = Context::from_waker(&waker);
+    let mut one = RecvBatch::new(1, 8).unwrap();
+    assert!(
+        b.poll_recv_many(&mut cx, &mut one).is_pending(),
+        "one per report, the rest wait in the kernel"
+    );
+    assert!(
+        !epoll_entry(epoll, b.as_raw_fd()).unwrap().edge,
+        "still level"
+    );
+
+    // Reported by the next park again: a backlog, drained at once.
+    driver.park_timeout(Duration::ZERO).unwrap();
+    for expected in [b'1', b'2'] {
+        let got = b.poll_recv_many(&mut cx, &mut one);
+        assert!(matches!(got, Poll::Ready(Ok(1))), "{got:?}");
+        assert_eq!(one.payload(0), [expected]);
+    }
+    assert!(b.poll_recv_many(&mut cx, &mut one).is_pending(), "drained");
+}

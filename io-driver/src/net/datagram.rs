@@ -188,8 +188,18 @@ impl<S: DatagramSource> DatagramIo<S> {
         }
     }
 
+    /// A batch of more than one slot knows by itself when the socket is
+    /// drained, so it leaves the level-triggered rule; a one-slot batch is
+    /// a receive under it (see `recv_rule.rs`).
+    fn batch_rule(&self, batch: &RecvBatch) -> io::Result<()> {
+        if batch.capacity() > 1 {
+            self.rule.leave_level(&self.registration)?;
+        }
+        Ok(())
+    }
+
     pub(crate) async fn recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
-        self.rule.leave_level(&self.registration)?;
+        self.batch_rule(batch)?;
         let op = self.recv_many_op(batch);
         self.registration.receive(&self.mark, op).await
     }
@@ -199,13 +209,13 @@ impl<S: DatagramSource> DatagramIo<S> {
         cx: &mut Context<'_>,
         batch: &mut RecvBatch,
     ) -> Poll<io::Result<usize>> {
-        self.rule.leave_level(&self.registration)?;
+        self.batch_rule(batch)?;
         let mut op = self.recv_many_op(batch);
         self.registration.poll_receive(cx, &self.mark, &mut op)
     }
 
     pub(crate) fn try_recv_many(&self, batch: &mut RecvBatch) -> io::Result<usize> {
-        self.rule.leave_level(&self.registration)?;
+        self.batch_rule(batch)?;
         let op = self.recv_many_op(batch);
         self.registration.try_receive(&self.mark, op)
     }

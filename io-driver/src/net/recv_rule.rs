@@ -17,8 +17,12 @@
 //!   holds a backlog: its readiness carries the `backlog` flag and its
 //!   receives drain until `WouldBlock`.
 //! * **Batches** (`recv_many`): a socket goes edge-triggered for good at
-//!   its first batch ([`RecvRule::leave_level`]); fewer datagrams than
-//!   asked for marks it drained.
+//!   its first batch of more than one slot ([`RecvRule::leave_level`]);
+//!   fewer datagrams than asked for marks it drained. A **one-slot batch**
+//!   is a receive under the socket's rule above (one `recvmmsg` per
+//!   report when throttled): the way to get a datagram's kernel timestamp
+//!   at the price of a plain receive, without the empty second look a
+//!   larger batch makes when one datagram waits.
 //!
 //! Invariant: **no datagram is stranded.** A receive skips its syscall
 //! only when the last receive took the datagram of the report it saw, or
@@ -316,14 +320,24 @@ pub(crate) struct RecvManyOp<'a, S: DatagramSource> {
 impl<S: DatagramSource> IoOp for RecvManyOp<'_, S> {
     type Output = usize;
 
-    fn attempt(&mut self, _seen: ReadyEvent) -> io::Result<(usize, bool)> {
+    fn attempt(&mut self, seen: ReadyEvent) -> io::Result<(usize, bool)> {
         let timestamps_on = &self.io.rule.timestamps_on;
         if self.batch.wants_timestamps() && !timestamps_on.load(Ordering::Relaxed) {
             mmsg::enable_timestamps(self.fd)?;
             timestamps_on.store(true, Ordering::Relaxed);
         }
+        // After the readiness snapshot `seen` (see the module docs).
+        let level = self.io.rule.level.load(Ordering::Acquire);
         let (n, asked) = self.batch.recv_on(self.fd)?;
-        Ok((n, n < asked))
+        let drained = if level {
+            // A one-slot batch on a level-triggered socket (the others
+            // left the rule): drained at the report, as `recv_one`.
+            let throttled = self.io.io.handle.settings.throttled.load(Ordering::Relaxed);
+            throttled && !seen.backlog()
+        } else {
+            n < asked
+        };
+        Ok((n, drained))
     }
 }
 
