@@ -46,6 +46,36 @@ fn a_thousand_datagrams_arrive_once_each_in_order_with_arrival_timestamps() {
     p.set_state(gst::State::Null).unwrap();
 }
 
+/// The source reuses the sender-address object of its last sender: with
+/// two senders taking turns, each buffer still names its own.
+#[test]
+fn buffers_from_two_senders_taking_turns_each_carry_their_sender() {
+    init();
+    let p = pipeline(
+        "tempoudpsrc name=src port=0 context=src-two-senders context-wait=5 \
+         ! appsink name=sink sync=false",
+    );
+    p.set_state(gst::State::Playing).unwrap();
+    let to = src_addr(&p, "src");
+    let sink = appsink(&p, "sink");
+    let senders = [sender(), sender()];
+    for seq in 0..20u32 {
+        let tx = &senders[seq as usize % 3 % 2];
+        tx.send_to(&datagram(seq), to).unwrap();
+        let sample = pull(&sink);
+        assert_eq!(seq_of(&sample), seq);
+        let meta = sample.buffer().unwrap().meta::<gst_net::NetAddressMeta>();
+        let from: gst_net::gio::InetSocketAddress =
+            meta.expect("sender address").addr().downcast().unwrap();
+        assert_eq!(
+            from.port(),
+            tx.local_addr().unwrap().port(),
+            "datagram {seq}"
+        );
+    }
+    p.set_state(gst::State::Null).unwrap();
+}
+
 #[test]
 fn in_paused_nothing_is_pushed_and_datagrams_wait_in_the_kernel() {
     init();

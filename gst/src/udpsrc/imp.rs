@@ -42,8 +42,11 @@ const DEFAULT_PORT: i32 = 5004;
 const DEFAULT_REUSE: bool = true;
 const DEFAULT_MTU: u32 = 1492;
 const DEFAULT_RETRIEVE_SENDER_ADDRESS: bool = true;
-/// Datagrams one `recvmmsg` takes at most: a stream gets one or two per
-/// tick, a burst is taken in a few calls.
+/// Datagrams one `recvmmsg` takes at most on a context that wakes on
+/// every event: a burst is taken in a few calls. A throttled context takes
+/// one per readiness report (a stream gets one or two per tick, and a
+/// backlog is drained in the tick that finds it), which spares the empty
+/// second look a larger batch makes when one datagram waits.
 const BATCH_LEN: usize = 8;
 
 #[derive(Debug, Clone)]
@@ -415,6 +418,7 @@ impl UdpSrc {
             flags: self.flags.clone(),
             caps: s.caps.clone(),
             mtu: s.mtu as usize,
+            batch_len: if s.context_wait > 0 { 1 } else { BATCH_LEN },
             retrieve_sender: s.retrieve_sender_address,
             std_socket: Some(socket),
             socket: None,
@@ -423,6 +427,7 @@ impl UdpSrc {
             clock: None,
             base_time: gst::ClockTime::ZERO,
             peer: None,
+            sender: None,
         };
         wait_ack(
             self.task.prepare(imp, context.clone()),
@@ -558,6 +563,8 @@ struct SrcTask {
     flags: Arc<Flags>,
     caps: Option<gst::Caps>,
     mtu: usize,
+    /// Datagrams per receive: [`BATCH_LEN`], or 1 on a throttled context.
+    batch_len: usize,
     retrieve_sender: bool,
     /// Bound by the element; registered on the context in `prepare`.
     std_socket: Option<std::net::UdpSocket>,
@@ -569,6 +576,10 @@ struct SrcTask {
     base_time: gst::ClockTime,
     /// The element downstream, looked up at each start.
     peer: Option<gst::Element>,
+    /// The last sender and its GObject: a stream comes from one sender,
+    /// so its buffers share one immutable address instead of making two
+    /// GObjects per datagram.
+    sender: Option<(SocketAddr, gio::InetSocketAddress)>,
 }
 
 /// How the arrival time of a batch's datagrams becomes running time: the
@@ -602,19 +613,23 @@ impl SrcTask {
             pending,
             pool,
             mtu,
+            batch_len,
             retrieve_sender,
             clock,
             base_time,
             element,
+            sender,
             ..
         } = self;
         let socket = socket.as_ref().ok_or(FlowError::Flushing)?;
-        let mtu = *mtu;
+        let (mtu, batch_len) = (*mtu, *batch_len);
         let received = poll_fn(|cx| {
             BATCH.with_borrow_mut(|slot| {
                 let batch = match slot {
-                    Some(batch) if batch.buf_size() >= mtu => batch,
-                    _ => slot.insert(RecvBatch::new(BATCH_LEN, mtu)?.with_timestamps()),
+                    Some(batch) if batch.buf_size() >= mtu && batch.capacity() == batch_len => {
+                        batch
+                    }
+                    _ => slot.insert(RecvBatch::new(batch_len, mtu)?.with_timestamps()),
                 };
                 let n = ready!(socket.poll_recv_many(cx, batch))?;
                 let stamp = Stamp {
@@ -650,8 +665,11 @@ impl SrcTask {
                         b.set_dts(ts);
                         if *retrieve_sender {
                             if let Some(from) = batch.source(i) {
-                                let addr = gio::InetSocketAddress::from(from);
-                                gst_net::NetAddressMeta::add(b, &addr);
+                                let addr = match sender {
+                                    Some((last, addr)) if *last == from => addr,
+                                    _ => &sender.insert((from, from.into())).1,
+                                };
+                                gst_net::NetAddressMeta::add(b, addr);
                             }
                         }
                     }
