@@ -243,14 +243,21 @@ fn network_source(cfg: &Config, source: &str, sink: &str, i: usize) -> gst::Elem
 }
 
 /// The timer source's streams: a Tempo task per stream pushing a pooled
-/// buffer every interval on a standalone pad linked to its fakesink.
+/// buffer every interval on a standalone pad linked to its fakesink, with
+/// the sender address the network sources attach where the sink expects
+/// one (one premade address per stream, as a source reusing its sender's).
 struct Timers {
     stop: Arc<AtomicBool>,
     contexts: Vec<tempo::context::Context>,
     joins: Vec<(usize, tempo::task::JoinHandle<()>)>,
 }
 
-fn start_timers(cfg: &Config, pipeline: &gst::Pipeline, sinks: &[gst::Element]) -> Timers {
+fn start_timers(
+    cfg: &Config,
+    pipeline: &gst::Pipeline,
+    sinks: &[gst::Element],
+    sink_kind: &str,
+) -> Timers {
     let contexts: Vec<_> = (0..cfg.contexts)
         .map(|g| {
             let wait = Duration::from_millis(cfg.wait.into());
@@ -273,6 +280,13 @@ fn start_timers(cfg: &Config, pipeline: &gst::Pipeline, sinks: &[gst::Element]) 
         pool.set_config(config).unwrap();
         pool.set_active(true).unwrap();
         let (stop, clock) = (stop.clone(), clock.clone());
+        let sender = (sink_kind != "lean").then(|| {
+            let port = 40_000 + (i % 20_000) as u16;
+            gst_net::gio::InetSocketAddress::from(std::net::SocketAddr::from((
+                [127, 0, 0, 1],
+                port,
+            )))
+        });
         let offset = INTERVAL * i as u32 / sinks.len() as u32;
         let g = i % cfg.contexts;
         let join = contexts[g].spawn(async move {
@@ -297,6 +311,9 @@ fn start_timers(cfg: &Config, pipeline: &gst::Pipeline, sinks: &[gst::Element]) 
                     let ts = clock.time().saturating_sub(base_time);
                     b.set_pts(ts);
                     b.set_dts(ts);
+                    if let Some(sender) = &sender {
+                        gst_net::NetAddressMeta::add(b, sender);
+                    }
                 }
                 seq += 1;
                 if pad.push(buffer).is_err() {
@@ -372,7 +389,7 @@ fn measure(cfg: &Config, run: usize, source: &str, sink: &str) -> Result<Row, St
     let _ = pipeline.state(gst::ClockTime::from_seconds(10));
     rec.base_time
         .store(pipeline.base_time().unwrap().nseconds(), Ordering::Relaxed);
-    let timers = (source == "timer").then(|| start_timers(cfg, &pipeline, &sinks));
+    let timers = (source == "timer").then(|| start_timers(cfg, &pipeline, &sinks, sink));
     let total = (cfg.warmup + cfg.window).as_secs_f64() + 1.0;
     let mut sender = match source {
         "timer" => None,
