@@ -16,7 +16,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 use std::task::{ready, Poll};
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 use gst::glib;
 use gst::prelude::*;
@@ -26,6 +26,7 @@ use tempo::context::Context;
 use tempo::net::{RecvBatch, UdpSocket};
 use tempo_media::{BoxError, FlowError, Task, TaskImpl, Trigger};
 
+use super::buffers::Buffers;
 use crate::common::{self, wait_ack};
 use crate::sys;
 
@@ -407,10 +408,7 @@ impl UdpSrc {
         })?;
         let obj = self.obj();
         let context = common::acquire_context(obj.upcast_ref(), &s.context, s.context_wait)?;
-        let pool = gst::BufferPool::new();
-        let mut config = pool.config();
-        config.set_params(None, s.mtu, 0, 0);
-        pool.set_config(config)
+        let buffers = Buffers::new(s.mtu as usize)
             .map_err(|err| gst::error_msg!(gst::CoreError::Negotiation, ("Buffer pool: {err}")))?;
         let imp = SrcTask {
             element: obj.downgrade(),
@@ -422,10 +420,11 @@ impl UdpSrc {
             retrieve_sender: s.retrieve_sender_address,
             std_socket: Some(socket),
             socket: None,
-            pool,
+            buffers,
             pending: VecDeque::with_capacity(BATCH_LEN),
             clock: None,
             base_time: gst::ClockTime::ZERO,
+            reading: None,
             peer: None,
             sender: None,
         };
@@ -569,11 +568,13 @@ struct SrcTask {
     /// Bound by the element; registered on the context in `prepare`.
     std_socket: Option<std::net::UdpSocket>,
     socket: Option<UdpSocket>,
-    pool: gst::BufferPool,
+    buffers: Buffers,
     /// Received and stamped, not pushed yet (the rest of a batch).
     pending: VecDeque<gst::Buffer>,
     clock: Option<gst::Clock>,
     base_time: gst::ClockTime,
+    /// The last reading of `clock`, while it covers the arrivals.
+    reading: Option<Stamp>,
     /// The element downstream, looked up at each start.
     peer: Option<gst::Element>,
     /// The last sender and its GObject: a stream comes from one sender,
@@ -582,8 +583,15 @@ struct SrcTask {
     sender: Option<(SocketAddr, gio::InetSocketAddress)>,
 }
 
-/// How the arrival time of a batch's datagrams becomes running time: the
-/// pipeline clock and the system's real time, read once per batch.
+/// How long one [`Stamp`] converts arrival times either side of its
+/// reading: the pipeline clock and the system's real time drift apart by
+/// at most NTP's slew rate (0.05 %) over it, 50 µs.
+const STAMP_SPAN: Duration = Duration::from_millis(100);
+
+/// How a datagram's arrival time (the system's real time, from the
+/// kernel) becomes running time: the pipeline clock and the real time
+/// read together, reused for the datagrams within [`STAMP_SPAN`] of it.
+#[derive(Clone, Copy)]
 struct Stamp {
     clock_now: Option<gst::ClockTime>,
     real_now: SystemTime,
@@ -591,16 +599,33 @@ struct Stamp {
 }
 
 impl Stamp {
-    /// The running time at which a datagram the kernel stamped `arrived`
-    /// (`None`: read now) reached the socket.
-    fn running_time(&self, arrived: Option<SystemTime>) -> Option<gst::ClockTime> {
+    fn read(clock: Option<&gst::Clock>, base_time: gst::ClockTime) -> Stamp {
+        Stamp {
+            clock_now: clock.map(|c| c.time()),
+            real_now: SystemTime::now(),
+            base_time,
+        }
+    }
+
+    /// Whether this reading may convert `t`.
+    fn covers(&self, t: SystemTime) -> bool {
+        let apart = match t.duration_since(self.real_now) {
+            Ok(after) => after,
+            Err(before) => before.duration(),
+        };
+        apart < STAMP_SPAN
+    }
+
+    /// The running time at which a datagram that `arrived` reached the
+    /// socket (never negative; `None` without a clock).
+    fn running_time(&self, arrived: SystemTime) -> Option<gst::ClockTime> {
         let now = self.clock_now?;
-        let age = arrived
-            .and_then(|t| self.real_now.duration_since(t).ok())
-            .map_or(gst::ClockTime::ZERO, |d| {
-                gst::ClockTime::from_nseconds(d.as_nanos() as u64)
-            });
-        Some(now.saturating_sub(age).saturating_sub(self.base_time))
+        let nanos = |d: Duration| gst::ClockTime::from_nseconds(d.as_nanos() as u64);
+        let at = match arrived.duration_since(self.real_now) {
+            Ok(after) => now + nanos(after),
+            Err(before) => now.saturating_sub(nanos(before.duration())),
+        };
+        Some(at.saturating_sub(self.base_time))
     }
 }
 
@@ -611,12 +636,13 @@ impl SrcTask {
         let SrcTask {
             socket,
             pending,
-            pool,
+            buffers,
             mtu,
             batch_len,
             retrieve_sender,
             clock,
             base_time,
+            reading,
             element,
             sender,
             ..
@@ -632,11 +658,6 @@ impl SrcTask {
                     _ => slot.insert(RecvBatch::new(batch_len, mtu)?.with_timestamps()),
                 };
                 let n = ready!(socket.poll_recv_many(cx, batch))?;
-                let stamp = Stamp {
-                    clock_now: clock.as_ref().map(|c| c.time()),
-                    real_now: SystemTime::now(),
-                    base_time: *base_time,
-                };
                 for i in 0..n {
                     let payload = batch.payload(i);
                     let len = payload.len().min(mtu);
@@ -649,18 +670,23 @@ impl SrcTask {
                             );
                         }
                     }
-                    let mut buffer = match pool.acquire_buffer(None) {
+                    let mut buffer = match buffers.get(len) {
                         Ok(buffer) => buffer,
-                        Err(_) => gst::Buffer::with_size(mtu).map_err(std::io::Error::other)?,
+                        Err(_) => gst::Buffer::with_size(len).map_err(std::io::Error::other)?,
                     };
                     {
-                        let b = buffer.get_mut().expect("a pooled buffer is writable");
+                        let b = buffer.get_mut().expect("a new buffer is writable");
                         {
                             let mut map = b.map_writable().map_err(std::io::Error::other)?;
-                            map[..len].copy_from_slice(&payload[..len]);
+                            map.copy_from_slice(&payload[..len]);
                         }
-                        b.set_size(len);
-                        let ts = stamp.running_time(batch.timestamp(i));
+                        // The read time where the kernel gave no timestamp.
+                        let arrived = batch.timestamp(i).unwrap_or_else(SystemTime::now);
+                        let stamp = match reading {
+                            Some(stamp) if stamp.covers(arrived) => *stamp,
+                            _ => *reading.insert(Stamp::read(clock.as_ref(), *base_time)),
+                        };
+                        let ts = stamp.running_time(arrived);
                         b.set_pts(ts);
                         b.set_dts(ts);
                         if *retrieve_sender {
@@ -694,7 +720,7 @@ impl TaskImpl for SrcTask {
     async fn prepare(&mut self) -> Result<(), BoxError> {
         let std_socket = self.std_socket.take().ok_or("no socket to prepare")?;
         self.socket = Some(UdpSocket::from_std(std_socket)?);
-        self.pool.set_active(true)?;
+        self.buffers.activate()?;
         Ok(())
     }
 
@@ -702,7 +728,7 @@ impl TaskImpl for SrcTask {
         self.socket = None;
         self.peer = None;
         self.pending.clear();
-        let _ = self.pool.set_active(false);
+        self.buffers.deactivate();
     }
 
     async fn start(&mut self) -> Result<(), BoxError> {
@@ -710,6 +736,7 @@ impl TaskImpl for SrcTask {
             self.clock = element.clock();
             self.base_time = element.base_time().unwrap_or(gst::ClockTime::ZERO);
         }
+        self.reading = None;
         push_initial_events(&self.pad, &self.flags, self.caps.as_ref());
         self.peer = common::peer_element(&self.pad);
         Ok(())
@@ -752,7 +779,6 @@ impl TaskImpl for SrcTask {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn a_datagram_is_stamped_with_its_arrival_not_its_read() {
@@ -762,25 +788,46 @@ mod tests {
             real_now,
             base_time: gst::ClockTime::from_mseconds(10),
         };
-        // Arrived 15 ms before the read: running time 100 - 15 - 10.
+        // Arrived 15 ms before the reading: running time 100 - 15 - 10.
         let arrived = real_now - Duration::from_millis(15);
         assert_eq!(
-            stamp.running_time(Some(arrived)),
+            stamp.running_time(arrived),
             Some(gst::ClockTime::from_mseconds(75))
         );
-        // No kernel timestamp: the read time.
+        // Read at the reading (no kernel timestamp), or 5 ms after it (a
+        // later datagram converted by the same reading).
         assert_eq!(
-            stamp.running_time(None),
+            stamp.running_time(real_now),
             Some(gst::ClockTime::from_mseconds(90))
+        );
+        let later = real_now + Duration::from_millis(5);
+        assert_eq!(
+            stamp.running_time(later),
+            Some(gst::ClockTime::from_mseconds(95))
         );
         // Arrived before the pipeline started: running time 0, never negative.
         let early = real_now - Duration::from_millis(500);
-        assert_eq!(stamp.running_time(Some(early)), Some(gst::ClockTime::ZERO));
+        assert_eq!(stamp.running_time(early), Some(gst::ClockTime::ZERO));
         // No clock yet: no timestamp.
         let no_clock = Stamp {
             clock_now: None,
             ..stamp
         };
-        assert_eq!(no_clock.running_time(Some(arrived)), None);
+        assert_eq!(no_clock.running_time(arrived), None);
+    }
+
+    #[test]
+    fn a_reading_converts_the_arrivals_within_its_span_either_side() {
+        let real_now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000);
+        let stamp = Stamp {
+            clock_now: Some(gst::ClockTime::from_mseconds(100)),
+            real_now,
+            base_time: gst::ClockTime::ZERO,
+        };
+        let just_in = STAMP_SPAN - Duration::from_micros(1);
+        assert!(stamp.covers(real_now + just_in));
+        assert!(stamp.covers(real_now - just_in));
+        assert!(!stamp.covers(real_now + STAMP_SPAN));
+        assert!(!stamp.covers(real_now - STAMP_SPAN));
     }
 }

@@ -8,6 +8,7 @@
 use gst::glib;
 use gst::prelude::*;
 
+mod buffers;
 mod imp;
 
 glib::wrapper! {
