@@ -152,6 +152,7 @@ impl State {
         }
     }
 
+    #[inline]
     pub(crate) fn transition_to_running(&self) -> TransitionToRunning {
         self.update(|s| {
             assert!(s.is_notified(), "running a task that was not scheduled");
@@ -168,6 +169,7 @@ impl State {
         })
     }
 
+    #[inline]
     pub(crate) fn transition_to_idle(&self) -> TransitionToIdle {
         self.update(|s| {
             assert!(s.is_running(), "idling a task that is not running");
