@@ -346,6 +346,7 @@ impl Waiters {
 
     /// Moves the wakers of `direction` into `out`, if it may have any;
     /// returns whether it had none to take.
+    #[inline]
     fn take_into(&mut self, direction: Direction, out: &mut Vec<Waker>) -> bool {
         if std::mem::take(&mut self.may_wake[Self::index(direction)]) {
             let before = out.len();
@@ -681,6 +682,7 @@ impl ScheduledIo {
         Self::take_locked(&mut self.waiters.lock(), ready, out, true);
     }
 
+    #[inline]
     fn take_locked(
         waiters: &mut Waiters,
         ready: Ready,

@@ -324,10 +324,12 @@ impl State {
     }
 }
 
+#[inline]
 fn ref_inc(v: usize) -> usize {
     v + REF_ONE
 }
 
+#[inline]
 fn ref_dec(v: usize) -> usize {
     assert!(v >> REF_SHIFT >= 1, "task reference count underflow");
     v - REF_ONE
