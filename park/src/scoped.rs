@@ -21,6 +21,9 @@
 //!
 //! A crate declares a slot with [`scoped_thread_local!`](crate::scoped_thread_local)
 //! and then uses [`Scoped::enter`], [`Scoped::get`] and [`Scoped::with`].
+//! A `Copy` value set and restored around every task poll (the current
+//! task's id) is a plain `Cell` thread-local under the same rules instead:
+//! it has no destructor to keep outside a borrow, and needs no borrow flag.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
