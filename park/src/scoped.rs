@@ -21,6 +21,9 @@
 //!
 //! A crate declares a slot with [`scoped_thread_local!`](crate::scoped_thread_local)
 //! and then uses [`Scoped::enter`], [`Scoped::get`] and [`Scoped::with`].
+//! A `Copy` value set and restored around every task poll (the current
+//! task's id) is a plain `Cell` thread-local under the same rules instead:
+//! it has no destructor to keep outside a borrow, and needs no borrow flag.
 
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -53,6 +56,7 @@ impl<T: 'static> Scoped<T> {
     /// Makes `value` current on this thread until the guard is dropped;
     /// the guard then restores the value current before it. Enters nothing
     /// if the thread-local is already destroyed (thread exit).
+    #[inline]
     pub fn enter(&'static self, value: T) -> ScopedGuard<T> {
         ScopedGuard {
             prev: self.replace(Some(value)).flatten(),
@@ -63,6 +67,7 @@ impl<T: 'static> Scoped<T> {
 
     /// Calls `f` with the current value (`None` if there is none, or if the
     /// thread-local is destroyed).
+    #[inline]
     pub fn with<R>(&'static self, f: impl FnOnce(Option<&T>) -> R) -> R {
         let mut f = Some(f);
         let done = self.key.try_with(|slot| {
@@ -78,6 +83,7 @@ impl<T: 'static> Scoped<T> {
     /// Replaces the current value; `None` if the thread-local is destroyed
     /// (then `value` is dropped), else `Some(previous)`. The caller drops
     /// the previous value, outside any borrow of the slot.
+    #[inline]
     pub fn replace(&'static self, value: Option<T>) -> Option<Option<T>> {
         self.key.try_with(|slot| slot.replace(value)).ok()
     }
@@ -101,6 +107,7 @@ impl<T: 'static> Scoped<T> {
 
 impl<T: Clone + 'static> Scoped<T> {
     /// A clone of the current value, if any.
+    #[inline]
     pub fn get(&'static self) -> Option<T> {
         self.with(|value| value.cloned())
     }
@@ -132,6 +139,7 @@ impl<T: 'static> ScopedGuard<T> {
 }
 
 impl<T: 'static> Drop for ScopedGuard<T> {
+    #[inline]
     fn drop(&mut self) {
         let prev = self.prev.take();
         // Dropped here, outside the slot's borrow: it may be the last

@@ -40,6 +40,7 @@ impl<S: DatagramSource> DatagramIo<S> {
         self.io.into_inner()
     }
 
+    #[inline]
     fn fd(&self) -> RawFd {
         self.io.as_raw_fd()
     }
@@ -93,6 +94,7 @@ impl<S: DatagramSource> DatagramIo<S> {
         self.registration.try_io(Direction::Write, op)
     }
 
+    #[inline]
     fn recv_op<'a, K>(&'a self, buf: &'a mut [u8], may_skip: bool) -> RecvOp<'a, S, K> {
         RecvOp {
             io: self,
@@ -105,6 +107,7 @@ impl<S: DatagramSource> DatagramIo<S> {
 
     /// Not `async fn`s, the receives: their futures are the registration's
     /// [`Receive`] itself, which holds only what a poll reads.
+    #[inline]
     pub(crate) fn recv<'a>(&'a self, buf: &'a mut [u8]) -> Receive<'a, RecvOp<'a, S, NoSource>> {
         self.io
             .registration
@@ -125,6 +128,7 @@ impl<S: DatagramSource> DatagramIo<S> {
         self.registration.try_receive(&self.mark, op)
     }
 
+    #[inline]
     pub(crate) fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],
@@ -148,6 +152,7 @@ impl<S: DatagramSource> DatagramIo<S> {
         self.registration.try_receive(&self.mark, op)
     }
 
+    #[inline]
     fn recv_with_op<K, F>(&self, f: F) -> RecvWithOp<'_, S, K, F> {
         RecvWithOp {
             io: self,

@@ -72,6 +72,7 @@ impl DatagramSource for mio::net::UdpSocket {
         self.send(buf)
     }
 
+    #[inline]
     fn decode(addr: &RawAddr) -> io::Result<Self::Addr> {
         addr.inet_addr()
     }

@@ -167,6 +167,7 @@ impl UdpSocket {
 
     /// Receives from the connected peer; a datagram longer than `buf` is
     /// truncated.
+    #[inline]
     pub fn recv<'a>(&'a self, buf: &'a mut [u8]) -> impl Future<Output = io::Result<usize>> + 'a {
         self.io.recv(buf)
     }
@@ -182,6 +183,7 @@ impl UdpSocket {
     }
 
     /// Receives a datagram and its source address.
+    #[inline]
     pub fn recv_from<'a>(
         &'a self,
         buf: &'a mut [u8],

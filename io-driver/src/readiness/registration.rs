@@ -155,7 +155,7 @@ impl Registration {
         direction: Direction,
         op: impl FnMut() -> io::Result<R>,
     ) -> Poll<io::Result<R>> {
-        self.poll_op(cx, &mut Wait::Poll(direction), None, &mut Plain(op))
+        self.poll_op(cx, &mut Wait::Poll(direction), None, None, &mut Plain(op))
     }
 
     /// [`poll_io`](Self::poll_io) as a future with its own waiter entry:
@@ -167,7 +167,7 @@ impl Registration {
     ) -> io::Result<R> {
         let mut wait = Wait::Waiter(Waiter::new(&self.io, direction));
         let mut op = Plain(op);
-        poll_fn(|cx| self.poll_op(cx, &mut wait, None, &mut op)).await
+        poll_fn(|cx| self.poll_op(cx, &mut wait, None, None, &mut op)).await
     }
 
     /// A receive: [`poll_io`](Self::poll_io) for an `op` that may mark the
@@ -184,6 +184,7 @@ impl Registration {
 
     /// [`poll_receive`](Self::poll_receive) as a future with its own
     /// waiter entry (see [`Receive`]).
+    #[inline]
     pub(crate) fn receive<'a, O: IoOp>(&'a self, mark: &'a DrainedMark, op: O) -> Receive<'a, O> {
         Receive {
             registration: self,
@@ -227,28 +228,35 @@ impl Registration {
         mark: &DrainedMark,
         op: &mut O,
     ) -> Poll<io::Result<O::Output>> {
-        if mark.skips(self.io.snapshot()) && wait.poll_ready(&self.io, cx).is_pending() {
+        let seen = self.io.snapshot();
+        if !mark.skips(seen) {
+            return self.poll_op(cx, wait, Some(mark), Some(seen), op);
+        }
+        if wait.poll_ready(&self.io, cx).is_pending() {
             return Poll::Pending;
         }
-        self.poll_op(cx, wait, Some(mark), op)
+        self.poll_op(cx, wait, Some(mark), None, op)
     }
 
-    /// The operation loop. `op` gets the readiness seen before it; with a
-    /// `mark`, an attempt the mark skips is a `WouldBlock` without a
-    /// syscall, and one that reports the socket drained marks it and
-    /// clears the readiness it saw.
+    /// The operation loop. `op` gets the readiness seen before it (the
+    /// first attempt `first_seen`, if the caller took it, else a snapshot
+    /// of its own); with a `mark`, an attempt the mark skips is a
+    /// `WouldBlock` without a syscall, and one that reports the socket
+    /// drained marks it and clears the readiness it saw.
+    #[inline]
     fn poll_op<O: IoOp>(
         &self,
         cx: &mut Context<'_>,
         wait: &mut Wait<'_>,
         mark: Option<&DrainedMark>,
+        mut first_seen: Option<ReadyEvent>,
         op: &mut O,
     ) -> Poll<io::Result<O::Output>> {
         let direction = wait.direction();
         // Before the syscall: an exhausted budget costs none.
         let progress = ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_RETRIES {
-            let seen = self.io.snapshot();
+            let seen = first_seen.take().unwrap_or_else(|| self.io.snapshot());
             let attempt = match mark {
                 Some(mark) if mark.skips(seen) => Err(io::ErrorKind::WouldBlock.into()),
                 _ => op.attempt(seen),
@@ -401,6 +409,7 @@ enum Wait<'a> {
 }
 
 impl Wait<'_> {
+    #[inline]
     fn direction(&self) -> Direction {
         match self {
             Wait::Poll(direction) => *direction,
@@ -409,6 +418,7 @@ impl Wait<'_> {
     }
 
     /// [`ScheduledIo::poll_ready`] through this waiting place.
+    #[inline]
     fn poll_ready(
         &mut self,
         io: &ScheduledIo,

@@ -105,11 +105,13 @@ pub struct ReadyEvent {
 
 impl ReadyEvent {
     /// The registration's event sequence number at the snapshot.
+    #[inline]
     pub fn event_seq(&self) -> usize {
         self.event_seq
     }
 
     /// Whether the snapshot allows an operation in `direction` to proceed.
+    #[inline]
     pub fn is_ready(&self, direction: Direction) -> bool {
         !self.ready.intersection(direction.mask()).is_empty()
     }
@@ -121,10 +123,12 @@ impl ReadyEvent {
 
     /// Whether the registration holds a backlog: level-triggered, it was
     /// reported by two dispatch rounds in a row (see the module docs).
+    #[inline]
     pub fn backlog(&self) -> bool {
         self.backlog
     }
 
+    #[inline]
     fn from_word(word: usize) -> ReadyEvent {
         ReadyEvent {
             event_seq: word >> EVENT_SEQ_SHIFT,
@@ -196,6 +200,8 @@ impl WaiterList {
 
     /// Moves every waker (the `poll_*` slot's and every async waiter's)
     /// into `out`, leaving the entries registered.
+    // Always inlined: one call per event, in the dispatch.
+    #[inline(always)]
     fn take_into(&mut self, out: &mut Vec<Waker>) {
         // Plain pushes: `extend` with an `Option` reserves first.
         if let Some(waker) = self.poll.take() {
@@ -340,6 +346,7 @@ impl Waiters {
 
     /// Moves the wakers of `direction` into `out`, if it may have any;
     /// returns whether it had none to take.
+    #[inline]
     fn take_into(&mut self, direction: Direction, out: &mut Vec<Waker>) -> bool {
         if std::mem::take(&mut self.may_wake[Self::index(direction)]) {
             let before = out.len();
@@ -364,6 +371,7 @@ pub struct Waiter<'a> {
 
 impl<'a> Waiter<'a> {
     /// A waiter of `io` in `direction`, not yet registered.
+    #[inline]
     pub fn new(io: &'a ScheduledIo, direction: Direction) -> Waiter<'a> {
         Waiter {
             io,
@@ -379,6 +387,7 @@ impl<'a> Waiter<'a> {
 
     /// [`ScheduledIo::poll_ready`] through this waiter's own entry: every
     /// waiter is woken by an event, whatever the others do.
+    #[inline]
     pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<ReadyEvent>> {
         self.io
             .poll_ready_as(cx, self.direction, WakerSlot::Waiter(&mut self.key))
@@ -481,11 +490,13 @@ impl ScheduledIo {
         self.readiness.fetch_or(SHUTDOWN, AcqRel);
     }
 
+    #[inline]
     fn is_shutdown(word: usize) -> bool {
         word & SHUTDOWN != 0
     }
 
     /// The current readiness and event sequence number.
+    #[inline]
     pub fn snapshot(&self) -> ReadyEvent {
         ReadyEvent::from_word(self.readiness.load(Acquire))
     }
@@ -534,6 +545,7 @@ impl ScheduledIo {
 
     /// Operation side, after `WouldBlock`: clears the clearable bits of
     /// `direction`, unless an event arrived since `seen` was taken.
+    #[inline]
     pub fn clear_readiness(&self, seen: ReadyEvent, direction: Direction) {
         let clear = direction
             .mask()
@@ -594,6 +606,7 @@ impl ScheduledIo {
         }
     }
 
+    #[inline]
     fn check(&self, direction: Direction) -> Option<io::Result<ReadyEvent>> {
         let word = self.readiness.load(Acquire);
         if Self::is_shutdown(word) {
@@ -638,6 +651,7 @@ impl ScheduledIo {
     /// task has not run in between. A round number met again after 65,536
     /// rounds only delays a level-triggered report to the next poll, which
     /// repeats it, or flags a backlog that is none (one empty receive).
+    #[inline]
     pub fn dispatch(&self, ready: Ready, round: u64, out: &mut Vec<Waker>) -> bool {
         let mut waiters = self.waiters.lock();
         let mut backlog = false;
@@ -668,6 +682,7 @@ impl ScheduledIo {
         Self::take_locked(&mut self.waiters.lock(), ready, out, true);
     }
 
+    #[inline]
     fn take_locked(
         waiters: &mut Waiters,
         ready: Ready,

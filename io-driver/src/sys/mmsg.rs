@@ -128,6 +128,7 @@ impl RawAddr {
 
     /// The bytes of the address that were written: the first `len`
     /// (never more than the storage, whatever length the kernel reported).
+    #[inline]
     fn bytes(&self) -> &[u8] {
         let len = (self.len as usize).min(size_of::<libc::sockaddr_storage>());
         // SAFETY: the first `len` bytes of `storage` were written, by the
@@ -138,6 +139,7 @@ impl RawAddr {
     }
 
     /// The address family, if the address is long enough to have one.
+    #[inline]
     fn family(&self) -> Option<libc::c_int> {
         let bytes = self.bytes();
         let family = bytes.get(..size_of::<libc::sa_family_t>())?;
@@ -146,6 +148,7 @@ impl RawAddr {
 
     /// The first `size_of::<T>()` bytes of the address as a `T`, if that
     /// many were written.
+    #[inline]
     fn read_as<T: Copy>(&self) -> Option<T> {
         if self.bytes().len() < size_of::<T>() {
             return None;
@@ -158,6 +161,7 @@ impl RawAddr {
     }
 
     /// The address as an IP socket address.
+    #[inline]
     pub(crate) fn inet_addr(&self) -> io::Result<SocketAddr> {
         let not_ip = || {
             io::Error::new(
@@ -435,6 +439,7 @@ pub(crate) fn recv_from(fd: RawFd, buf: &mut [u8], addr: &mut RawAddr) -> io::Re
 
 /// A raw syscall's return value: the count it returned, or the `errno` it
 /// set (`syscall()` returns `-1` and sets `errno` as the wrappers do).
+#[inline]
 fn cvt(rc: libc::c_long) -> io::Result<usize> {
     if rc < 0 {
         Err(io::Error::last_os_error())

@@ -198,11 +198,12 @@ impl SchedulerShared {
 }
 
 impl Schedule for Arc<SchedulerShared> {
+    #[inline]
     fn schedule(&self, task: Notified<Self>) {
-        match core_of(self) {
-            Some(core) => core.schedule_local(task),
-            // A wake after shutdown: the task is already cancelled.
-            None => drop(self.submit_remote(task)),
+        // A wake on the thread running this runtime (a dispatch in its
+        // park, or one of its tasks) queues the task in place.
+        if let Some(task) = schedule_if_entered(self, task) {
+            schedule_elsewhere(self, task);
         }
     }
 
@@ -341,6 +342,7 @@ impl SchedulerCore {
 
     /// Queues a task woken on the owning thread by another: into the
     /// run-next slot during a poll (below the cap), else at the back.
+    #[inline]
     fn schedule_local(&self, task: Notified<Arc<SchedulerShared>>) {
         match self.run_next.offer(task) {
             Offer::Placed => {}
@@ -579,6 +581,35 @@ pub(crate) fn is_running() -> bool {
 /// The core of `shared`'s runtime if this thread has it entered.
 pub(crate) fn core_of(shared: &Arc<SchedulerShared>) -> Option<Rc<SchedulerCore>> {
     current_core().filter(|core| Arc::ptr_eq(&core.shared, shared))
+}
+
+/// Queues `task` on the core of `shared` if this thread has it entered
+/// and not released, and returns `None`; otherwise gives `task` back.
+/// The core is used inside the slot's borrow, with no counted reference:
+/// queueing a task reads and drops nothing that reads the slot.
+#[inline]
+fn schedule_if_entered(
+    shared: &Arc<SchedulerShared>,
+    task: Notified<Arc<SchedulerShared>>,
+) -> Option<Notified<Arc<SchedulerShared>>> {
+    ENTERED.with(|entered| match entered.and_then(|e| e.core.as_deref()) {
+        Some(core) if Arc::ptr_eq(&core.shared, shared) && !core.is_released() => {
+            core.schedule_local(task);
+            None
+        }
+        _ => Some(task),
+    })
+}
+
+/// Queues a task woken where [`schedule_if_entered`] could not queue it:
+/// from another thread, or after shutdown (the task is already
+/// cancelled); a released core found entered is removed first.
+#[inline(never)]
+fn schedule_elsewhere(shared: &Arc<SchedulerShared>, task: Notified<Arc<SchedulerShared>>) {
+    match core_of(shared) {
+        Some(core) => core.schedule_local(task),
+        None => drop(shared.submit_remote(task)),
+    }
 }
 
 /// The shared half of the runtime entered on this thread, if not shut down.

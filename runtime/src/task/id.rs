@@ -7,7 +7,9 @@ use std::fmt;
 use std::num::NonZeroU64;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use tempo_park::scoped::ScopedGuard;
+use std::cell::Cell;
+
+use tempo_park::sync::thread_local;
 
 /// The identity of a task: unique in the process for its whole life, never
 /// reused; from [`JoinHandle::id`](super::JoinHandle::id), [`task::id`](id)
@@ -53,15 +55,50 @@ impl fmt::Debug for Id {
     }
 }
 
-tempo_park::scoped_thread_local! {
-    /// The task this thread polls or drops right now.
-    static CURRENT_TASK: Id
+// The task this thread polls or drops right now. A plain `Cell` rather
+// than a `tempo_park::scoped` slot: the value is `Copy` (nothing is dropped
+// inside an access), and it is set and restored around every poll, so it
+// is read and written directly, with no borrow flag. Same rules otherwise:
+// scoped by a guard, `try_with` on every path.
+#[cfg(not(loom))]
+thread_local! {
+    // `const`: no lazy-initialisation check on the hot path.
+    static CURRENT_TASK: Cell<Option<Id>> = const { Cell::new(None) };
+}
+
+#[cfg(loom)]
+thread_local! {
+    // loom's macro takes no `const` block.
+    static CURRENT_TASK: Cell<Option<Id>> = Cell::new(None);
+}
+
+/// Restores the task that was current before [`enter`] when dropped.
+/// `!Send`: it restores thread-local state.
+#[must_use = "the task is current only while the guard lives"]
+pub(super) struct EnterGuard {
+    prev: Option<Id>,
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+impl Drop for EnterGuard {
+    #[inline]
+    fn drop(&mut self) {
+        let prev = self.prev;
+        let _ = CURRENT_TASK.try_with(|current| current.set(prev));
+    }
 }
 
 /// Marks `id` as the task this thread runs until the guard drops (which
 /// restores the previous one); at thread teardown no id is visible.
-pub(super) fn enter(id: Id) -> ScopedGuard<Id> {
-    CURRENT_TASK.enter(id)
+#[inline]
+pub(super) fn enter(id: Id) -> EnterGuard {
+    EnterGuard {
+        prev: CURRENT_TASK
+            .try_with(|current| current.replace(Some(id)))
+            .ok()
+            .flatten(),
+        _not_send: std::marker::PhantomData,
+    }
 }
 
 /// Returns the [`Id`] of the task this code runs in.
@@ -81,5 +118,5 @@ pub fn id() -> Id {
 /// Returns the [`Id`] of the task this code runs in, or `None` outside a
 /// task.
 pub fn try_id() -> Option<Id> {
-    CURRENT_TASK.get()
+    CURRENT_TASK.try_with(Cell::get).ok().flatten()
 }

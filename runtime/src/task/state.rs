@@ -152,6 +152,7 @@ impl State {
         }
     }
 
+    #[inline]
     pub(crate) fn transition_to_running(&self) -> TransitionToRunning {
         self.update(|s| {
             assert!(s.is_notified(), "running a task that was not scheduled");
@@ -168,6 +169,7 @@ impl State {
         })
     }
 
+    #[inline]
     pub(crate) fn transition_to_idle(&self) -> TransitionToIdle {
         self.update(|s| {
             assert!(s.is_running(), "idling a task that is not running");
@@ -322,10 +324,12 @@ impl State {
     }
 }
 
+#[inline]
 fn ref_inc(v: usize) -> usize {
     v + REF_ONE
 }
 
+#[inline]
 fn ref_dec(v: usize) -> usize {
     assert!(v >> REF_SHIFT >= 1, "task reference count underflow");
     v - REF_ONE
