@@ -85,6 +85,9 @@ pub mod unstable_sys {
 #[cfg(loom)]
 #[doc(hidden)]
 pub mod loom_model {
-    pub use crate::readiness::{Arming, LevelInterest, ReadyEvent, ScheduledIo, Waiter};
+    pub use crate::net::recv_rule::{RecvRule, RuleMutant};
+    pub use crate::readiness::{
+        attempt_at, Arming, DrainedMark, IoOp, LevelInterest, ReadyEvent, ScheduledIo, Waiter,
+    };
     pub use crate::ready::{Direction, Ready};
 }

@@ -1,33 +1,38 @@
 //! Model: the level-triggered receive without a lock against the switch
-//! to edge-triggered (`net/recv_rule.rs`, the level-triggered
-//! receive).
+//! to edge-triggered, on tempo-io's own code: the receive rule
+//! (`RecvRule::receive`, `RecvRule::leave_level` in `net/recv_rule.rs`),
+//! the drained mark and one attempt of the receive loop (`DrainedMark`,
+//! `attempt_at` in `readiness/registration.rs`) and the readiness
+//! (`ScheduledIo`). Only the kernel is fake.
 //!
-//! A level-triggered receive reads the registration's readiness, then the
-//! socket's `level` flag, makes one `recvfrom` and, if the flag was set,
-//! marks the socket drained at the event sequence number it saw (the skip
-//! word), then clears the readiness it saw. Meanwhile the socket's first
-//! batch receive switches it to edge-triggered: the flag is cleared, then
-//! the poller's interest changes (the kernel reports the socket if it
-//! holds a datagram). A driver dispatches that edge-triggered report.
-//! Whatever the order, no datagram is stranded: when the dust settles, a
-//! datagram left in the socket has a report on its way, or the next
-//! receive makes its syscall (its skip does not match).
+//! A level-triggered receive takes a readiness snapshot, reads the rule's
+//! `level` flag, makes one `recvfrom` and, if the flag was set, marks the
+//! socket drained at the event it saw, then clears that readiness.
+//! Meanwhile the socket's first batch receive switches it to
+//! edge-triggered: the flag is cleared, then the poller's interest changes
+//! (the kernel reports the socket if it holds a datagram), and a driver
+//! dispatches that report. Whatever the order, no datagram is stranded:
+//! when the dust settles, a datagram left in the socket has a report on
+//! its way, or the next receive makes its syscall (the mark does not hold).
 //!
-//! The receive state is reduced to its two words (`DrainedMark` and `RecvRule` use
-//! std's atomics around a syscall); the readiness is the real
-//! `ScheduledIo`. The fake kernel's lock stands for epoll's, which orders
-//! the interest change before any report made after it. A receive that
-//! reads the flag *before* its snapshot fails this model: it reads the
-//! flag still set, then sees the edge-triggered report, takes one of two
-//! datagrams there and marks the socket drained at it.
+//! The fake kernel's lock stands for epoll's, which orders the interest
+//! change before any report made after it. Mutant: the switch changing
+//! the interest before it clears the flag (`RuleMutant::EdgeBeforeFlag`);
+//! a receive then reads the flag still set, sees the edge-triggered
+//! report, takes one of two datagrams and marks the socket drained at it.
+//! The receive runs on a thread of its own: on the model's main thread,
+//! loom never scheduled the switch before the receive's first operation
+//! and missed that mutant.
 #![cfg(loom)]
 
 use std::io;
 
-use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::{Arc, Mutex};
 use loom::thread;
-use tempo_io::loom_model::{Arming, Direction, LevelInterest, Ready, ScheduledIo};
+use tempo_io::loom_model::{
+    attempt_at, Arming, Direction, DrainedMark, IoOp, LevelInterest, Ready, ReadyEvent, RecvRule,
+    RuleMutant, ScheduledIo,
+};
 
 /// The fake kernel's view of one socket.
 #[derive(Debug, Default)]
@@ -37,14 +42,14 @@ struct FakeSocket {
 }
 
 impl FakeSocket {
-    /// `recvfrom`: takes one datagram if one is queued.
-    fn take(&self) -> bool {
+    /// `recvfrom`: one datagram, or `WouldBlock`.
+    fn recv(&self) -> io::Result<()> {
         let mut state = self.state.lock().unwrap();
         if state.0 == 0 {
-            return false;
+            return Err(io::ErrorKind::WouldBlock.into());
         }
         state.0 -= 1;
-        true
+        Ok(())
     }
 }
 
@@ -67,79 +72,91 @@ impl LevelInterest for FakeInterest {
     }
 }
 
-/// The skip word of `event_seq` (as `DrainedMark` in `readiness/registration.rs`).
-fn skip_word(event_seq: usize) -> usize {
-    (event_seq << 1) | 1
+/// `recv_from` under the throttled rule, as `recv_rule.rs` makes it, on
+/// the fake socket.
+struct Receive<'a> {
+    rule: &'a RecvRule,
+    socket: &'a FakeSocket,
 }
 
-/// The receive state's two words (the drained mark, the level flag).
-struct Ahead {
-    skip: AtomicUsize,
-    level: AtomicBool,
-}
+impl IoOp for Receive<'_> {
+    type Output = ();
 
-/// One receive as `recv_rule::recv_one` and `Registration::poll_op` make it on
-/// a socket registered level-triggered.
-fn receive(io: &ScheduledIo, socket: &FakeSocket, ahead: &Ahead) {
-    let seen = io.snapshot();
-    if ahead.skip.load(Ordering::Acquire) == skip_word(seen.event_seq()) {
-        return; // skipped: waits for the next report
-    }
-    // After the snapshot: read before it, this model fails.
-    let level = ahead.level.load(Ordering::Acquire);
-    if !socket.take() {
-        io.clear_readiness(seen, Direction::Read); // WouldBlock
-        return;
-    }
-    if level {
-        ahead
-            .skip
-            .store(skip_word(seen.event_seq()), Ordering::Release);
-        io.clear_readiness(seen, Direction::Read);
+    fn attempt(&mut self, seen: ReadyEvent) -> io::Result<((), bool)> {
+        self.rule.receive(seen, true, || self.socket.recv())
     }
 }
 
-#[test]
-fn a_receive_racing_the_switch_to_edge_triggered_strands_no_datagram() {
-    loom::model(|| {
+/// The driver: dispatches the socket's pending edge-triggered report.
+fn dispatch_pending(io: &ScheduledIo, socket: &FakeSocket) {
+    let pending = std::mem::take(&mut socket.state.lock().unwrap().1);
+    if pending {
+        io.dispatch(Ready::READABLE, 2, &mut Vec::new());
+    }
+}
+
+fn run(mutant: Option<RuleMutant>) {
+    loom::model(move || {
         let socket = Arc::new(FakeSocket::default());
         let io = Arc::new(ScheduledIo::new());
         io.make_level_triggered(Box::new(FakeInterest(socket.clone())))
             .unwrap();
-        let ahead = Arc::new(Ahead {
-            skip: AtomicUsize::new(0),
-            level: AtomicBool::new(true),
-        });
+        let rule = Arc::new(RecvRule::level_triggered(mutant));
+        let mark = Arc::new(DrainedMark::default());
         // Two datagrams queued, reported level-triggered.
         socket.state.lock().unwrap().0 = 2;
         io.dispatch(Ready::READABLE, 1, &mut Vec::new());
 
+        // The driver dispatches the edge-triggered report on its own
+        // thread, or at once after the interest change (whichever takes it).
         let switch = {
-            let (io, ahead) = (io.clone(), ahead.clone());
+            let (io, rule, socket) = (io.clone(), rule.clone(), socket.clone());
             thread::spawn(move || {
-                // `RecvRule::leave_level`, then its `make_edge_triggered`.
-                ahead.level.store(false, Ordering::Relaxed);
-                io.make_edge_triggered().unwrap();
+                rule.leave_level(|| {
+                    io.make_edge_triggered()?;
+                    dispatch_pending(&io, &socket);
+                    Ok(())
+                })
+                .unwrap()
             })
         };
         let driver = {
             let (io, socket) = (io.clone(), socket.clone());
+            thread::spawn(move || dispatch_pending(&io, &socket))
+        };
+        // One attempt of the receive loop, from its readiness snapshot.
+        let receiver = {
+            let (io, rule, socket, mark) = (io.clone(), rule.clone(), socket.clone(), mark.clone());
             thread::spawn(move || {
-                let pending = std::mem::take(&mut socket.state.lock().unwrap().1);
-                if pending {
-                    io.dispatch(Ready::READABLE, 2, &mut Vec::new());
-                }
+                let mut op = Receive {
+                    rule: &rule,
+                    socket: &socket,
+                };
+                let _ = attempt_at(&io, io.snapshot(), Some(&mark), &mut op, Direction::Read);
             })
         };
-        receive(&io, &socket, &ahead);
+        receiver.join().unwrap();
         switch.join().unwrap();
         driver.join().unwrap();
 
         let (queued, report_pending) = *socket.state.lock().unwrap();
-        let skips = ahead.skip.load(Ordering::Acquire) == skip_word(io.snapshot().event_seq());
+        let skips = mark.skips(io.snapshot());
         assert!(
             queued == 0 || report_pending || !skips,
             "a datagram is left, no report is coming and the next receive skips"
         );
     });
+}
+
+#[test]
+fn a_receive_racing_the_switch_to_edge_triggered_strands_no_datagram() {
+    run(None);
+}
+
+/// The model catches a switch that changes the interest before it clears
+/// the flag.
+#[test]
+#[should_panic(expected = "a datagram is left")]
+fn mutant_edge_before_flag_strands_a_datagram() {
+    run(Some(RuleMutant::EdgeBeforeFlag));
 }

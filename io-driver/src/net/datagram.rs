@@ -198,7 +198,8 @@ impl<S: DatagramSource> DatagramIo<S> {
     /// a receive under it (see `recv_rule.rs`).
     fn batch_rule(&self, batch: &RecvBatch) -> io::Result<()> {
         if batch.capacity() > 1 {
-            self.rule.leave_level(&self.registration)?;
+            self.rule
+                .leave_level(|| self.registration.make_edge_triggered())?;
         }
         Ok(())
     }

@@ -23,7 +23,7 @@ mod batch;
 mod buf;
 mod byte_stream;
 mod datagram;
-mod recv_rule;
+pub(crate) mod recv_rule;
 mod thread_buf;
 
 mod tcp;

@@ -44,7 +44,8 @@ use std::io;
 use std::marker::PhantomData;
 use std::ops::Deref;
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::{AtomicBool, Ordering};
+
+use tempo_park::sync::{AtomicBool, Ordering};
 
 use crate::net::{thread_buf, RecvBatch};
 use crate::poll_io::PollIo;
@@ -109,12 +110,23 @@ impl<S: DatagramSource> Deref for DatagramIo<S> {
 
 /// A datagram socket's receive state (inline in its `DatagramIo`).
 #[derive(Debug, Default)]
-pub(crate) struct RecvRule {
+pub struct RecvRule {
     /// The socket is registered level-triggered for reading; cleared for
     /// good by [`leave_level`](RecvRule::leave_level).
     level: AtomicBool,
     /// `SO_TIMESTAMPNS` is on (turned on by the first batch asking).
     timestamps_on: AtomicBool,
+    #[cfg(loom)]
+    mutant: Option<RuleMutant>,
+}
+
+/// A deliberate fault the loom model `io_level_switch` must catch.
+#[cfg(loom)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RuleMutant {
+    /// `leave_level` changes the poller's interest before it clears
+    /// `level`.
+    EdgeBeforeFlag,
 }
 
 impl RecvRule {
@@ -131,25 +143,58 @@ impl RecvRule {
         }
         Ok(RecvRule {
             level: AtomicBool::new(throttled),
-            timestamps_on: AtomicBool::new(false),
+            ..RecvRule::default()
         })
     }
 
-    /// Makes the registration edge-triggered for good (before a batch
-    /// receive, which knows by itself when the socket is drained). `level`
-    /// is cleared first (see the module docs); on failure it is set again.
-    pub(crate) fn leave_level(&self, registration: &Registration) -> io::Result<()> {
+    /// A level-triggered rule with `mutant` (loom models).
+    #[cfg(loom)]
+    pub fn level_triggered(mutant: Option<RuleMutant>) -> RecvRule {
+        RecvRule {
+            level: AtomicBool::new(true),
+            mutant,
+            ..RecvRule::default()
+        }
+    }
+
+    /// Makes the registration edge-triggered for good through `edge` (its
+    /// `make_edge_triggered`), before a batch receive, which knows by
+    /// itself when the socket is drained. `level` is cleared first (see
+    /// the module docs); on failure it is set again.
+    pub fn leave_level(&self, edge: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+        #[cfg(loom)]
+        if self.mutant == Some(RuleMutant::EdgeBeforeFlag) && self.level.load(Ordering::Relaxed) {
+            edge()?;
+            self.level.store(false, Ordering::Relaxed);
+            return Ok(());
+        }
         if self
             .level
             .compare_exchange(true, false, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
         {
-            if let Err(e) = registration.make_edge_triggered() {
+            if let Err(e) = edge() {
                 self.level.store(true, Ordering::Relaxed);
                 return Err(e);
             }
         }
         Ok(())
+    }
+
+    /// One receive `syscall` at the readiness `seen`: its output, and
+    /// whether the socket counts as drained at `seen` (level-triggered,
+    /// `may_mark`, and not a backlog). `level` is read after `seen` was
+    /// taken and before the syscall (see the module docs).
+    #[inline]
+    pub fn receive<T>(
+        &self,
+        seen: ReadyEvent,
+        may_mark: bool,
+        syscall: impl FnOnce() -> io::Result<T>,
+    ) -> io::Result<(T, bool)> {
+        let level = self.level.load(Ordering::Acquire);
+        let out = syscall()?;
+        Ok((out, level && may_mark && !seen.backlog()))
     }
 }
 
@@ -216,11 +261,9 @@ fn recv_one<S: DatagramSource>(
     from: &mut RawAddr,
 ) -> io::Result<(usize, bool)> {
     let throttled = io.io.handle.settings.throttled.load(Ordering::Relaxed);
-    // After the readiness snapshot `seen` (see the module docs).
-    let level = io.rule.level.load(Ordering::Acquire);
-    let len = mmsg::recv_from(fd, buf, from)?;
-    let drained = level && throttled && may_skip && !buf.is_empty() && !seen.backlog();
-    Ok((len, drained))
+    let may_mark = throttled && may_skip && !buf.is_empty();
+    io.rule
+        .receive(seen, may_mark, || mmsg::recv_from(fd, buf, from))
 }
 
 /// `recv` / `recv_from` into the caller's buffer. `may_skip` is `false`
@@ -384,13 +427,14 @@ mod tests {
             timestamps_on: AtomicBool::new(false),
         };
         let refusing = level_registration(&driver, false);
-        assert!(rule.leave_level(&refusing).is_err());
+        assert!(rule.leave_level(|| refusing.make_edge_triggered()).is_err());
         assert!(rule.level.load(Ordering::Relaxed), "still level-triggered");
         let accepting = level_registration(&driver, true);
-        rule.leave_level(&accepting).unwrap();
+        rule.leave_level(|| accepting.make_edge_triggered())
+            .unwrap();
         assert!(!rule.level.load(Ordering::Relaxed));
         // Left for good: a later switch does not ask the poller again.
-        rule.leave_level(&refusing).unwrap();
+        rule.leave_level(|| refusing.make_edge_triggered()).unwrap();
     }
 
     /// The state every receive reads stays small: inline in the socket,

@@ -15,7 +15,13 @@ pub(crate) mod wake_batch;
 
 pub use reactor::UnparkDriver;
 pub(crate) use reactor::{Reactor, ReactorShared};
-pub(crate) use registration::{DrainedMark, IoOp, Receive, Registration};
+#[cfg(loom)]
+pub use registration::attempt_at;
+#[cfg(not(loom))]
+pub(crate) use registration::{DrainedMark, IoOp};
+#[cfg(loom)]
+pub use registration::{DrainedMark, IoOp};
+pub(crate) use registration::{Receive, Registration};
 pub(crate) use scheduled_io::shutdown_error;
 pub use scheduled_io::ReadyEvent;
 #[cfg(not(loom))]

@@ -24,7 +24,6 @@
 
 use std::future::poll_fn;
 use std::io;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 
@@ -33,6 +32,8 @@ use mio::Token;
 use tempo_park::coop;
 
 use crate::ready::{Direction, Interest, Ready};
+
+use super::sync::{AtomicUsize, Ordering};
 
 use super::reactor::ReactorShared;
 use super::scheduled_io::{LevelInterest, ReadyEvent, ScheduledIo, Waiter};
@@ -257,13 +258,8 @@ impl Registration {
         let progress = ready!(coop::poll_proceed(cx));
         for _ in 0..MAX_RETRIES {
             let seen = first_seen.take().unwrap_or_else(|| self.io.snapshot());
-            let attempt = match mark {
-                Some(mark) if mark.skips(seen) => Err(io::ErrorKind::WouldBlock.into()),
-                _ => op.attempt(seen),
-            };
-            match attempt {
+            match attempt_at(&self.io, seen, mark, op, direction) {
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    self.io.clear_readiness(seen, direction);
                     match wait.poll_ready(&self.io, cx) {
                         Poll::Pending => return Poll::Pending,
                         Poll::Ready(Err(e)) => {
@@ -273,11 +269,7 @@ impl Registration {
                         Poll::Ready(Ok(_)) => continue, // a new event: retry
                     }
                 }
-                Ok((value, drained)) => {
-                    if let Some(mark) = mark.filter(|_| drained) {
-                        mark.set(seen);
-                        self.io.clear_readiness(seen, direction);
-                    }
+                Ok(value) => {
                     progress.made_progress();
                     return Poll::Ready(Ok(value));
                 }
@@ -308,10 +300,44 @@ impl Registration {
     }
 }
 
+/// One attempt of `op` from the readiness `seen` before it, under `mark`
+/// (a receive's): skipped as `WouldBlock` without a syscall if the mark
+/// holds at `seen`; a `WouldBlock` clears the readiness `seen`, and an
+/// attempt that leaves the socket drained marks it at `seen` and clears
+/// that readiness too.
+#[inline]
+pub fn attempt_at<O: IoOp>(
+    io: &ScheduledIo,
+    seen: ReadyEvent,
+    mark: Option<&DrainedMark>,
+    op: &mut O,
+    direction: Direction,
+) -> io::Result<O::Output> {
+    let attempt = match mark {
+        Some(mark) if mark.skips(seen) => Err(io::ErrorKind::WouldBlock.into()),
+        _ => op.attempt(seen),
+    };
+    match attempt {
+        Ok((value, drained)) => {
+            if let Some(mark) = mark.filter(|_| drained) {
+                mark.set(seen);
+                io.clear_readiness(seen, direction);
+            }
+            Ok(value)
+        }
+        Err(e) => {
+            if e.kind() == io::ErrorKind::WouldBlock {
+                io.clear_readiness(seen, direction);
+            }
+            Err(e)
+        }
+    }
+}
+
 /// One attempt of an operation of the loop, from the readiness `seen`
 /// before it: its value, and whether it left the socket known drained at
 /// `seen` (only a receive with a [`DrainedMark`] says so).
-pub(crate) trait IoOp {
+pub trait IoOp {
     /// What a successful attempt returns.
     type Output;
     /// One attempt (one syscall at most).
@@ -337,7 +363,7 @@ impl<R, F: FnMut() -> io::Result<R>> IoOp for Plain<F> {
 /// is the number of a report whose datagrams were taken, so an
 /// out-of-date one costs at most a syscall, never a stranded datagram.
 #[derive(Debug, Default)]
-pub(crate) struct DrainedMark(AtomicUsize);
+pub struct DrainedMark(AtomicUsize);
 
 impl DrainedMark {
     #[inline]
@@ -347,7 +373,7 @@ impl DrainedMark {
 
     /// Whether a receive seeing `seen` skips its syscall.
     #[inline]
-    pub(crate) fn skips(&self, seen: ReadyEvent) -> bool {
+    pub fn skips(&self, seen: ReadyEvent) -> bool {
         self.0.load(Ordering::Acquire) == DrainedMark::word(seen)
     }
 
