@@ -120,4 +120,61 @@ on_each_flavor! {
         w.abort();
         drop(joins);
     }
+
+    /// A wake never grows the run queue once every task has run: it keeps
+    /// room for all of them (a task is queued at most once), however few
+    /// were ready at once before. The tasks here are spawned and run one
+    /// at a time, then all woken in one poll.
+    #[test]
+    fn waking_every_task_at_once_allocates_nothing_once_they_ran() {
+        const N: usize = 200;
+        let rt = builder().build().unwrap();
+        let slots: Vec<_> = (0..N).map(|_| Arc::new(Mutex::new(None))).collect();
+        let joins: Vec<_> = slots
+            .iter()
+            .map(|slot| {
+                let join = rt.spawn(waiter(slot.clone(), Arc::new(AtomicBool::new(false))));
+                run_all(&rt);
+                join
+            })
+            .collect();
+        let wakers: Vec<Waker> = slots
+            .iter()
+            .map(|slot| slot.lock().unwrap().clone().unwrap())
+            .collect();
+
+        // One task wakes all of them in its poll (same-thread wakes).
+        let go = Arc::new(AtomicBool::new(false));
+        let trigger_slot = Arc::new(Mutex::new(None::<Waker>));
+        let trigger = rt.spawn({
+            let (go, slot) = (go.clone(), trigger_slot.clone());
+            std::future::poll_fn(move |cx| {
+                if go.swap(false, SeqCst) {
+                    for waker in &wakers {
+                        waker.wake_by_ref();
+                    }
+                }
+                let mut slot = slot.lock().unwrap();
+                if !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                    *slot = Some(cx.waker().clone());
+                }
+                Poll::<()>::Pending
+            })
+        });
+        run_all(&rt);
+        let trigger_waker = trigger_slot.lock().unwrap().clone().unwrap();
+
+        let ((), allocs) = count(|| {
+            let _enter = rt.enter();
+            go.store(true, SeqCst);
+            trigger_waker.wake_by_ref();
+            run_all(&rt);
+        });
+        assert_eq!(allocs, 0, "a wake of every task at once grew the run queue");
+        trigger.abort();
+        for join in &joins {
+            join.abort();
+        }
+        run_all(&rt);
+    }
 }

@@ -363,9 +363,18 @@ impl SchedulerCore {
     /// (the run-next slot first) until none is left or `budget` polls;
     /// returns the polls made.
     pub(crate) fn run_ready(&self, budget: u32) -> u64 {
-        self.shared
-            .inject
-            .drain_into(&mut self.run_queue.borrow_mut());
+        {
+            let mut queue = self.run_queue.borrow_mut();
+            self.shared.inject.drain_into(&mut queue);
+            // Room for every task that has run, at once (a task is queued
+            // at most once): the queue grows as tasks are added (a new one
+            // is queued before it joins the list), never at a wake.
+            let tasks = self.owned.borrow().len();
+            if queue.capacity() < tasks {
+                let more = tasks - queue.len();
+                queue.reserve(more);
+            }
+        }
         let mut polled = 0;
         // The slot is closed whenever no batch runs, even on unwind: a wake
         // from outside a task poll must reach the queue the park checks.
