@@ -20,29 +20,25 @@ use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadC
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
-/// Receives `rounds` datagrams on each of `sockets` sockets, one per socket
-/// per round, with `recv_from` or (`closure`) `recv_from_with`; returns
-/// the allocations counted after `warmup` rounds.
-fn allocations_after_warmup(
-    throttled: bool,
-    closure: bool,
+/// A task per bound socket (`sockets` of them), the tokio-style receive
+/// loop with `recv_from` or (`closure`) `recv_from_with`, counting the
+/// 160-byte datagrams it takes in `received`; and the sockets' addresses.
+#[allow(clippy::type_complexity)]
+fn receive_tasks(
     sockets: usize,
-    warmup: u32,
-    rounds: u32,
-) -> (u64, u64) {
-    let mut driver = Driver::new().unwrap();
-    driver.set_throttled(throttled);
-    let handle = driver.handle();
-    let _enter = handle.enter();
-    let received = Rc::new(Cell::new(0u64));
+    closure: bool,
+    received: &Rc<Cell<u64>>,
+) -> (
+    Vec<std::net::SocketAddr>,
+    Vec<Pin<Box<dyn Future<Output = ()>>>>,
+) {
     let sockets: Vec<Rc<UdpSocket>> = (0..sockets)
         .map(|_| {
             Rc::new(UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap())
         })
         .collect();
     let addrs: Vec<_> = sockets.iter().map(|s| s.local_addr().unwrap()).collect();
-    // The tokio-style receive loop, one task per socket.
-    let mut tasks: Vec<Pin<Box<dyn Future<Output = ()>>>> = sockets
+    let tasks = sockets
         .iter()
         .map(|socket| {
             let socket = socket.clone();
@@ -61,6 +57,25 @@ fn allocations_after_warmup(
             }) as Pin<Box<dyn Future<Output = ()>>>
         })
         .collect();
+    (addrs, tasks)
+}
+
+/// Receives `rounds` datagrams on each of `sockets` sockets, one per socket
+/// per round, with `recv_from` or (`closure`) `recv_from_with`; returns
+/// the allocations counted after `warmup` rounds.
+fn allocations_after_warmup(
+    throttled: bool,
+    closure: bool,
+    sockets: usize,
+    warmup: u32,
+    rounds: u32,
+) -> (u64, u64) {
+    let mut driver = Driver::new().unwrap();
+    driver.set_throttled(throttled);
+    let handle = driver.handle();
+    let _enter = handle.enter();
+    let received = Rc::new(Cell::new(0u64));
+    let (addrs, mut tasks) = receive_tasks(sockets, closure, &received);
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let payload = [7u8; 160];
     let waker = noop_waker();
@@ -113,6 +128,57 @@ fn zero_allocations_per_received_datagram_after_warmup() {
                 "throttled={throttled} closure={closure}: allocations on the receive path"
             );
         }
+    }
+}
+
+/// A poll that reports every socket at once allocates nothing, even when
+/// no poll before reported more than one: the driver keeps room for a
+/// waker per registered socket. Warm-up: one socket at a time; counted:
+/// a datagram to every socket before one park.
+#[test]
+fn a_poll_reporting_every_socket_at_once_allocates_nothing() {
+    const SOCKETS: usize = 64;
+    for throttled in [false, true] {
+        let mut driver = Driver::new().unwrap();
+        driver.set_throttled(throttled);
+        let handle = driver.handle();
+        let _enter = handle.enter();
+        let received = Rc::new(Cell::new(0u64));
+        let (addrs, mut tasks) = receive_tasks(SOCKETS, false, &received);
+        let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let waker = noop_waker();
+        let mut cx = Context::from_waker(&waker);
+        let mut until = |driver: &mut Driver, expected: u64| {
+            for _ in 0..1000 {
+                for task in &mut tasks {
+                    assert!(task.as_mut().poll(&mut cx).is_pending());
+                }
+                if received.get() >= expected {
+                    return;
+                }
+                driver.park_timeout(Duration::from_secs(5)).unwrap();
+            }
+            panic!("datagrams stranded");
+        };
+        until(&mut driver, 0);
+        let mut expected = 0;
+        for _ in 0..2 {
+            for addr in &addrs {
+                sender.send_to(&[7u8; 160], addr).unwrap();
+                expected += 1;
+                until(&mut driver, expected);
+            }
+        }
+        let counter = ThreadCounter::start();
+        for addr in &addrs {
+            sender.send_to(&[7u8; 160], addr).unwrap();
+        }
+        until(&mut driver, expected + SOCKETS as u64);
+        let allocations = counter.stop();
+        assert_eq!(
+            allocations, 0,
+            "throttled={throttled}: the burst grew a buffer"
+        );
     }
 }
 

@@ -185,6 +185,12 @@ impl Reactor {
     /// test) and how many sockets are registered.
     fn dispatch_events(&mut self) -> (usize, usize) {
         let registrations = self.shared.registrations.lock();
+        // Room for a waker per socket: a poll that reports every socket at
+        // once does not grow the buffer; it grows as sockets are added.
+        if self.wakers.capacity() < registrations.len() {
+            let more = registrations.len() - self.wakers.len();
+            self.wakers.reserve(more);
+        }
         let mut returned = 0;
         for event in self.events.iter() {
             returned += 1;
