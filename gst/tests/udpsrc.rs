@@ -160,8 +160,12 @@ fn a_flush_in_the_middle_of_a_stream_keeps_it_flowing_in_order() {
     init();
     let p = pipeline(
         "tempoudpsrc name=src port=0 context=src-midflush context-wait=5 \
-         retrieve-sender-address=false ! appsink name=sink sync=false",
+         retrieve-sender-address=false ! appsink name=sink sync=false async=false",
     );
+    // Sent to the element, a flush runs under its state lock: a sink that
+    // prerolls (async=true) would have GStreamer finish the pipeline's state
+    // change meanwhile, taking the two state locks in the other order
+    // (GStreamer's own udpsrc deadlocks there too). async=false: no preroll.
     p.set_state(gst::State::Playing).unwrap();
     let to = src_addr(&p, "src");
     let sink = appsink(&p, "sink");
