@@ -20,18 +20,23 @@ use tempo_test_support::alloc::{count_on_this_thread, CountingAllocator, ThreadC
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
 
+type Task = Pin<Box<dyn Future<Output = ()>>>;
+
+/// A driver in the ordinary mode or `throttled`.
+fn driver(throttled: bool) -> Driver {
+    let mut driver = Driver::new().unwrap();
+    driver.set_throttled(throttled);
+    driver
+}
+
 /// A task per bound socket (`sockets` of them), the tokio-style receive
 /// loop with `recv_from` or (`closure`) `recv_from_with`, counting the
 /// 160-byte datagrams it takes in `received`; and the sockets' addresses.
-#[allow(clippy::type_complexity)]
 fn receive_tasks(
     sockets: usize,
     closure: bool,
     received: &Rc<Cell<u64>>,
-) -> (
-    Vec<std::net::SocketAddr>,
-    Vec<Pin<Box<dyn Future<Output = ()>>>>,
-) {
+) -> (Vec<std::net::SocketAddr>, Vec<Task>) {
     let sockets: Vec<Rc<UdpSocket>> = (0..sockets)
         .map(|_| {
             Rc::new(UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap())
@@ -54,10 +59,27 @@ fn receive_tasks(
                     assert_eq!(n, 160);
                     received.set(received.get() + 1);
                 }
-            }) as Pin<Box<dyn Future<Output = ()>>>
+            }) as Task
         })
         .collect();
     (addrs, tasks)
+}
+
+/// Polls every task, parking `driver` between rounds, until `received`
+/// reaches `expected`.
+fn receive_until(driver: &mut Driver, tasks: &mut [Task], received: &Cell<u64>, expected: u64) {
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    for _ in 0..1000 {
+        for task in tasks.iter_mut() {
+            assert!(task.as_mut().poll(&mut cx).is_pending());
+        }
+        if received.get() >= expected {
+            return;
+        }
+        driver.park_timeout(Duration::from_secs(5)).unwrap();
+    }
+    panic!("datagrams stranded");
 }
 
 /// Receives `rounds` datagrams on each of `sockets` sockets, one per socket
@@ -70,16 +92,13 @@ fn allocations_after_warmup(
     warmup: u32,
     rounds: u32,
 ) -> (u64, u64) {
-    let mut driver = Driver::new().unwrap();
-    driver.set_throttled(throttled);
+    let mut driver = driver(throttled);
     let handle = driver.handle();
     let _enter = handle.enter();
     let received = Rc::new(Cell::new(0u64));
     let (addrs, mut tasks) = receive_tasks(sockets, closure, &received);
     let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let payload = [7u8; 160];
-    let waker = noop_waker();
-    let mut cx = Context::from_waker(&waker);
     let mut expected = 0;
     let mut counted_datagrams = 0;
     let mut counter = None;
@@ -91,17 +110,7 @@ fn allocations_after_warmup(
             sender.send_to(&payload, addr).unwrap();
         }
         expected += addrs.len() as u64;
-        let mut turns = 0;
-        while received.get() < expected {
-            for task in &mut tasks {
-                assert!(task.as_mut().poll(&mut cx).is_pending());
-            }
-            if received.get() < expected {
-                driver.park_timeout(Duration::from_secs(5)).unwrap();
-            }
-            turns += 1;
-            assert!(turns < 1000, "datagrams stranded");
-        }
+        receive_until(&mut driver, &mut tasks, &received, expected);
         if round >= warmup {
             counted_datagrams += addrs.len() as u64;
         }
@@ -139,27 +148,14 @@ fn zero_allocations_per_received_datagram_after_warmup() {
 fn a_poll_reporting_every_socket_at_once_allocates_nothing() {
     const SOCKETS: usize = 64;
     for throttled in [false, true] {
-        let mut driver = Driver::new().unwrap();
-        driver.set_throttled(throttled);
+        let mut driver = driver(throttled);
         let handle = driver.handle();
         let _enter = handle.enter();
         let received = Rc::new(Cell::new(0u64));
         let (addrs, mut tasks) = receive_tasks(SOCKETS, false, &received);
         let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-        let waker = noop_waker();
-        let mut cx = Context::from_waker(&waker);
-        let mut until = |driver: &mut Driver, expected: u64| {
-            for _ in 0..1000 {
-                for task in &mut tasks {
-                    assert!(task.as_mut().poll(&mut cx).is_pending());
-                }
-                if received.get() >= expected {
-                    return;
-                }
-                driver.park_timeout(Duration::from_secs(5)).unwrap();
-            }
-            panic!("datagrams stranded");
-        };
+        let mut until =
+            |driver: &mut Driver, expected| receive_until(driver, &mut tasks, &received, expected);
         until(&mut driver, 0);
         let mut expected = 0;
         for _ in 0..2 {
@@ -189,15 +185,14 @@ fn a_poll_reporting_every_socket_at_once_allocates_nothing() {
 #[test]
 fn zero_allocations_per_batch_call_after_warmup() {
     let (sockets, warmup, rounds) = (50, 5u32, 30u32);
-    let mut driver = Driver::new().unwrap();
-    driver.set_throttled(true);
+    let mut driver = driver(true);
     let handle = driver.handle();
     let _enter = handle.enter();
     let received = Rc::new(Cell::new(0u64));
     let bind = || UdpSocket::from_std(std::net::UdpSocket::bind("127.0.0.1:0").unwrap()).unwrap();
     let receivers: Vec<Rc<UdpSocket>> = (0..sockets).map(|_| Rc::new(bind())).collect();
     let addrs: Vec<_> = receivers.iter().map(|s| s.local_addr().unwrap()).collect();
-    let mut tasks: Vec<Pin<Box<dyn Future<Output = ()>>>> = receivers
+    let mut tasks: Vec<Task> = receivers
         .iter()
         .map(|socket| {
             let socket = socket.clone();
@@ -211,7 +206,7 @@ fn zero_allocations_per_batch_call_after_warmup() {
                     }
                     received.set(received.get() + n as u64);
                 }
-            }) as Pin<Box<dyn Future<Output = ()>>>
+            }) as Task
         })
         .collect();
     let sender = bind();
@@ -238,17 +233,7 @@ fn zero_allocations_per_batch_call_after_warmup() {
             assert!(sends < 1000, "send_many made no progress");
         }
         expected += addrs.len() as u64;
-        let mut turns = 0;
-        while received.get() < expected {
-            for task in &mut tasks {
-                assert!(task.as_mut().poll(&mut cx).is_pending());
-            }
-            if received.get() < expected {
-                driver.park_timeout(Duration::from_secs(5)).unwrap();
-            }
-            turns += 1;
-            assert!(turns < 1000, "datagrams stranded");
-        }
+        receive_until(&mut driver, &mut tasks, &received, expected);
     }
     let allocations = counter.map_or(0, ThreadCounter::stop);
     println!("batch calls: {allocations} allocations after warm-up");
