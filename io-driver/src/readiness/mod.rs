@@ -15,18 +15,13 @@ pub(crate) mod wake_batch;
 
 pub use reactor::UnparkDriver;
 pub(crate) use reactor::{Reactor, ReactorShared};
+// `pub` items of a private module: crate-visible, and reachable by the
+// loom models through `loom_model`.
 #[cfg(loom)]
 pub use registration::attempt_at;
-#[cfg(not(loom))]
-pub(crate) use registration::{DrainedMark, IoOp};
-#[cfg(loom)]
 pub use registration::{DrainedMark, IoOp};
 pub(crate) use registration::{Receive, Registration};
 pub(crate) use scheduled_io::shutdown_error;
-pub use scheduled_io::ReadyEvent;
-#[cfg(not(loom))]
-pub(crate) use scheduled_io::{Arming, LevelInterest};
-#[cfg(loom)]
-pub use scheduled_io::{Arming, LevelInterest};
+pub use scheduled_io::{Arming, LevelInterest, ReadyEvent};
 #[cfg(loom)]
 pub use scheduled_io::{ScheduledIo, Waiter};
