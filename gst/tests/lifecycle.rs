@@ -24,27 +24,19 @@ fn count(dir: &str) -> usize {
 /// context whose last reference is dropped on its own thread ends just
 /// after (it cannot join itself).
 fn a_context_still_runs() -> Option<Vec<String>> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    loop {
-        let names = thread_names();
-        if !names.iter().any(|n| n == "life-in" || n == "life-out") {
-            return None;
-        }
-        if std::time::Instant::now() > deadline {
-            return Some(names);
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    }
+    let is_context = |n: &String| n == "life-in" || n == "life-out";
+    let names = settled(thread_names, |names| !names.iter().any(is_context));
+    names.iter().any(is_context).then_some(names)
 }
 
-/// What `now` gives once it is `want`, or after a bounded wait: a thread
-/// that has been joined stays listed in `/proc/self/task` for a moment
-/// after its join returned.
-fn settled<T: PartialEq>(want: &T, now: impl Fn() -> T) -> T {
+/// What `now` gives once `done` holds of it, or after a bounded wait: a
+/// thread that ended (a joined one too) stays listed in `/proc/self/task`
+/// for a moment.
+fn settled<T>(now: impl Fn() -> T, done: impl Fn(&T) -> bool) -> T {
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     loop {
         let value = now();
-        if value == *want || std::time::Instant::now() > deadline {
+        if done(&value) || std::time::Instant::now() > deadline {
             return value;
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -145,7 +137,7 @@ fn state_changes_up_and_down_leak_no_thread_socket_or_task() {
         // holds them any more.
         assert_eq!(a_context_still_runs(), None);
     }
-    let left = settled(&threads, our_threads);
+    let left = settled(our_threads, |now| *now == threads);
     assert_eq!(
         left,
         threads,
