@@ -148,6 +148,50 @@ fn truncation_is_reported_per_datagram() {
     });
 }
 
+/// A one-slot batch (one `recvmsg`, where larger batches make a
+/// `recvmmsg`) reports what a larger batch does: the length, the cut,
+/// the source and the kernel's timestamp, on UDP and Unix sockets.
+#[test]
+fn a_one_slot_batch_reports_what_a_larger_batch_reports() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let (a, b) = udp_pair();
+        let to = b.local_addr().unwrap();
+        let mut batch = RecvBatch::new(1, 8).unwrap().with_timestamps();
+        // The first receive turns SO_TIMESTAMPNS on.
+        sent_and_queued(&b, || a.try_send_to(b"first", to).unwrap());
+        assert_eq!(b.recv_many(&mut batch).await.unwrap(), 1);
+        let before = SystemTime::now() - Duration::from_secs(1);
+        for (sent, got, cut) in [
+            (&b"short"[..], &b"short"[..], false),
+            (b"much longer than eight", b"much lon", true),
+        ] {
+            sent_and_queued(&b, || a.try_send_to(sent, to).unwrap());
+            assert_eq!(b.recv_many(&mut batch).await.unwrap(), 1);
+            assert_eq!((batch.payload(0), batch.truncated(0)), (got, cut));
+            assert_eq!(batch.source(0), Some(a.local_addr().unwrap()));
+            let stamp = batch.timestamp(0).expect("a kernel receive timestamp");
+            assert!(stamp > before && stamp < SystemTime::now() + Duration::from_secs(1));
+        }
+
+        let dir = std::env::temp_dir().join(format!("tempo-io-one-slot-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (ua, ub) = (dir.join("a.sock"), dir.join("b.sock"));
+        let ua_sock = UnixDatagram::bind(&ua).unwrap();
+        let ub_sock = UnixDatagram::bind(&ub).unwrap();
+        ua_sock.send_to(b"over eight bytes", &ub).await.unwrap();
+        let mut one = RecvBatch::new(1, 8).unwrap();
+        assert_eq!(ub_sock.recv_many(&mut one).await.unwrap(), 1);
+        assert_eq!((one.payload(0), one.truncated(0)), (&b"over eig"[..], true));
+        assert_eq!(
+            one.unix_source(0).unwrap().as_pathname(),
+            Some(ua.as_path())
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    });
+}
+
 /// Item 4: empty batches and batches larger than UIO_MAXIOV.
 #[test]
 fn empty_and_oversized_batches_are_refused_or_free() {
@@ -405,7 +449,7 @@ fn plain_receives_after_the_switch_strand_nothing() {
 }
 
 /// A one-slot batch is a receive under the throttled rule: the socket
-/// stays level-triggered, each report gives one `recvmmsg` (with the
+/// stays level-triggered, each report gives one receive (with the
 /// datagram's kernel timestamp) and the next receive waits for the next
 /// report without a syscall; a socket reported by two parks in a row
 /// holds a backlog, which the receives drain.

@@ -179,9 +179,9 @@ impl RecvBatch {
         self.results[i].timestamp
     }
 
-    /// One `recvmmsg` on `fd` into every slot, replacing the last
-    /// receive's datagrams; returns how many arrived and how many were
-    /// asked for.
+    /// One `recvmmsg` (a `recvmsg` for one slot) on `fd` into every slot,
+    /// replacing the last receive's datagrams; returns how many arrived
+    /// and how many were asked for.
     pub(crate) fn recv_on(&mut self, fd: RawFd) -> io::Result<(usize, usize)> {
         self.len = 0;
         let asked = self.capacity();

@@ -19,7 +19,7 @@
 //! * **Batches** (`recv_many`): a socket goes edge-triggered for good at
 //!   its first batch of more than one slot ([`RecvRule::leave_level`]);
 //!   fewer datagrams than asked for marks it drained. A **one-slot batch**
-//!   is a receive under the socket's rule above (one `recvmmsg` per
+//!   is a receive under the socket's rule above (one `recvmsg` per
 //!   report when throttled): the way to get a datagram's kernel timestamp
 //!   at the price of a plain receive, without the empty second look a
 //!   larger batch makes when one datagram waits.

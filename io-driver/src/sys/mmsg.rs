@@ -1,7 +1,7 @@
-//! The `recvmmsg` / `recvfrom` / `sendmmsg` calls and the socket
-//! addresses they carry. Every `unsafe` of those lives here, behind safe
-//! functions whose arguments cannot dangle: every pointer handed to the
-//! kernel is made from a borrow that outlives the call.
+//! The `recvmmsg` / `recvmsg` / `recvfrom` / `sendmmsg` calls and the
+//! socket addresses they carry. Every `unsafe` of those lives here, behind
+//! safe functions whose arguments cannot dangle: every pointer handed to
+//! the kernel is made from a borrow that outlives the call.
 //!
 //! The calls go through `libc::syscall`, not glibc's wrappers: those are
 //! pthread cancellation points and toggle asynchronous cancellation around
@@ -297,9 +297,10 @@ impl MmsgScratch {
 /// every call of a batch reused across many sockets.
 pub(crate) const STACK_BATCH: usize = 16;
 
-/// One non-blocking `recvmmsg` (the raw syscall, see the module docs) into
-/// `targets` (1 to [`MAX_BATCH`]): `each(i, result)` is called for each
-/// message received, in order, and the count is returned. The kernel's
+/// One non-blocking `recvmmsg` (the raw syscall, see the module docs; a
+/// `recvmsg` for a single target) into `targets` (1 to [`MAX_BATCH`]):
+/// `each(i, result)` is called for each message received, in order, and
+/// the count is returned. The kernel's
 /// arrays are on the stack for up to [`STACK_BATCH`] targets (only the
 /// entries used are written), in `scratch` beyond. `WouldBlock` if nothing
 /// was queued.
@@ -371,23 +372,46 @@ fn recv_mmsg_into<'a>(
         count += 1;
     }
     debug_assert!(count > 0 && count <= MAX_BATCH);
-    // SAFETY: the first `count` headers were written above and point into
-    // the targets (buffers, addresses, control buffers, all borrowed
-    // mutably for 'a, which outlives this call) and into `iovecs`, which is
-    // borrowed for this function and not touched during the call; each
-    // length given is that of its borrow. The arguments are those of
-    // `recvmmsg(2)`, in its order, widened to `c_long` (the null timeout:
-    // none).
-    let n = cvt(unsafe {
-        libc::syscall(
-            libc::SYS_recvmmsg,
-            fd as libc::c_long,
-            header_base,
-            count as libc::c_long,
-            libc::MSG_DONTWAIT as libc::c_long,
-            std::ptr::null_mut::<libc::timespec>(),
-        )
-    })?;
+    let n = if count == 1 {
+        // One message: `recvmsg` on the same header receives what a
+        // one-slot `recvmmsg` would, for less kernel work (no vector to
+        // walk, no `msg_len` written back to user memory).
+        // SAFETY: header 0 was written above and points into the target
+        // (borrowed mutably for 'a, which outlives this call) and into
+        // `iovecs` (borrowed for this function, not touched during the
+        // call). The arguments are those of `recvmsg(2)`, in its order,
+        // widened to `c_long`.
+        let len = cvt(unsafe {
+            libc::syscall(
+                libc::SYS_recvmsg,
+                fd as libc::c_long,
+                std::ptr::addr_of_mut!((*header_base).msg_hdr),
+                libc::MSG_DONTWAIT as libc::c_long,
+            )
+        })?;
+        // SAFETY: header 0 was written above and the call has returned:
+        // nothing else refers to it. `msg_len` as `recvmmsg` sets it.
+        unsafe { (*header_base).msg_len = len as libc::c_uint };
+        1
+    } else {
+        // SAFETY: the first `count` headers were written above and point
+        // into the targets (buffers, addresses, control buffers, all
+        // borrowed mutably for 'a, which outlives this call) and into
+        // `iovecs`, which is borrowed for this function and not touched
+        // during the call; each length given is that of its borrow. The
+        // arguments are those of `recvmmsg(2)`, in its order, widened to
+        // `c_long` (the null timeout: none).
+        cvt(unsafe {
+            libc::syscall(
+                libc::SYS_recvmmsg,
+                fd as libc::c_long,
+                header_base,
+                count as libc::c_long,
+                libc::MSG_DONTWAIT as libc::c_long,
+                std::ptr::null_mut::<libc::timespec>(),
+            )
+        })?
+    };
     for i in 0..n.min(count) {
         // SAFETY: `i < count`: header and iovec `i` were written above (the
         // kernel has since updated the header's lengths and flags), and no
