@@ -570,3 +570,50 @@ fn a_busy_loop_shares_its_context() {
     ctx.block_on(async {});
     assert_eq!(handled.load(Ordering::Relaxed), after_stop);
 }
+
+/// Tasks sharing a context, all looping: a request to one of them moves
+/// the context's request count for all, and each machine still answers the
+/// requests made to it, in any order, and never those of its neighbours.
+#[test]
+fn requests_to_neighbours_on_one_context_each_reach_their_own_task() {
+    let ctx = context("media-neighbours");
+    let tasks: Vec<(Task, Arc<AtomicU64>)> = (0..3)
+        .map(|_| {
+            let handled = Arc::new(AtomicU64::new(0));
+            let task = Task::new();
+            let busy = Busy {
+                handled: handled.clone(),
+            };
+            wait(task.prepare(busy, ctx.clone()));
+            wait(task.start());
+            (task, handled)
+        })
+        .collect();
+    let order = [1, 0, 2];
+    for (n, &i) in order.iter().enumerate() {
+        let (task, handled) = &tasks[i];
+        assert_eq!(
+            wait(task.pause()),
+            complete(Trigger::Pause, Started, Paused)
+        );
+        // Paused: nothing more is handled (checked after a round trip).
+        let paused_at = handled.load(Ordering::Relaxed);
+        ctx.block_on(async {});
+        assert_eq!(handled.load(Ordering::Relaxed), paused_at);
+        for (j, (other, _)) in tasks.iter().enumerate() {
+            let expected = if order[..=n].contains(&j) {
+                Paused
+            } else {
+                Started
+            };
+            assert_eq!(other.state(), expected, "task {j} after pausing task {i}");
+        }
+    }
+    for &i in order.iter().rev() {
+        let task = &tasks[i].0;
+        assert_eq!(
+            wait(task.start()),
+            complete(Trigger::Start, Paused, Started)
+        );
+    }
+}
