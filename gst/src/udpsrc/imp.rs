@@ -630,9 +630,12 @@ impl Stamp {
 }
 
 impl SrcTask {
-    /// Receives what the socket holds (one `recvmmsg`, waiting for
-    /// readiness if there is none) into `pending`.
-    async fn receive(&mut self) -> Result<(), FlowError> {
+    /// Receives what the socket holds (one receive call, waiting for
+    /// readiness if there is none): returns the first datagram's buffer and
+    /// queues the rest of the batch in `pending`, so that the usual single
+    /// datagram never touches the queue's storage. Call with `pending`
+    /// empty.
+    async fn receive(&mut self) -> Result<Option<gst::Buffer>, FlowError> {
         let SrcTask {
             socket,
             pending,
@@ -658,6 +661,7 @@ impl SrcTask {
                     _ => slot.insert(RecvBatch::new(batch_len, mtu)?.with_timestamps()),
                 };
                 let n = ready!(socket.poll_recv_many(cx, batch))?;
+                let mut first = None;
                 for i in 0..n {
                     let payload = batch.payload(i);
                     let len = payload.len().min(mtu);
@@ -699,14 +703,17 @@ impl SrcTask {
                             }
                         }
                     }
-                    pending.push_back(buffer);
+                    match first {
+                        None => first = Some(buffer),
+                        Some(_) => pending.push_back(buffer),
+                    }
                 }
-                Poll::Ready(Ok::<_, std::io::Error>(n))
+                Poll::Ready(Ok::<_, std::io::Error>(first))
             })
         })
         .await;
         match received {
-            Ok(_) => Ok(()),
+            Ok(first) => Ok(first),
             Err(err) => Err(FlowError::Error(
                 format!("receive failed: {err}. Check the network interface").into(),
             )),
@@ -747,7 +754,9 @@ impl TaskImpl for SrcTask {
             if let Some(buffer) = self.pending.pop_front() {
                 return Ok(buffer);
             }
-            self.receive().await?;
+            if let Some(buffer) = self.receive().await? {
+                return Ok(buffer);
+            }
         }
     }
 
