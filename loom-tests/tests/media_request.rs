@@ -16,17 +16,9 @@
 //! a changed waker: a request fits between the read and the store and
 //! wakes the old waker), `Mutant::TakeWaker` (a requester takes the waker
 //! instead of cloning it: the next request finds none), `Mutant::StoreOnce`
-//! (the machine keeps the first waker it stored, whatever its identity),
-//! `Mutant::CountBeforeFlag` (a requester raises the thread's request
-//! count before the flag: the machine reads the new count and the old
-//! flag, records the count as seen, and skips the flag from then on),
-//! `Mutant::CountAfterFlag` (the machine records the count it reads after
-//! its flag: a request landing between the two reads is recorded as seen,
-//! and its flag never read).
+//! (the machine keeps the first waker it stored, whatever its identity).
 //! The first store of a machine's waker happens with the prepare already
-//! queued, so a wrong order shows only when the waker changes. The
-//! machine reads its flag only when its thread's request count moved
-//! (`media/src/shared.rs`): every model runs that skip.
+//! queued, so a wrong order shows only when the waker changes.
 #![cfg(loom)]
 
 use std::future::pending;
@@ -204,32 +196,6 @@ fn mutant_store_once_wakes_the_old_waker() {
     }
     must_catch(
         "mutant_store_once_wakes_the_old_waker",
-        MUTANT_ENV,
-        "deadlock",
-    );
-}
-
-#[test]
-fn mutant_count_before_flag_skips_a_raised_flag() {
-    if is_mutant_run(MUTANT_ENV) {
-        loom::model(|| pause_racing_the_loop(Some(Mutant::CountBeforeFlag), 0));
-        return;
-    }
-    must_catch(
-        "mutant_count_before_flag_skips_a_raised_flag",
-        MUTANT_ENV,
-        "deadlock",
-    );
-}
-
-#[test]
-fn mutant_count_after_flag_skips_a_raised_flag() {
-    if is_mutant_run(MUTANT_ENV) {
-        loom::model(|| pause_racing_the_loop(Some(Mutant::CountAfterFlag), 0));
-        return;
-    }
-    must_catch(
-        "mutant_count_after_flag_skips_a_raised_flag",
         MUTANT_ENV,
         "deadlock",
     );

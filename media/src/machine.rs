@@ -20,69 +20,38 @@ use std::task::{Poll, Waker};
 use crate::ack::{BoxError, Transition, TransitionError};
 #[cfg(loom)]
 use crate::shared::Mutant;
-use crate::shared::{Request, Shared, ThreadRequests};
+use crate::shared::{Request, Shared};
 use crate::task_impl::TaskImpl;
 use crate::transition::{transition, Action, Outcome, TaskState, Trigger};
 
 /// The waker the state machine last stored in the core, kept here so that
-/// checking it takes no lock; requesters clone it, never take it; and the
-/// machine's thread request count, with the value at which the flag was
-/// last found down (protocol: [`crate::shared`]).
-struct Registered {
-    waker: Option<Waker>,
-    requests: Arc<ThreadRequests>,
-    seen: Option<usize>,
-}
+/// checking it takes no lock; requesters clone it, never take it (protocol:
+/// [`crate::shared`]).
+#[derive(Default)]
+struct Registered(Option<Waker>);
 
 impl Registered {
-    /// Links `shared`'s core to this thread's request count: from here on
-    /// every push raises it.
-    fn new(shared: &Shared) -> Registered {
-        let requests = ThreadRequests::current();
-        shared.lock().requests = Some(requests.clone());
-        Registered {
-            waker: None,
-            requests,
-            seen: None,
-        }
-    }
-
     /// Makes `waker` the stored one if it is not already (under the lock),
-    /// then returns whether a request waits. The order matters: the count
-    /// and the flag are read after the waker is stored, so a request
-    /// pushed before the store is seen here, and one pushed after it finds
-    /// the waker to wake.
+    /// then returns whether a request waits. The order matters: the flag is
+    /// read after the waker is stored, so a request pushed before the store
+    /// is seen here, and one pushed after it finds the waker to wake.
     fn request_pending(&mut self, shared: &Shared, waker: &Waker) -> bool {
         #[cfg(loom)]
         let early = (shared.mutant == Some(Mutant::FlagBeforeWaker)).then(|| shared.pending());
-        let stored = self.waker.as_ref().is_some_and(|w| w.will_wake(waker));
+        let stored = self.0.as_ref().is_some_and(|w| w.will_wake(waker));
         #[cfg(loom)]
-        let stored = stored || (shared.mutant == Some(Mutant::StoreOnce) && self.waker.is_some());
+        let stored = stored || (shared.mutant == Some(Mutant::StoreOnce) && self.0.is_some());
         if !stored {
             let mut core = shared.lock();
             core.waker = Some(waker.clone());
             drop(core);
-            self.waker = Some(waker.clone());
+            self.0 = Some(waker.clone());
         }
         #[cfg(loom)]
         if let Some(early) = early {
             return early;
         }
-        let count = self.requests.load();
-        if self.seen == Some(count) {
-            return false;
-        }
-        let pending = shared.pending();
-        #[cfg(loom)]
-        let count = if shared.mutant == Some(Mutant::CountAfterFlag) {
-            self.requests.load()
-        } else {
-            count
-        };
-        if !pending {
-            self.seen = Some(count);
-        }
-        pending
+        shared.pending()
     }
 
     /// The next request, or `None` with the waker stored (see
@@ -137,7 +106,7 @@ impl Drop for Detach {
 /// It holds `context`: a prepared element keeps its context running.
 pub(crate) async fn run<I: TaskImpl, C: Send>(detach: Detach, mut imp: I, context: C) {
     let shared = detach.shared();
-    let mut registered = Registered::new(&shared);
+    let mut registered = Registered::default();
     let (unprepare, from) = loop {
         let request = poll_fn(|cx| match registered.poll_request(&shared, cx.waker()) {
             Some(request) => Poll::Ready(request),

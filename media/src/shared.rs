@@ -12,13 +12,6 @@
 //! flag raised), or after it (the machine reads the flag after storing,
 //! and finds it raised): a request never waits for another wake-up.
 //!
-//! The flag lives with the task, out of the cache of a context thread
-//! serving thousands of them; so each machine first reads its thread's
-//! [`ThreadRequests`], a count every push raises in the same critical
-//! section, and reads its own flag only when the count moved since it
-//! last found the flag down. The count is read where the flag was, so
-//! the argument above holds for it, and a raised flag is never skipped.
-//!
 //! Order: requests run in the order they were queued, prepare included.
 //! A prepare queued while a state machine runs carries its element; if an
 //! unprepare before it ends that machine, [`Shared::detach`] starts the
@@ -33,7 +26,7 @@ use std::thread::{self, ThreadId};
 use tempo::runtime::Handle;
 
 use crate::ack::{Ack, Acknowledger, Transition, TransitionError, TransitionResult};
-use crate::sync::{thread_local, AtomicBool, AtomicUsize, Mutex, MutexGuard, Ordering};
+use crate::sync::{AtomicBool, Mutex, MutexGuard, Ordering};
 use crate::transition::{transition, Outcome, TaskState, Trigger};
 
 /// A bug injected into the protocol's code, that the loom model must
@@ -47,11 +40,6 @@ pub enum Mutant {
     TakeWaker,
     /// The machine stores a waker only once, whatever its identity.
     StoreOnce,
-    /// A requester raises the thread's request count before the flag.
-    CountBeforeFlag,
-    /// The machine records the request count read after its flag, not
-    /// before.
-    CountAfterFlag,
 }
 
 /// A queued trigger.
@@ -108,35 +96,6 @@ pub(crate) struct Core {
     /// `Some` while a state machine runs or is about to (from prepare to
     /// unprepare). Invariant: `None` implies an empty queue.
     link: Option<Link>,
-    /// The request count of the running machine's thread, set by the
-    /// machine at its first poll.
-    pub(crate) requests: Option<Arc<ThreadRequests>>,
-}
-
-/// How many requests were pushed to the machines of one thread (wrapping):
-/// read by each machine before its own flag, which it reads only when this
-/// moved (see the module docs). Raised rarely, read by every item of every
-/// machine of the thread: it stays in that thread's cache.
-#[derive(Default)]
-pub(crate) struct ThreadRequests(AtomicUsize);
-
-impl ThreadRequests {
-    /// This thread's count (made at its first use).
-    pub(crate) fn current() -> Arc<ThreadRequests> {
-        thread_local! {
-            static REQUESTS: Arc<ThreadRequests> = Arc::default();
-        }
-        REQUESTS.with(Arc::clone)
-    }
-
-    /// The count; a push it shows happened-before this read.
-    pub(crate) fn load(&self) -> usize {
-        self.0.load(Ordering::Acquire)
-    }
-
-    fn raise(&self) {
-        self.0.fetch_add(1, Ordering::Release);
-    }
 }
 
 pub(crate) struct Shared {
@@ -161,7 +120,6 @@ impl Shared {
                 queue: VecDeque::new(),
                 waker: None,
                 link: None,
-                requests: None,
             }),
             #[cfg(loom)]
             mutant: None,
@@ -183,23 +141,11 @@ impl Shared {
         self.pending.load(Ordering::Acquire)
     }
 
-    /// Publishes whether `core`'s queue holds a request, and raises the
-    /// machine's thread count if it does; called under the lock after every
-    /// change of the queue.
+    /// Publishes whether `core`'s queue holds a request; called under the
+    /// lock after every change of the queue.
     pub(crate) fn sync_pending(&self, core: &Core) {
-        let pending = !core.queue.is_empty();
-        let requests = core.requests.as_ref().filter(|_| pending);
-        #[cfg(loom)]
-        if self.mutant == Some(Mutant::CountBeforeFlag) {
-            requests.inspect(|requests| requests.raise());
-            self.pending.store(pending, Ordering::Release);
-            return;
-        }
-        // The flag first: a machine that sees the count raised reads it.
-        self.pending.store(pending, Ordering::Release);
-        if let Some(requests) = requests {
-            requests.raise();
-        }
+        self.pending
+            .store(!core.queue.is_empty(), Ordering::Release);
     }
 
     /// Queues `request` first (error recovery), for the running machine.
@@ -338,7 +284,6 @@ impl Shared {
             core.link = None;
             core.state = TaskState::Unprepared;
             core.waker = None;
-            core.requests = None;
             self.take_start_answering(&mut core, &mut answered)
         };
         if let Some((request, result)) = last {

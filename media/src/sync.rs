@@ -1,9 +1,9 @@
 //! The synchronisation primitives of the request protocol (the task's core,
-//! the thread's request count, the ack slot, the machine mark), from the
-//! workspace's loom shim ([`tempo::park::sync`]): std's and parking_lot's
-//! normally, loom's under `cfg(loom)`, so that
-//! `loom-tests/tests/media_request.rs` explores this crate's code.
+//! the ack slot, the machine mark), from the workspace's loom shim
+//! ([`tempo::park::sync`]): std's and parking_lot's normally, loom's under
+//! `cfg(loom)`, so that `loom-tests/tests/media_request.rs` explores this
+//! crate's code.
 
 pub(crate) use tempo::park::sync::{
-    thread_local, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering,
+    thread_local, AtomicBool, Condvar, Mutex, MutexGuard, Ordering,
 };

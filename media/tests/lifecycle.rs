@@ -571,9 +571,8 @@ fn a_busy_loop_shares_its_context() {
     assert_eq!(handled.load(Ordering::Relaxed), after_stop);
 }
 
-/// Tasks sharing a context, all looping: a request to one of them moves
-/// the context's request count for all, and each machine still answers the
-/// requests made to it, in any order, and never those of its neighbours.
+/// Tasks sharing a context, all looping: each machine answers the requests
+/// made to it, in any order, and never those of its neighbours.
 #[test]
 fn requests_to_neighbours_on_one_context_each_reach_their_own_task() {
     let ctx = context("media-neighbours");
