@@ -10,7 +10,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, SystemTime};
 
 use futures::task::noop_waker;
-use support::block_on;
+use support::{block_on, TempDir};
 use tempo_io::net::{RecvBatch, SendBatch, UdpSocket, UnixDatagram, MAX_BATCH};
 use tempo_io::Driver;
 use tempo_park::{IoDriver, Park};
@@ -174,10 +174,8 @@ fn a_one_slot_batch_reports_what_a_larger_batch_reports() {
             assert!(stamp > before && stamp < SystemTime::now() + Duration::from_secs(1));
         }
 
-        let dir = std::env::temp_dir().join(format!("tempo-io-one-slot-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        let (ua, ub) = (dir.join("a.sock"), dir.join("b.sock"));
+        let dir = TempDir::new("one-slot");
+        let (ua, ub) = (dir.0.join("a.sock"), dir.0.join("b.sock"));
         let ua_sock = UnixDatagram::bind(&ua).unwrap();
         let ub_sock = UnixDatagram::bind(&ub).unwrap();
         ua_sock.send_to(b"over eight bytes", &ub).await.unwrap();
@@ -188,7 +186,6 @@ fn a_one_slot_batch_reports_what_a_larger_batch_reports() {
             one.unix_source(0).unwrap().as_pathname(),
             Some(ua.as_path())
         );
-        std::fs::remove_dir_all(dir).unwrap();
     });
 }
 
@@ -274,10 +271,8 @@ fn reading_past_the_received_datagrams_panics() {
 
 #[test]
 fn unix_datagram_batches_round_trip_with_paths() {
-    let dir = std::env::temp_dir().join(format!("tempo-io-batch-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let (pa, pb) = (dir.join("a.sock"), dir.join("b.sock"));
+    let dir = TempDir::new("batch");
+    let (pa, pb) = (dir.0.join("a.sock"), dir.0.join("b.sock"));
     let mut driver = Driver::new().unwrap();
     block_on(&mut driver, async {
         let a = UnixDatagram::bind(&pa).unwrap();
@@ -296,7 +291,7 @@ fn unix_datagram_batches_round_trip_with_paths() {
         assert_eq!(from.as_pathname(), Some(pa.as_path()));
         assert_eq!(batch.source(0), None, "not an IP address");
 
-        let too_long = dir.join("x".repeat(200));
+        let too_long = dir.0.join("x".repeat(200));
         let err = out.push_to_path(b"x", too_long).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
     });
@@ -317,7 +312,6 @@ fn unix_datagram_batches_round_trip_with_paths() {
         let (n, from) = b.try_recv_from(&mut buf).unwrap();
         assert_eq!((&buf[..n], from.is_unnamed()), (&b"p2"[..], true));
     });
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Each `recv_many` call that returns datagrams spends one unit of the

@@ -5,22 +5,10 @@ mod support;
 use std::io;
 use std::path::PathBuf;
 
-use support::block_on;
+use support::{block_on, TempDir};
 use tempo_io::net::{UnixDatagram, UnixListener, UnixStream};
 use tempo_io::Driver;
 use tempo_park::IoDriver;
-
-/// A fresh directory for socket paths, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> TempDir {
-        let dir = std::env::temp_dir().join(format!("tempo-io-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-}
 
 /// A temporary directory named after `name` and the paths of a server
 /// and a client socket in it.
@@ -29,12 +17,6 @@ fn server_and_client_paths(name: &str) -> (TempDir, PathBuf, PathBuf) {
     let server = dir.0.join("server.sock");
     let client = dir.0.join("client.sock");
     (dir, server, client)
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 #[test]

@@ -712,12 +712,9 @@ impl SrcTask {
             })
         })
         .await;
-        match received {
-            Ok(first) => Ok(first),
-            Err(err) => Err(FlowError::Error(
-                format!("receive failed: {err}. Check the network interface").into(),
-            )),
-        }
+        received.map_err(|err| {
+            FlowError::Error(format!("receive failed: {err}. Check the network interface").into())
+        })
     }
 }
 

@@ -300,10 +300,9 @@ pub(crate) const STACK_BATCH: usize = 16;
 /// One non-blocking `recvmmsg` (the raw syscall, see the module docs; a
 /// `recvmsg` for a single target) into `targets` (1 to [`MAX_BATCH`]):
 /// `each(i, result)` is called for each message received, in order, and
-/// the count is returned. The kernel's
-/// arrays are on the stack for up to [`STACK_BATCH`] targets (only the
-/// entries used are written), in `scratch` beyond. `WouldBlock` if nothing
-/// was queued.
+/// the count is returned. The kernel's arrays are on the stack for up to
+/// [`STACK_BATCH`] targets (only the entries used are written), in
+/// `scratch` beyond. `WouldBlock` if nothing was queued.
 pub(crate) fn recv_mmsg<'a>(
     fd: RawFd,
     targets: impl ExactSizeIterator<Item = RecvTarget<'a>>,

@@ -153,3 +153,22 @@ pub fn raise_fd_limit(want: libc::rlim_t) -> libc::rlim_t {
     assert_eq!(rc, 0, "setrlimit failed");
     lim.rlim_cur
 }
+
+/// A fresh directory for socket paths, named after `name` and the
+/// process, removed on drop.
+pub struct TempDir(pub std::path::PathBuf);
+
+impl TempDir {
+    pub fn new(name: &str) -> TempDir {
+        let dir = std::env::temp_dir().join(format!("tempo-io-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
