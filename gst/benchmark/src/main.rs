@@ -243,7 +243,8 @@ fn network_source(cfg: &Config, source: &str, sink: &str, i: usize) -> gst::Elem
 }
 
 /// The timer source's streams: a Tempo task per stream pushing a pooled
-/// buffer every interval on a standalone pad linked to its fakesink, with
+/// buffer every interval on a standalone pad linked to its fakesink (one
+/// pool per context, as `tempoudpsrc`'s per context thread), with
 /// the sender address the network sources attach where the sink expects
 /// one (one premade address per stream, as a source reusing its sender's).
 struct Timers {
@@ -264,6 +265,16 @@ fn start_timers(
             tempo::context::Context::acquire(&format!("bench-timer-{g}"), wait).unwrap()
         })
         .collect();
+    let pools: Vec<_> = (0..cfg.contexts)
+        .map(|_| {
+            let pool = gst::BufferPool::new();
+            let mut config = pool.config();
+            config.set_params(None, DATAGRAM as u32, 0, 0);
+            pool.set_config(config).unwrap();
+            pool.set_active(true).unwrap();
+            pool
+        })
+        .collect();
     let stop = Arc::new(AtomicBool::new(false));
     let clock = pipeline.clock().expect("a playing pipeline has a clock");
     let base_time = pipeline.base_time().unwrap();
@@ -274,11 +285,8 @@ fn start_timers(
             .build();
         pad.set_active(true).unwrap();
         pad.link(&sink.static_pad("sink").unwrap()).unwrap();
-        let pool = gst::BufferPool::new();
-        let mut config = pool.config();
-        config.set_params(None, DATAGRAM as u32, 0, 0);
-        pool.set_config(config).unwrap();
-        pool.set_active(true).unwrap();
+        let g = i % cfg.contexts;
+        let pool = pools[g].clone();
         let (stop, clock) = (stop.clone(), clock.clone());
         let sender = (sink_kind != "lean").then(|| {
             let port = 40_000 + (i % 20_000) as u16;
@@ -288,7 +296,6 @@ fn start_timers(
             )))
         });
         let offset = INTERVAL * i as u32 / sinks.len() as u32;
-        let g = i % cfg.contexts;
         let join = contexts[g].spawn(async move {
             let start = tempo::time::Instant::now() + offset;
             let mut ticks = tempo::time::interval_at(start, INTERVAL);
@@ -320,7 +327,6 @@ fn start_timers(
                     break;
                 }
             }
-            let _ = pool.set_active(false);
         });
         joins.push((g, join));
     }

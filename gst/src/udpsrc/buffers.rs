@@ -1,52 +1,68 @@
-//! Buffers sized to the stream's datagrams.
+//! Buffers sized to the stream's datagrams, from pools shared by the
+//! sources of one context thread.
 //!
-//! A pool of MTU-sized buffers costs two resizes per datagram: the buffer
-//! is shrunk to its datagram, and the pool grows it back on release (at
-//! one datagram per tick, about a tenth of the pipeline's instructions).
-//! A stream's datagrams mostly have one size (an RTP audio stream's are
-//! all alike), so the source also keeps a pool of buffers of exactly that
-//! size, whose buffers are never resized. A datagram of another size gets
-//! an MTU-sized buffer cut to it; after [`ADOPT_AFTER`] datagrams of one
-//! new size in a row, the exact pool is remade for that size.
+//! Sized: a pool of MTU-sized buffers costs two resizes per datagram (the
+//! buffer is shrunk to its datagram, and the pool grows it back on
+//! release). A stream's datagrams mostly have one size (an RTP audio
+//! stream's are all alike), so a source takes buffers of exactly that size
+//! once [`ADOPT_AFTER`] datagrams in a row had it; a datagram of another
+//! size gets an MTU-sized buffer cut to it.
+//!
+//! Shared: a pool of its own would hold a source's buffers cold for the
+//! tick between its datagrams, a cache miss on the pool and on the buffer
+//! per datagram when a thread serves a thousand sources. The sources of a
+//! thread never run at once, so the thread keeps one pool per size for all
+//! of them; when downstream releases each buffer before the next is taken
+//! (a sink, a relay), one buffer cycles.
+//!
+//! Lifetime: a thread's pools stay active until the thread ends, keeping
+//! as many idle buffers as were out at once (a buffer still downstream
+//! keeps its pool alive, and is freed when it comes back after that). A
+//! thread has at most [`MAX_POOLS`] sizes; a size past them is not adopted.
+//! Acquiring never blocks: the pools have no buffer limit.
+
+use std::cell::RefCell;
 
 use gst::glib;
 use gst::prelude::*;
 
-/// Datagrams of one new size in a row after which the exact pool takes it.
+/// Datagrams of one new size in a row after which a source adopts it.
 pub(super) const ADOPT_AFTER: u32 = 4;
+/// Pool sizes a thread keeps at most (MTUs and adopted datagram sizes).
+pub(super) const MAX_POOLS: usize = 16;
 
-/// Where a source's buffers come from (owned by its task, on its context).
+thread_local! {
+    /// This thread's pools and their buffer sizes.
+    static POOLS: RefCell<Vec<(usize, gst::BufferPool)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Where a source's buffers come from (owned by its task, used on its
+/// context's thread).
 pub(super) struct Buffers {
-    /// MTU-sized buffers, for any datagram.
-    any: gst::BufferPool,
-    /// Buffers of the stream's usual datagram size, and that size.
-    exact: Option<(usize, gst::BufferPool)>,
-    /// The size of the last datagram the exact pool did not fit, and how
-    /// many in a row had it.
+    mtu: usize,
+    /// The stream's usual datagram size, once adopted.
+    exact: Option<usize>,
+    /// The size of the last datagram that was not `exact`, and how many in
+    /// a row had it.
     missed: (usize, u32),
 }
 
 impl Buffers {
-    /// Buffers of up to `mtu` bytes; inactive until [`activate`](Self::activate).
-    pub(super) fn new(mtu: usize) -> Result<Buffers, glib::BoolError> {
-        Ok(Buffers {
-            any: new_pool(mtu)?,
+    /// Buffers of up to `mtu` bytes.
+    pub(super) fn new(mtu: usize) -> Buffers {
+        Buffers {
+            mtu,
             exact: None,
             missed: (0, 0),
-        })
-    }
-
-    pub(super) fn activate(&self) -> Result<(), glib::BoolError> {
-        self.any.set_active(true)
+        }
     }
 
     /// A writable buffer of `len` bytes (`len` <= the MTU; contents
-    /// unspecified).
+    /// unspecified). An error only where GStreamer refuses a pool or a
+    /// buffer.
     pub(super) fn get(&mut self, len: usize) -> Result<gst::Buffer, gst::FlowError> {
-        if let Some((size, pool)) = &self.exact {
-            if *size == len {
-                return pool.acquire_buffer(None);
-            }
+        if self.exact == Some(len) {
+            return acquire(len);
         }
         self.missed = match self.missed {
             (size, n) if size == len => (size, n + 1),
@@ -54,36 +70,42 @@ impl Buffers {
         };
         if self.missed.1 >= ADOPT_AFTER {
             self.missed = (0, 0);
-            if let Ok(pool) = new_pool(len).and_then(|pool| pool.set_active(true).map(|_| pool)) {
-                self.release_exact();
-                self.exact = Some((len, pool));
-                return self.get(len);
+            if let Ok(buffer) = acquire(len) {
+                self.exact = Some(len);
+                return Ok(buffer);
             }
         }
-        let mut buffer = self.any.acquire_buffer(None)?;
+        let mut buffer = acquire(self.mtu)?;
         buffer.get_mut().ok_or(gst::FlowError::Error)?.set_size(len);
         Ok(buffer)
     }
 
-    /// The size of the exact pool's buffers, if there is one.
+    /// Forgets the adopted size (a restarted stream adopts again).
+    pub(super) fn reset(&mut self) {
+        self.exact = None;
+        self.missed = (0, 0);
+    }
+
     #[cfg(test)]
     fn exact_size(&self) -> Option<usize> {
-        self.exact.as_ref().map(|(size, _)| *size)
+        self.exact
     }
+}
 
-    fn release_exact(&mut self) {
-        if let Some((_, pool)) = self.exact.take() {
-            let _ = pool.set_active(false);
-        }
-    }
-
-    /// Deactivates the pools: their buffers still downstream are freed
-    /// when they come back.
-    pub(super) fn deactivate(&mut self) {
-        self.release_exact();
-        self.missed = (0, 0);
-        let _ = self.any.set_active(false);
-    }
+/// A buffer of `size` bytes from this thread's pool of that size, made
+/// here if the thread has fewer than [`MAX_POOLS`].
+fn acquire(size: usize) -> Result<gst::Buffer, gst::FlowError> {
+    POOLS.with_borrow_mut(|pools| {
+        let pool = match pools.iter().position(|(s, _)| *s == size) {
+            Some(i) => &pools[i].1,
+            None if pools.len() < MAX_POOLS => {
+                pools.push((size, new_pool(size).map_err(|_| gst::FlowError::Error)?));
+                &pools[pools.len() - 1].1
+            }
+            None => return Err(gst::FlowError::NotSupported),
+        };
+        pool.acquire_buffer(None)
+    })
 }
 
 fn new_pool(size: usize) -> Result<gst::BufferPool, glib::BoolError> {
@@ -92,6 +114,7 @@ fn new_pool(size: usize) -> Result<gst::BufferPool, glib::BoolError> {
     let mut config = pool.config();
     config.set_params(None, size, 0, 0);
     pool.set_config(config)?;
+    pool.set_active(true)?;
     Ok(pool)
 }
 
@@ -108,10 +131,9 @@ mod tests {
     }
 
     #[test]
-    fn the_exact_pool_takes_a_size_seen_adopt_after_times_in_a_row() {
+    fn a_source_adopts_a_size_seen_adopt_after_times_in_a_row() {
         gst::init().unwrap();
-        let mut buffers = Buffers::new(1500).unwrap();
-        buffers.activate().unwrap();
+        let mut buffers = Buffers::new(1500);
         for _ in 0..ADOPT_AFTER - 1 {
             assert_eq!(buffers.get(160).unwrap().size(), 160);
             assert_eq!(buffers.exact_size(), None);
@@ -121,16 +143,16 @@ mod tests {
         assert_eq!(buffers.exact_size(), Some(160));
         assert!(comes_back(&mut buffers, exact), "pooled");
 
-        // Another size now and then: an MTU buffer cut to it; the exact
-        // pool stays.
+        // Another size now and then: an MTU buffer cut to it; the adopted
+        // size stays.
         let odd = buffers.get(1200).unwrap();
         assert_eq!(odd.size(), 1200);
         assert!(comes_back(&mut buffers, odd), "pooled too");
         assert_eq!(buffers.get(160).unwrap().size(), 160);
         assert_eq!(buffers.exact_size(), Some(160));
 
-        // A stream that changes size for good moves the exact pool with
-        // it; a buffer of the old pool still downstream stays valid.
+        // A stream that changes size for good moves with it; a buffer of
+        // the old size still downstream stays valid.
         let old = buffers.get(160).unwrap();
         for _ in 0..ADOPT_AFTER {
             assert_eq!(buffers.get(200).unwrap().size(), 200);
@@ -139,10 +161,56 @@ mod tests {
         assert_eq!(old.size(), 160);
         drop(old);
 
-        buffers.deactivate();
+        buffers.reset();
         assert_eq!(buffers.exact_size(), None);
-        assert!(buffers.get(200).is_err(), "inactive until activated");
-        buffers.activate().unwrap();
         assert_eq!(buffers.get(200).unwrap().size(), 200);
+    }
+
+    #[test]
+    fn the_sources_of_a_thread_share_its_pools_and_other_threads_have_their_own() {
+        gst::init().unwrap();
+        let adopted = |buffers: &mut Buffers| {
+            for _ in 0..ADOPT_AFTER {
+                buffers.get(172).unwrap();
+            }
+        };
+        let (mut a, mut b) = (Buffers::new(1500), Buffers::new(1500));
+        adopted(&mut a);
+        adopted(&mut b);
+        let from_a = a.get(172).unwrap();
+        let ptr = from_a.as_ptr();
+        drop(from_a);
+        assert_eq!(b.get(172).unwrap().as_ptr(), ptr, "one buffer cycles");
+
+        // That buffer waits in this thread's pool; another thread's source
+        // gets one of its own.
+        let elsewhere = std::thread::spawn(move || {
+            let mut c = Buffers::new(1500);
+            adopted(&mut c);
+            c.get(172).unwrap().as_ptr() as usize
+        });
+        assert_ne!(elsewhere.join().unwrap(), ptr as usize);
+    }
+
+    #[test]
+    fn a_thread_keeps_at_most_max_pools_sizes_and_serves_the_rest_cut_from_the_mtu() {
+        gst::init().unwrap();
+        std::thread::spawn(|| {
+            let mut buffers = Buffers::new(1500);
+            // The MTU's pool and MAX_POOLS - 1 adopted sizes.
+            for size in 1..MAX_POOLS {
+                for _ in 0..ADOPT_AFTER {
+                    assert_eq!(buffers.get(size).unwrap().size(), size);
+                }
+                assert_eq!(buffers.exact_size(), Some(size));
+            }
+            for _ in 0..2 * ADOPT_AFTER {
+                assert_eq!(buffers.get(999).unwrap().size(), 999);
+            }
+            assert_eq!(buffers.exact_size(), Some(MAX_POOLS - 1), "not adopted");
+            POOLS.with_borrow(|pools| assert_eq!(pools.len(), MAX_POOLS));
+        })
+        .join()
+        .unwrap();
     }
 }

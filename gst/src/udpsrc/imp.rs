@@ -408,8 +408,6 @@ impl UdpSrc {
         })?;
         let obj = self.obj();
         let context = common::acquire_context(obj.upcast_ref(), &s.context, s.context_wait)?;
-        let buffers = Buffers::new(s.mtu as usize)
-            .map_err(|err| gst::error_msg!(gst::CoreError::Negotiation, ("Buffer pool: {err}")))?;
         let imp = SrcTask {
             element: obj.downgrade(),
             pad: self.src_pad.clone(),
@@ -420,7 +418,7 @@ impl UdpSrc {
             retrieve_sender: s.retrieve_sender_address,
             std_socket: Some(socket),
             socket: None,
-            buffers,
+            buffers: Buffers::new(s.mtu as usize),
             pending: VecDeque::with_capacity(BATCH_LEN),
             clock: None,
             base_time: gst::ClockTime::ZERO,
@@ -724,7 +722,6 @@ impl TaskImpl for SrcTask {
     async fn prepare(&mut self) -> Result<(), BoxError> {
         let std_socket = self.std_socket.take().ok_or("no socket to prepare")?;
         self.socket = Some(UdpSocket::from_std(std_socket)?);
-        self.buffers.activate()?;
         Ok(())
     }
 
@@ -732,7 +729,7 @@ impl TaskImpl for SrcTask {
         self.socket = None;
         self.peer = None;
         self.pending.clear();
-        self.buffers.deactivate();
+        self.buffers.reset();
     }
 
     async fn start(&mut self) -> Result<(), BoxError> {
