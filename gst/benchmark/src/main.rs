@@ -1,8 +1,10 @@
 //! `N x (<source> ! fakesink)` in one process, as threadshare's
 //! `ts-benchmark`, with `<source>` one of `tempoudpsrc`, threadshare's
 //! `ts-udpsrc` (registered statically from crates.io), GStreamer's
-//! `udpsrc`, and `timer` (tasks on Tempo contexts pushing the same
-//! buffers with no network: GStreamer's fixed part), fed by Tempo's
+//! `udpsrc`, `timer` (tasks on Tempo contexts pushing the same buffers
+//! with no network: GStreamer's fixed part) and `timer-recv` (the timer
+//! source plus a plain receive task per stream on the same contexts: the
+//! bare receiver inside GStreamer's process), fed by Tempo's
 //! `udp-sender` pinned to another CPU. Sources and fakesink settings are
 //! interleaved within each run; see `--help` and `docs/gstreamer.md`.
 
@@ -34,7 +36,10 @@ stdout, then a summary (medians, ranges, ratios to ts-udpsrc) on stderr.
   --streams N          streams (default 1000)
   --contexts G         contexts the sources share (default 1)
   --context-wait MS    throttling period of every context (default 20)
-  --sources LIST       of tempoudpsrc,ts-udpsrc,udpsrc,timer (default all)
+  --sources LIST       of tempoudpsrc,ts-udpsrc,udpsrc,timer,timer-recv
+                       (default all but timer-recv); timer-recv is timer plus
+                       a task per stream receiving its datagrams as the bare
+                       receiver does, on the timer's contexts
   --sinks LIST         of default,lean (default both): default is
                        ts-benchmark's fakesink (sync=false async=false
                        signal-handoffs=true, sender address on); lean has
@@ -128,7 +133,7 @@ fn parse_args() -> Result<Option<Config>, String> {
         return Err(format!("unknown option --{key}"));
     }
     for s in &cfg.sources {
-        if !["tempoudpsrc", "ts-udpsrc", "udpsrc", "timer"].contains(&s.as_str()) {
+        if !["tempoudpsrc", "ts-udpsrc", "udpsrc", "timer", "timer-recv"].contains(&s.as_str()) {
             return Err(format!("unknown source {s}"));
         }
     }
@@ -273,10 +278,14 @@ fn network_source(cfg: &Config, source: &str, sink: &str, i: usize) -> gst::Elem
 /// pool per context, as `tempoudpsrc`'s per context thread), with
 /// the sender address the network sources attach where the sink expects
 /// one (one premade address per stream, as a source reusing its sender's).
+/// With `receive`, each stream also has a task on its context receiving
+/// the sender's datagrams into a buffer of its own, as the bare receiver's
+/// tasks do.
 struct Timers {
     stop: Arc<AtomicBool>,
     contexts: Vec<tempo::context::Context>,
     joins: Vec<(usize, tempo::task::JoinHandle<()>)>,
+    receivers: Vec<(usize, tempo::task::JoinHandle<()>)>,
 }
 
 fn start_timers(
@@ -284,6 +293,7 @@ fn start_timers(
     pipeline: &gst::Pipeline,
     sinks: &[gst::Element],
     sink_kind: &str,
+    receive: bool,
 ) -> Timers {
     let contexts: Vec<_> = (0..cfg.contexts)
         .map(|g| {
@@ -356,10 +366,32 @@ fn start_timers(
         });
         joins.push((g, join));
     }
+    let mut receivers = Vec::new();
+    if receive {
+        for i in 0..sinks.len() {
+            let port = cfg.base_port + i as u16;
+            let socket = std::net::UdpSocket::bind(("0.0.0.0", port)).unwrap();
+            socket.set_nonblocking(true).unwrap();
+            let g = i % cfg.contexts;
+            let join = contexts[g].spawn(async move {
+                let socket = tempo::net::UdpSocket::from_std(socket).unwrap();
+                let mut buf = vec![0u8; 2048];
+                let mut last = 0u64;
+                while let Ok((n, _)) = socket.recv_from(&mut buf).await {
+                    if n >= 8 {
+                        last = u64::from_le_bytes(buf[0..8].try_into().unwrap());
+                    }
+                    std::hint::black_box(last);
+                }
+            });
+            receivers.push((g, join));
+        }
+    }
     Timers {
         stop,
         contexts,
         joins,
+        receivers,
     }
 }
 
@@ -367,6 +399,10 @@ impl Timers {
     fn finish(self) {
         self.stop.store(true, Ordering::Relaxed);
         for (g, join) in self.joins {
+            let _ = self.contexts[g].block_on(join);
+        }
+        for (g, join) in self.receivers {
+            join.abort();
             let _ = self.contexts[g].block_on(join);
         }
     }
@@ -408,7 +444,7 @@ fn measure(cfg: &Config, run: usize, source: &str, sink: &str) -> Result<Row, St
     for i in 0..cfg.streams {
         let s = fakesink(sink, &rec, i);
         pipeline.add(&s).unwrap();
-        if source != "timer" {
+        if !source.starts_with("timer") {
             let src = network_source(cfg, source, sink, i);
             pipeline.add(&src).unwrap();
             src.link(&s).unwrap();
@@ -421,7 +457,9 @@ fn measure(cfg: &Config, run: usize, source: &str, sink: &str) -> Result<Row, St
     let _ = pipeline.state(gst::ClockTime::from_seconds(10));
     rec.base_time
         .store(pipeline.base_time().unwrap().nseconds(), Ordering::Relaxed);
-    let timers = (source == "timer").then(|| start_timers(cfg, &pipeline, &sinks, sink));
+    let timers = source
+        .starts_with("timer")
+        .then(|| start_timers(cfg, &pipeline, &sinks, sink, source == "timer-recv"));
     let total = (cfg.warmup + cfg.window).as_secs_f64() + 1.0;
     let mut sender = match source {
         "timer" => None,
@@ -616,24 +654,30 @@ fn summary(cfg: &Config, rows: &[Row]) {
         }
     }
     // The element's own share: tempoudpsrc minus the timer-fed pipeline,
-    // against the bare receiver, per run.
-    for sink in &cfg.sinks {
-        let shares: Vec<f64> = (0..cfg.runs)
-            .filter_map(|run| {
-                let cpu = |s: &str, k: &str| {
-                    rows.iter()
-                        .find(|r| r.run == run && r.source.starts_with(s) && r.sink == k)
-                        .map(|r| r.cpu_us)
-                };
-                let own = cpu("tempoudpsrc", sink)? - cpu("timer", sink)?;
-                Some(own / cpu("bare", "-")?)
-            })
-            .collect();
-        if !shares.is_empty() {
-            let (m, lo, hi) = median(shares);
-            eprintln!(
-                "(tempoudpsrc - timer) / bare receiver, fakesink {sink}: {m:.2}x [{lo:.2}-{hi:.2}]"
-            );
+    // against the bare receiver, per run; and the same for the bare
+    // receive inside GStreamer's process (timer-recv).
+    for source in ["tempoudpsrc", "timer-recv"] {
+        for sink in &cfg.sinks {
+            let shares: Vec<f64> = (0..cfg.runs)
+                .filter_map(|run| {
+                    let cpu = |s: &str, k: &str| {
+                        rows.iter()
+                            .find(|r| r.run == run && r.source == s && r.sink == k)
+                            .map(|r| r.cpu_us)
+                    };
+                    let bare = rows
+                        .iter()
+                        .find(|r| r.run == run && r.source.starts_with("bare"))?;
+                    let own = cpu(source, sink)? - cpu("timer", sink)?;
+                    Some(own / bare.cpu_us)
+                })
+                .collect();
+            if !shares.is_empty() {
+                let (m, lo, hi) = median(shares);
+                eprintln!(
+                    "({source} - timer) / bare receiver, fakesink {sink}: {m:.2}x [{lo:.2}-{hi:.2}]"
+                );
+            }
         }
     }
 }
