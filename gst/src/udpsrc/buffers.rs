@@ -18,8 +18,9 @@
 //! Lifetime: a thread's pools stay active until the thread ends, keeping
 //! as many idle buffers as were out at once (a buffer still downstream
 //! keeps its pool alive, and is freed when it comes back after that). A
-//! thread has at most [`MAX_POOLS`] sizes; a size past them is not adopted.
-//! Acquiring never blocks: the pools have no buffer limit.
+//! thread has at most [`MAX_POOLS`] sizes: past them a size is not
+//! adopted, and [`Buffers::get`] fails for a new MTU (the caller allocates
+//! the buffer alone). Acquiring never blocks: the pools have no limit.
 
 use std::cell::RefCell;
 
