@@ -210,6 +210,10 @@ mod tests {
             }
             assert_eq!(buffers.exact_size(), Some(MAX_POOLS - 1), "not adopted");
             POOLS.with_borrow(|pools| assert_eq!(pools.len(), MAX_POOLS));
+            assert!(
+                Buffers::new(9000).get(100).is_err(),
+                "no pool for a new MTU"
+            );
         })
         .join()
         .unwrap();
