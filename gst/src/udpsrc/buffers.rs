@@ -18,9 +18,10 @@
 //! Lifetime: a thread's pools stay active until the thread ends, keeping
 //! as many idle buffers as were out at once (a buffer still downstream
 //! keeps its pool alive, and is freed when it comes back after that). A
-//! thread has at most [`MAX_POOLS`] sizes: past them a size is not
-//! adopted, and [`Buffers::get`] fails for a new MTU (the caller allocates
-//! the buffer alone). Acquiring never blocks: the pools have no limit.
+//! thread adopts at most [`MAX_ADOPTED`] sizes, past which a stream's
+//! datagrams get MTU buffers cut to size; MTU pools are not counted (one
+//! per `mtu` setting in use), so every datagram has a pooled buffer.
+//! Acquiring never blocks: the pools have no limit.
 
 use std::cell::RefCell;
 
@@ -29,12 +30,20 @@ use gst::prelude::*;
 
 /// Datagrams of one new size in a row after which a source adopts it.
 pub(super) const ADOPT_AFTER: u32 = 4;
-/// Pool sizes a thread keeps at most (MTUs and adopted datagram sizes).
-pub(super) const MAX_POOLS: usize = 16;
+/// Datagram sizes a thread adopts at most.
+pub(super) const MAX_ADOPTED: usize = 16;
 
 thread_local! {
-    /// This thread's pools and their buffer sizes.
-    static POOLS: RefCell<Vec<(usize, gst::BufferPool)>> = const { RefCell::new(Vec::new()) };
+    static POOLS: RefCell<Pools> = const {
+        RefCell::new(Pools { by_size: Vec::new(), adopted: 0 })
+    };
+}
+
+/// A thread's pools and their buffer sizes, and how many of those sizes
+/// were adopted (the rest are MTUs).
+struct Pools {
+    by_size: Vec<(usize, gst::BufferPool)>,
+    adopted: usize,
 }
 
 /// Where a source's buffers come from (owned by its task, used on its
@@ -63,7 +72,7 @@ impl Buffers {
     /// buffer.
     pub(super) fn get(&mut self, len: usize) -> Result<gst::Buffer, gst::FlowError> {
         if self.exact == Some(len) {
-            return acquire(len);
+            return acquire(len, true);
         }
         self.missed = match self.missed {
             (size, n) if size == len => (size, n + 1),
@@ -71,12 +80,12 @@ impl Buffers {
         };
         if self.missed.1 >= ADOPT_AFTER {
             self.missed = (0, 0);
-            if let Ok(buffer) = acquire(len) {
+            if let Ok(buffer) = acquire(len, true) {
                 self.exact = Some(len);
                 return Ok(buffer);
             }
         }
-        let mut buffer = acquire(self.mtu)?;
+        let mut buffer = acquire(self.mtu, false)?;
         buffer.get_mut().ok_or(gst::FlowError::Error)?.set_size(len);
         Ok(buffer)
     }
@@ -94,18 +103,23 @@ impl Buffers {
 }
 
 /// A buffer of `size` bytes from this thread's pool of that size, made
-/// here if the thread has fewer than [`MAX_POOLS`].
-fn acquire(size: usize) -> Result<gst::Buffer, gst::FlowError> {
+/// here if missing, unless it would be an adopted size past
+/// [`MAX_ADOPTED`].
+fn acquire(size: usize, adopted: bool) -> Result<gst::Buffer, gst::FlowError> {
     POOLS.with_borrow_mut(|pools| {
-        let pool = match pools.iter().position(|(s, _)| *s == size) {
-            Some(i) => &pools[i].1,
-            None if pools.len() < MAX_POOLS => {
-                pools.push((size, new_pool(size).map_err(|_| gst::FlowError::Error)?));
-                &pools[pools.len() - 1].1
+        let i = match pools.by_size.iter().position(|(s, _)| *s == size) {
+            Some(i) => i,
+            None if adopted && pools.adopted == MAX_ADOPTED => {
+                return Err(gst::FlowError::NotSupported)
             }
-            None => return Err(gst::FlowError::NotSupported),
+            None => {
+                let pool = new_pool(size).map_err(|_| gst::FlowError::Error)?;
+                pools.by_size.push((size, pool));
+                pools.adopted += usize::from(adopted);
+                pools.by_size.len() - 1
+            }
         };
-        pool.acquire_buffer(None)
+        pools.by_size[i].1.acquire_buffer(None)
     })
 }
 
@@ -123,6 +137,13 @@ fn new_pool(size: usize) -> Result<gst::BufferPool, glib::BoolError> {
 mod tests {
     use super::*;
 
+    /// Runs `test` on a thread of its own, whose pools start empty
+    /// (libtest runs tests on one thread with `--test-threads=1`).
+    fn on_a_fresh_thread(test: impl FnOnce() + Send + 'static) {
+        gst::init().unwrap();
+        std::thread::spawn(test).join().unwrap();
+    }
+
     /// Whether the next buffer of `len` bytes is `buffer` come back to
     /// its pool (`buffer` is dropped).
     fn comes_back(buffers: &mut Buffers, buffer: gst::Buffer) -> bool {
@@ -133,73 +154,77 @@ mod tests {
 
     #[test]
     fn a_source_adopts_a_size_seen_adopt_after_times_in_a_row() {
-        gst::init().unwrap();
-        let mut buffers = Buffers::new(1500);
-        for _ in 0..ADOPT_AFTER - 1 {
+        on_a_fresh_thread(|| {
+            let mut buffers = Buffers::new(1500);
+            for _ in 0..ADOPT_AFTER - 1 {
+                assert_eq!(buffers.get(160).unwrap().size(), 160);
+                assert_eq!(buffers.exact_size(), None);
+            }
+            let exact = buffers.get(160).unwrap();
+            assert_eq!(exact.size(), 160);
+            assert_eq!(buffers.exact_size(), Some(160));
+            assert!(comes_back(&mut buffers, exact), "pooled");
+
+            // Another size now and then: an MTU buffer cut to it; the
+            // adopted size stays.
+            let odd = buffers.get(1200).unwrap();
+            assert_eq!(odd.size(), 1200);
+            assert!(comes_back(&mut buffers, odd), "pooled too");
             assert_eq!(buffers.get(160).unwrap().size(), 160);
+            assert_eq!(buffers.exact_size(), Some(160));
+
+            // A stream that changes size for good moves with it; a buffer
+            // of the old size still downstream stays valid.
+            let old = buffers.get(160).unwrap();
+            for _ in 0..ADOPT_AFTER {
+                assert_eq!(buffers.get(200).unwrap().size(), 200);
+            }
+            assert_eq!(buffers.exact_size(), Some(200));
+            assert_eq!(old.size(), 160);
+            drop(old);
+
+            buffers.reset();
             assert_eq!(buffers.exact_size(), None);
-        }
-        let exact = buffers.get(160).unwrap();
-        assert_eq!(exact.size(), 160);
-        assert_eq!(buffers.exact_size(), Some(160));
-        assert!(comes_back(&mut buffers, exact), "pooled");
-
-        // Another size now and then: an MTU buffer cut to it; the adopted
-        // size stays.
-        let odd = buffers.get(1200).unwrap();
-        assert_eq!(odd.size(), 1200);
-        assert!(comes_back(&mut buffers, odd), "pooled too");
-        assert_eq!(buffers.get(160).unwrap().size(), 160);
-        assert_eq!(buffers.exact_size(), Some(160));
-
-        // A stream that changes size for good moves with it; a buffer of
-        // the old size still downstream stays valid.
-        let old = buffers.get(160).unwrap();
-        for _ in 0..ADOPT_AFTER {
             assert_eq!(buffers.get(200).unwrap().size(), 200);
-        }
-        assert_eq!(buffers.exact_size(), Some(200));
-        assert_eq!(old.size(), 160);
-        drop(old);
-
-        buffers.reset();
-        assert_eq!(buffers.exact_size(), None);
-        assert_eq!(buffers.get(200).unwrap().size(), 200);
+        });
     }
 
     #[test]
     fn the_sources_of_a_thread_share_its_pools_and_other_threads_have_their_own() {
-        gst::init().unwrap();
-        let adopted = |buffers: &mut Buffers| {
-            for _ in 0..ADOPT_AFTER {
-                buffers.get(172).unwrap();
-            }
-        };
-        let (mut a, mut b) = (Buffers::new(1500), Buffers::new(1500));
-        adopted(&mut a);
-        adopted(&mut b);
-        let from_a = a.get(172).unwrap();
-        let ptr = from_a.as_ptr();
-        drop(from_a);
-        assert_eq!(b.get(172).unwrap().as_ptr(), ptr, "one buffer cycles");
+        on_a_fresh_thread(|| {
+            let adopted = |buffers: &mut Buffers| {
+                for _ in 0..ADOPT_AFTER {
+                    buffers.get(172).unwrap();
+                }
+            };
+            let (mut a, mut b) = (Buffers::new(1500), Buffers::new(1500));
+            adopted(&mut a);
+            adopted(&mut b);
+            let from_a = a.get(172).unwrap();
+            let ptr = from_a.as_ptr() as usize;
+            drop(from_a);
+            assert_eq!(
+                b.get(172).unwrap().as_ptr() as usize,
+                ptr,
+                "one buffer cycles"
+            );
 
-        // That buffer waits in this thread's pool; another thread's source
-        // gets one of its own.
-        let elsewhere = std::thread::spawn(move || {
-            let mut c = Buffers::new(1500);
-            adopted(&mut c);
-            c.get(172).unwrap().as_ptr() as usize
+            // That buffer waits in this thread's pool; another thread's
+            // source gets one of its own.
+            let elsewhere = std::thread::spawn(move || {
+                let mut c = Buffers::new(1500);
+                adopted(&mut c);
+                c.get(172).unwrap().as_ptr() as usize
+            });
+            assert_ne!(elsewhere.join().unwrap(), ptr);
         });
-        assert_ne!(elsewhere.join().unwrap(), ptr as usize);
     }
 
     #[test]
-    fn a_thread_keeps_at_most_max_pools_sizes_and_serves_the_rest_cut_from_the_mtu() {
-        gst::init().unwrap();
-        std::thread::spawn(|| {
+    fn a_thread_adopts_at_most_max_adopted_sizes_and_pools_every_mtu() {
+        on_a_fresh_thread(|| {
             let mut buffers = Buffers::new(1500);
-            // The MTU's pool and MAX_POOLS - 1 adopted sizes.
-            for size in 1..MAX_POOLS {
+            for size in 1..=MAX_ADOPTED {
                 for _ in 0..ADOPT_AFTER {
                     assert_eq!(buffers.get(size).unwrap().size(), size);
                 }
@@ -208,14 +233,19 @@ mod tests {
             for _ in 0..2 * ADOPT_AFTER {
                 assert_eq!(buffers.get(999).unwrap().size(), 999);
             }
-            assert_eq!(buffers.exact_size(), Some(MAX_POOLS - 1), "not adopted");
-            POOLS.with_borrow(|pools| assert_eq!(pools.len(), MAX_POOLS));
-            assert!(
-                Buffers::new(9000).get(100).is_err(),
-                "no pool for a new MTU"
-            );
-        })
-        .join()
-        .unwrap();
+            assert_eq!(buffers.exact_size(), Some(MAX_ADOPTED), "not adopted");
+            POOLS.with_borrow(|pools| {
+                assert_eq!(
+                    (pools.by_size.len(), pools.adopted),
+                    (MAX_ADOPTED + 1, MAX_ADOPTED)
+                );
+            });
+
+            // A source with another MTU still gets pooled buffers.
+            let mut jumbo = Buffers::new(9000);
+            let buffer = jumbo.get(100).unwrap();
+            assert_eq!(buffer.size(), 100);
+            assert!(comes_back(&mut jumbo, buffer), "pooled");
+        });
     }
 }
