@@ -29,8 +29,9 @@ N x (<source> ! fakesink) in one process, sources on G contexts, fed by
 udp-sender (one DEFAULT_SIZE datagram per stream every interval) pinned to
 --sender-cpu while this process runs on --cpu. Per (run, source, fakesink):
 CPU per datagram over the window (getrusage of this process), loss (datagrams
-missing from the sampled streams' sequence numbers), latency send->fakesink, stamp delay (buffer timestamp - send time: the jitter the
-source's timestamps add), Rust allocations per datagram. Rows as CSV on
+missing from the sampled streams' sequence numbers), latency send->fakesink,
+stamp delay (buffer timestamp - send time: the jitter the source's timestamps
+add), Rust allocations per datagram. Rows as CSV on
 stdout, then a summary (medians, ranges, ratios to ts-udpsrc) on stderr.
 
   --streams N          streams (default 1000)

@@ -408,18 +408,20 @@ impl UdpSrc {
         })?;
         let obj = self.obj();
         let context = common::acquire_context(obj.upcast_ref(), &s.context, s.context_wait)?;
+        let batch_len = if s.context_wait > 0 { 1 } else { BATCH_LEN };
         let imp = SrcTask {
             element: obj.downgrade(),
             pad: self.src_pad.clone(),
             flags: self.flags.clone(),
             caps: s.caps.clone(),
             mtu: s.mtu as usize,
-            batch_len: if s.context_wait > 0 { 1 } else { BATCH_LEN },
+            batch_len,
             retrieve_sender: s.retrieve_sender_address,
             std_socket: Some(socket),
             socket: None,
             buffers: Buffers::new(s.mtu as usize),
-            pending: VecDeque::with_capacity(BATCH_LEN),
+            // The first datagram of a receive bypasses the queue.
+            pending: VecDeque::with_capacity(batch_len - 1),
             clock: None,
             base_time: gst::ClockTime::ZERO,
             reading: None,
