@@ -3,4 +3,4 @@
 //! `unstable-sys` feature, so the loop links none of Tempo's runtime and
 //! holds no `unsafe` of its own.
 
-pub(crate) use tempo_io::unstable_sys::{BufGroup, Ring};
+pub(crate) use tempo_io::unstable_sys::{BufGroup, RecvLayout, Ring};

@@ -78,7 +78,7 @@ pub use ready::{Interest, Ready};
 /// [`BufGroup::discard`]: unstable_sys::BufGroup::discard
 #[cfg(feature = "unstable-sys")]
 pub mod unstable_sys {
-    pub use crate::sys::uring::{Bid, BufGroup, Completion, Datagram, Ring};
+    pub use crate::sys::uring::{Bid, BufGroup, Completion, Datagram, RecvLayout, Ring};
 }
 
 /// Internals exposed to the loom models in `loom-tests/` only.

@@ -9,7 +9,7 @@ use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::Ordering::SeqCst;
 use std::task::{Context, Poll};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use support::{block_on, counting, panicking, WakeCount};
 use tempo_io::net::UdpRingReceiver;
@@ -131,6 +131,40 @@ fn longer_datagrams_are_cut_to_max_datagram_and_to_the_buffer() {
         let mut small = [0u8; 10];
         let (n, _) = rx.recv_from(&mut small).await.unwrap();
         assert_eq!((n, small), (10, [1u8; 10]), "cut to the caller's buffer");
+    });
+}
+
+/// A receiver made with timestamps hands over when each datagram
+/// reached the socket (after it was sent, before it was read), and
+/// whether it was cut; a plain one has no timestamp.
+#[test]
+fn a_timestamped_receiver_gives_each_datagram_its_arrival_time() {
+    let mut driver = Driver::new().unwrap();
+    block_on(&mut driver, async {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let to = socket.local_addr().unwrap();
+        let rx = UdpRingReceiver::from_std_with_timestamps(socket, 100).unwrap();
+        let plain = receiver(100);
+        let sender = std_sender();
+        let sent_after = SystemTime::now();
+        sender.send_to(&[1; 50], to).unwrap();
+        sender.send_to(&[2; 300], to).unwrap();
+        sender
+            .send_to(&[3; 50], plain.local_addr().unwrap())
+            .unwrap();
+        let first = rx.recv_with(|d| (d.payload.to_vec(), d.source, d.truncated, d.timestamp));
+        let (payload, source, truncated, stamp) = first.await.unwrap();
+        let read_after = SystemTime::now();
+        assert_eq!(
+            (payload, source, truncated),
+            (vec![1; 50], sender.local_addr().unwrap(), false)
+        );
+        let stamp = stamp.expect("a kernel timestamp");
+        assert!(sent_after <= stamp && stamp <= read_after, "{stamp:?}");
+        let cut = rx.recv_with(|d| (d.payload.len(), d.truncated, d.timestamp.is_some()));
+        assert_eq!(cut.await.unwrap(), (100, true, true));
+        let unstamped = plain.recv_with(|d| (d.payload[0], d.timestamp));
+        assert_eq!(unstamped.await.unwrap(), (3, None));
     });
 }
 
@@ -501,6 +535,33 @@ fn a_reader_of_an_exhausted_class_gets_its_next_datagram() {
     })
     .output;
     assert_eq!(got, b"late");
+    drop(holders);
+}
+
+/// The direct receive of an exhausted class keeps a timestamped
+/// receiver's timestamps.
+#[test]
+fn a_direct_receive_keeps_the_arrival_time() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let holders = exhaust_the_256_byte_class(&mut driver);
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let late = UdpRingReceiver::from_std_with_timestamps(socket, 64).unwrap();
+    let sender = std_sender();
+    let sent_after = SystemTime::now();
+    sender.send_to(b"late", late.local_addr().unwrap()).unwrap();
+    let got = support::block_on_bounded(&mut driver, 1000, async {
+        late.recv_with(|d| (d.payload.to_vec(), d.timestamp))
+            .await
+            .unwrap()
+    })
+    .output;
+    assert_eq!(got.0, b"late");
+    assert!(
+        got.1.is_some_and(|stamp| stamp >= sent_after),
+        "{:?}",
+        got.1
+    );
     drop(holders);
 }
 

@@ -34,8 +34,8 @@ use std::sync::Arc;
 use crate::blocking::BlockingPool;
 use crate::runtime::Runtime;
 pub use tempo_io::net::{
-    lookup_host, RecvBatch, Resolve, Resolving, SendBatch, TcpListener, TcpSocket, ToSocketAddrs,
-    UdpRingReceiver, UdpSocket,
+    lookup_host, RecvBatch, Resolve, Resolving, RingDatagram, SendBatch, TcpListener, TcpSocket,
+    ToSocketAddrs, UdpRingReceiver, UdpSocket,
 };
 
 // Named re-exports, not a glob: rustdoc ignores a doc comment on a glob

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use crate::clock::{monotonic_ns, sleep_until_ns};
 use crate::recv_stats::StreamTracker;
-use crate::uring::{BufGroup, Ring};
+use crate::uring::{BufGroup, RecvLayout, Ring};
 use crate::window::{MeasureWindow, Phase};
 
 /// The buffers of `uring-throttled-dense:T`: room for the benchmark's
@@ -71,7 +71,12 @@ pub fn run(
             if !ring.has_room() {
                 ring.enter()?;
             }
-            ring.push_recv(streams[stream].0.as_raw_fd(), &group, stream as u64);
+            ring.push_recv(
+                streams[stream].0.as_raw_fd(),
+                &group,
+                RecvLayout::Plain,
+                stream as u64,
+            );
         }
         ring.enter()?;
         ring.reap(|completion| {
@@ -84,14 +89,17 @@ pub fn run(
                 group.lent();
             }
             match completion.buffer {
-                Some(bid) if completion.res > 0 => {
-                    group.read(bid, completion.res as usize, |datagram| match datagram {
+                Some(bid) if completion.res > 0 => group.read(
+                    bid,
+                    completion.res as usize,
+                    RecvLayout::Plain,
+                    |datagram| match datagram {
                         Some(datagram) => {
                             tracker.on_datagram(datagram.payload);
                         }
                         None => tracker.on_error(),
-                    })
-                }
+                    },
+                ),
                 Some(bid) => group.discard(bid),
                 None if completion.res < 0 && completion.res != -libc::ENOBUFS => {
                     tracker.on_error()

@@ -21,7 +21,7 @@
 //! receive then ends (`ENOBUFS`, the slot starves) or stays armed without
 //! a completion until its socket reports new data. So a task whose slot
 //! is empty while its group is exhausted receives directly (one
-//! `recvfrom`, in order), waits with its socket looked at every turn if
+//! `recvmsg`, in order), waits with its socket looked at every turn if
 //! that finds nothing, and when buffers come back every armed receive of
 //! the group is restarted and every starved one queued.
 //!
@@ -36,7 +36,6 @@
 //! starved receive is retried when a buffer comes back, not in a loop.
 
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
@@ -46,9 +45,10 @@ use mio::unix::SourceFd;
 use slab::Slab;
 
 use crate::handle::Handle;
+use crate::net::RecvBatch;
 use crate::readiness::wake_batch;
 use crate::readiness::Registration;
-use crate::sys::uring::{self, BufGroup, Completion, Ring, RECV_HEADER_LEN};
+use crate::sys::uring::{self, BufGroup, Completion, RecvLayout, Ring};
 
 use super::slot::{Arrival, Slot, SlotState, MAX_HELD};
 
@@ -137,15 +137,15 @@ impl std::fmt::Debug for RecvRing {
 }
 
 /// The size class of a receiver of datagrams of up to `max_datagram`
-/// bytes: buffers of `MIN_BUF_LEN << class` bytes.
-pub(crate) fn size_class(max_datagram: usize) -> io::Result<usize> {
+/// bytes laid out as `layout`: buffers of `MIN_BUF_LEN << class` bytes.
+pub(crate) fn size_class(max_datagram: usize, layout: RecvLayout) -> io::Result<usize> {
     if max_datagram > MAX_UDP_PAYLOAD {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("max_datagram of {max_datagram} bytes: a UDP datagram carries at most 65,507"),
         ));
     }
-    let needed = (max_datagram + RECV_HEADER_LEN)
+    let needed = (max_datagram + layout.header_len())
         .max(MIN_BUF_LEN)
         .next_power_of_two();
     Ok((needed / MIN_BUF_LEN).trailing_zeros() as usize)
@@ -178,12 +178,17 @@ impl RecvRing {
         })
     }
 
-    /// Adds a slot for `socket` with buffers of size class `class`, queued
-    /// to be armed; returns its key.
-    pub(crate) fn add(&mut self, socket: std::net::UdpSocket, class: usize) -> io::Result<usize> {
+    /// Adds a slot for `socket` with buffers of size class `class` laid
+    /// out as `layout`, queued to be armed; returns its key.
+    pub(crate) fn add(
+        &mut self,
+        socket: std::net::UdpSocket,
+        class: usize,
+        layout: RecvLayout,
+    ) -> io::Result<usize> {
         let group = self.group_for(class)?;
         self.groups[group].receivers += 1;
-        let key = self.slots.insert(Slot::new(socket, group as u16));
+        let key = self.slots.insert(Slot::new(socket, group as u16, layout));
         self.to_arm.push(key);
         Ok(key)
     }
@@ -266,17 +271,15 @@ impl RecvRing {
         Poll::Pending
     }
 
-    /// Receives one datagram of slot `key` with a plain `recvfrom` into
-    /// `buf`, beside its armed receive, for a task whose slot is empty
+    /// Receives one datagram of slot `key` with a plain `recvmsg` into
+    /// `batch`, beside its armed receive, for a task whose slot is empty
     /// while its group's buffers are all out. The ring receives only in
     /// turns, each handing over all it got before tasks run, so the
     /// socket's order is kept.
-    pub(crate) fn recv_direct(
-        &self,
-        key: usize,
-        buf: &mut [u8],
-    ) -> io::Result<(usize, SocketAddr)> {
-        self.slots[key].socket.recv_from(buf)
+    pub(crate) fn recv_direct(&self, key: usize, batch: &mut RecvBatch) -> io::Result<usize> {
+        batch
+            .recv_on(self.slots[key].socket.as_raw_fd())
+            .map(|(n, _)| n)
     }
 
     /// A direct receive found the socket empty: the task waits, and each
@@ -409,7 +412,7 @@ impl RecvRing {
             let slot = &mut self.slots[key];
             let group = &self.groups[usize::from(slot.group)].buffers;
             self.ring
-                .push_recv(slot.socket.as_raw_fd(), group, key as u64);
+                .push_recv(slot.socket.as_raw_fd(), group, slot.layout, key as u64);
             slot.state = SlotState::Armed;
         }
         // Keys queued meanwhile (by the reaps that made room) stay queued;
@@ -625,19 +628,26 @@ mod tests {
             eprintln!("io_uring is not available here: nothing to check");
             return;
         };
-        let large = size_class(65_507).unwrap();
+        let plain = RecvLayout::Plain;
+        let large = size_class(65_507, plain).unwrap();
         let mut keys: Vec<usize> = (0..33)
-            .map(|_| ring.add(socket(), large).unwrap())
+            .map(|_| ring.add(socket(), large, plain).unwrap())
             .collect();
         assert_eq!(receivers_of(&ring, large), [32, 1]);
-        let small = ring.add(socket(), size_class(160).unwrap()).unwrap();
-        assert_eq!(receivers_of(&ring, size_class(160).unwrap()), [1]);
+        let class_160 = size_class(160, plain).unwrap();
+        let small = ring.add(socket(), class_160, plain).unwrap();
+        assert_eq!(receivers_of(&ring, class_160), [1]);
         assert_eq!(receivers_of(&ring, large), [32, 1], "classes apart");
         ring.close(keys.remove(0));
-        keys.push(ring.add(socket(), large).unwrap());
+        keys.push(ring.add(socket(), large, plain).unwrap());
         assert_eq!(receivers_of(&ring, large), [31, 2], "the least served");
         while keys.len() < MAX_CLASS_GROUPS * 32 + 1 {
-            keys.push(ring.add(socket(), large).unwrap());
+            let layout = if keys.len() % 2 == 0 {
+                plain
+            } else {
+                RecvLayout::Timestamped
+            };
+            keys.push(ring.add(socket(), large, layout).unwrap());
         }
         let mut served = receivers_of(&ring, large);
         served.sort_unstable();

@@ -17,7 +17,7 @@
 use std::collections::VecDeque;
 use std::task::Waker;
 
-use crate::sys::uring::Bid;
+use crate::sys::uring::{Bid, RecvLayout};
 
 /// Arrivals a slot holds before its receive is paused.
 pub(crate) const MAX_HELD: usize = 32;
@@ -56,6 +56,8 @@ pub(crate) struct Slot {
     pub(crate) socket: std::net::UdpSocket,
     /// The `bgid` of the buffer group it draws on.
     pub(crate) group: u16,
+    /// How its receive lays a datagram out in a buffer.
+    pub(crate) layout: RecvLayout,
     pub(crate) state: SlotState,
     /// The receiver is gone: the slot goes at its final completion.
     pub(crate) closed: bool,
@@ -69,14 +71,15 @@ pub(crate) struct Slot {
 
 impl Slot {
     /// The slot of a new receiver of `socket` drawing on buffer group
-    /// `group`, queued to be armed.
-    pub(crate) fn new(socket: std::net::UdpSocket, group: u16) -> Slot {
+    /// `group` with buffers laid out as `layout`, queued to be armed.
+    pub(crate) fn new(socket: std::net::UdpSocket, group: u16, layout: RecvLayout) -> Slot {
         Slot {
             waker: None,
             first: None,
             more: Box::new(VecDeque::with_capacity(4)),
             socket,
             group,
+            layout,
             state: SlotState::Queued,
             closed: false,
             kicked: false,

@@ -105,7 +105,7 @@ impl RecvBatch {
     /// Asks for the kernel's receive timestamps (`SO_TIMESTAMPNS`, turned
     /// on for the socket at its first batch receive with this batch).
     pub fn with_timestamps(mut self) -> RecvBatch {
-        self.control_len = mmsg::timestamp_control_len();
+        self.control_len = mmsg::TIMESTAMP_CONTROL_LEN;
         self.control = vec![0; self.capacity() * self.control_len];
         self
     }

@@ -38,5 +38,5 @@ pub use tcp::{
     WriteHalf,
 };
 pub use udp::UdpSocket;
-pub use udp_ring::UdpRingReceiver;
+pub use udp_ring::{RingDatagram, UdpRingReceiver};
 pub use unix::{UnixDatagram, UnixListener, UnixStream};

@@ -39,6 +39,7 @@ pub(crate) fn put_back(buf: Box<[u8]>) {
 
 /// Runs `f` with the calling thread's receive buffer and puts it back
 /// afterwards (not if `f` panics: the buffer goes with the panic).
+#[cfg(any(feature = "bytes", test))]
 pub(crate) fn with_thread_buf<R>(f: impl FnOnce(&mut [u8]) -> R) -> R {
     let mut buf = take();
     let result = f(&mut buf);

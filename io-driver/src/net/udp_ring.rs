@@ -2,22 +2,25 @@
 //! io_uring (the completion backend, `completion/`): no syscall per
 //! datagram, for the throttled many-streams receiver.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::AsRawFd;
 use std::pin::Pin;
 use std::rc::Rc;
 use std::task::{ready, Context, Poll};
+use std::time::SystemTime;
 
 use tempo_park::coop;
 
 use crate::completion::{size_class, Arrival, RecvRing, Taken};
 use crate::net::addr::each_addr;
-use crate::net::thread_buf::with_thread_buf;
-use crate::net::{ToSocketAddrs, UdpSocket};
+use crate::net::{RecvBatch, ToSocketAddrs, UdpSocket};
 use crate::readiness::shutdown_error;
+use crate::sys::mmsg;
+use crate::sys::uring::RecvLayout;
 use crate::Handle;
 
 /// A UDP socket that only receives, on its driver's io_uring: every
@@ -31,7 +34,9 @@ use crate::Handle;
 /// A datagram longer than `max_datagram` is cut to it, as by `recv_from`
 /// into a buffer of that size; when receivers that do not read hold all
 /// of a size class's buffers, a reading task takes its datagrams with one
-/// `recvfrom` each, nothing lost or reordered. The ring is the driver's
+/// `recvmsg` each, nothing lost or reordered. A receiver made by
+/// [`from_std_with_timestamps`](Self::from_std_with_timestamps) also
+/// hands over the time each datagram reached the socket. The ring is the driver's
 /// and has one issuing thread, so a receiver is `!Send`: use it in
 /// [`spawn_local`] tasks or the `block_on` future. It holds at most 32
 /// datagrams its task has not taken. Buffer classes and the ring's life
@@ -69,6 +74,28 @@ pub struct UdpRingReceiver {
     inner: Inner,
     max_datagram: usize,
     local_addr: SocketAddr,
+    layout: RecvLayout,
+    /// A one-slot batch for receives off the ring (the epoll fallback, a
+    /// direct receive), made at the first; out of its cell while in use.
+    batch: Cell<Option<RecvBatch>>,
+}
+
+/// A datagram a [`UdpRingReceiver`] received, lent in place to the
+/// closure of [`recv_with`](UdpRingReceiver::recv_with).
+#[derive(Debug, Clone, Copy)]
+pub struct RingDatagram<'a> {
+    /// The payload, cut to [`max_datagram`](UdpRingReceiver::max_datagram)
+    /// bytes.
+    pub payload: &'a [u8],
+    /// Where it came from.
+    pub source: SocketAddr,
+    /// It was longer than `max_datagram` and has been cut.
+    pub truncated: bool,
+    /// When it reached the socket (the kernel's `SO_TIMESTAMPNS`, in the
+    /// system's real time), on a receiver made by
+    /// [`from_std_with_timestamps`](UdpRingReceiver::from_std_with_timestamps);
+    /// `None` on others, or if the kernel gave none.
+    pub timestamp: Option<SystemTime>,
 }
 
 enum Inner {
@@ -101,27 +128,56 @@ impl UdpRingReceiver {
     pub async fn bind<A: ToSocketAddrs>(addr: A, max_datagram: usize) -> io::Result<Self> {
         let handle = Handle::try_current()?;
         let socket = each_addr(&addr, handle.settings(), std::net::UdpSocket::bind).await?;
-        UdpRingReceiver::with_handle(socket, max_datagram, &handle)
+        UdpRingReceiver::with_handle(socket, max_datagram, RecvLayout::Plain, &handle)
     }
 
     /// Makes a receiver of a std socket (bound, and connected if the
     /// caller wants a peer filter), for datagrams of up to `max_datagram`
     /// bytes, on the current driver's ring.
     pub fn from_std(socket: std::net::UdpSocket, max_datagram: usize) -> io::Result<Self> {
-        UdpRingReceiver::with_handle(socket, max_datagram, &Handle::try_current()?)
+        let handle = Handle::try_current()?;
+        UdpRingReceiver::with_handle(socket, max_datagram, RecvLayout::Plain, &handle)
+    }
+
+    /// As [`from_std`](Self::from_std), and turns on the kernel's receive
+    /// timestamps for the socket (`SO_TIMESTAMPNS`): each
+    /// [`RingDatagram::timestamp`] is when the datagram reached it, not
+    /// when the task read it. Its buffers have 32 bytes more before the
+    /// payload, so `max_datagram` may land in the next size class.
+    ///
+    /// ```
+    /// # tempo_io::__doc_block_on(async {
+    /// use tempo_io::net::{UdpRingReceiver, UdpSocket};
+    ///
+    /// let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+    /// let receiver = UdpRingReceiver::from_std_with_timestamps(socket, 1500)?;
+    /// let sender = UdpSocket::bind("127.0.0.1:0").await?;
+    /// sender.send_to(b"ping", receiver.local_addr()?).await?;
+    /// let arrived = receiver.recv_with(|datagram| datagram.timestamp).await?;
+    /// assert!(arrived.is_some());
+    /// # Ok(()) }).unwrap();
+    /// ```
+    pub fn from_std_with_timestamps(
+        socket: std::net::UdpSocket,
+        max_datagram: usize,
+    ) -> io::Result<Self> {
+        mmsg::enable_timestamps(socket.as_raw_fd())?;
+        let handle = Handle::try_current()?;
+        UdpRingReceiver::with_handle(socket, max_datagram, RecvLayout::Timestamped, &handle)
     }
 
     fn with_handle(
         socket: std::net::UdpSocket,
         max_datagram: usize,
+        layout: RecvLayout,
         handle: &Handle,
     ) -> io::Result<Self> {
-        let class = size_class(max_datagram)?;
+        let class = size_class(max_datagram, layout)?;
         let local_addr = socket.local_addr()?;
         socket.set_nonblocking(true)?;
         let inner = match handle.ring().get_or_make(handle)? {
             Some(ring) => {
-                let key = ring.borrow_mut().add(socket, class)?;
+                let key = ring.borrow_mut().add(socket, class, layout)?;
                 Inner::Ring { ring, key }
             }
             None => {
@@ -133,6 +189,8 @@ impl UdpRingReceiver {
             inner,
             max_datagram,
             local_addr,
+            layout,
+            batch: Cell::new(None),
         })
     }
 
@@ -155,16 +213,26 @@ impl UdpRingReceiver {
 
     /// Receives one datagram and hands it to `f` in place (in the ring's
     /// buffer, cut to [`max_datagram`](Self::max_datagram) bytes) with its
-    /// source, returning what `f` returns: no copy. Cancel safe: a
-    /// datagram is taken only by the poll that returns it.
+    /// source, truncation and timestamp, returning what `f` returns: no
+    /// copy. Cancel safe: a datagram is taken only by the poll that
+    /// returns it.
+    pub fn recv_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
+    where
+        F: FnOnce(RingDatagram<'_>) -> R,
+    {
+        RecvWith {
+            receiver: self,
+            f: Some(f),
+        }
+    }
+
+    /// Receives one datagram and hands it to `f` in place with its source,
+    /// as [`recv_with`](Self::recv_with) does.
     pub fn recv_from_with<R, F>(&self, f: F) -> impl Future<Output = io::Result<R>> + use<'_, R, F>
     where
         F: FnOnce(&[u8], SocketAddr) -> R,
     {
-        RecvFromWith {
-            receiver: self,
-            f: Some(f),
-        }
+        self.recv_with(move |datagram| f(datagram.payload, datagram.source))
     }
 
     /// Receives one datagram into `buf` (cut to `buf`'s length and to
@@ -173,7 +241,7 @@ impl UdpRingReceiver {
         &'a self,
         buf: &'a mut [u8],
     ) -> impl Future<Output = io::Result<(usize, SocketAddr)>> + 'a {
-        self.recv_from_with(move |datagram, from| (copy_cut(datagram, buf), from))
+        self.recv_with(move |datagram| (copy_cut(datagram.payload, buf), datagram.source))
     }
 
     /// Polls for one datagram, copied into `buf` as by
@@ -185,29 +253,129 @@ impl UdpRingReceiver {
         cx: &mut Context<'_>,
         buf: &mut [u8],
     ) -> Poll<io::Result<(usize, SocketAddr)>> {
-        self.poll_recv_from_with(
+        self.poll_recv_with(
             cx,
-            &mut Some(|datagram: &[u8], from| (copy_cut(datagram, buf), from)),
+            &mut Some(|datagram: RingDatagram<'_>| {
+                (copy_cut(datagram.payload, buf), datagram.source)
+            }),
         )
     }
 
     /// One poll of a receive: the next datagram to `f` (taken out of its
     /// option once, when the poll is ready).
-    fn poll_recv_from_with<R>(
+    fn poll_recv_with<R>(
         &self,
         cx: &mut Context<'_>,
-        f: &mut Option<impl FnOnce(&[u8], SocketAddr) -> R>,
+        f: &mut Option<impl FnOnce(RingDatagram<'_>) -> R>,
     ) -> Poll<io::Result<R>> {
-        let max = self.max_datagram;
         match &self.inner {
-            Inner::Ring { ring, key } => poll_ring(ring, *key, max, cx, f),
-            Inner::Poll(socket) => with_thread_buf(|buf| {
-                let (n, from) = ready!(socket.poll_recv_from(cx, &mut buf[..max]))?;
-                let f = f.take().expect("a ring receive polled after it completed");
-                Poll::Ready(Ok(f(&buf[..n], from)))
+            Inner::Ring { ring, key } => self.poll_ring(ring, *key, cx, f),
+            Inner::Poll(socket) => self.with_batch(|batch| {
+                ready!(socket.poll_recv_many(cx, batch))?;
+                Poll::Ready(hand_over(batch, f))
             }),
         }
     }
+
+    /// One poll of a ring receiver: a unit of the task's budget, then the
+    /// slot's next arrival handed to `f` (taken once) outside the ring's
+    /// borrow, its buffer given back after.
+    fn poll_ring<R>(
+        &self,
+        ring: &Rc<RefCell<RecvRing>>,
+        key: usize,
+        cx: &mut Context<'_>,
+        f: &mut Option<impl FnOnce(RingDatagram<'_>) -> R>,
+    ) -> Poll<io::Result<R>> {
+        let progress = ready!(coop::poll_proceed(cx));
+        let polled = ring.borrow_mut().poll_arrival(key, cx);
+        let (arrival, group) = match ready!(polled) {
+            Taken::Arrival(arrival, group) => (arrival, group),
+            Taken::DriverGone => return Poll::Ready(Err(driver_gone())),
+            Taken::Direct => {
+                let received = self.with_batch(|batch| {
+                    ring.borrow().recv_direct(key, batch)?;
+                    hand_over(batch, f)
+                });
+                return match received {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                        ring.borrow_mut().wait_starving(key, cx);
+                        Poll::Pending
+                    }
+                    received => {
+                        progress.made_progress();
+                        Poll::Ready(received)
+                    }
+                };
+            }
+        };
+        progress.made_progress();
+        let (bid, used) = match arrival {
+            Arrival::Datagram { bid, used } => (bid, used),
+            Arrival::Error(errno) => return Poll::Ready(Err(io::Error::from_raw_os_error(errno))),
+        };
+        let max = self.max_datagram;
+        let result = group.read(bid, used as usize, self.layout, |datagram| {
+            let datagram = datagram.ok_or_else(|| {
+                io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    "io_uring returned a receive without its header",
+                )
+            })?;
+            let source = datagram.source.ok_or_else(non_ip_source)?;
+            let payload = &datagram.payload[..datagram.payload.len().min(max)];
+            let f = f.take().expect("a ring receive polled after it completed");
+            Ok(f(RingDatagram {
+                payload,
+                source,
+                truncated: datagram.truncated || datagram.payload.len() > max,
+                timestamp: datagram.timestamp,
+            }))
+        });
+        Poll::Ready(result)
+    }
+
+    /// Runs `f` with the receiver's one-slot batch, taken out of its cell
+    /// (a nested receive makes its own) and put back after.
+    fn with_batch<R>(&self, f: impl FnOnce(&mut RecvBatch) -> R) -> R {
+        let mut batch = match self.batch.take() {
+            Some(batch) => batch,
+            None => {
+                let batch = RecvBatch::new(1, self.max_datagram.max(1))
+                    .expect("a one-slot batch of at most 65,507 bytes");
+                match self.layout {
+                    RecvLayout::Plain => batch,
+                    RecvLayout::Timestamped => batch.with_timestamps(),
+                }
+            }
+        };
+        let result = f(&mut batch);
+        self.batch.set(Some(batch));
+        result
+    }
+}
+
+/// Hands the datagram a one-slot batch holds to `f` (taken once).
+fn hand_over<R>(
+    batch: &RecvBatch,
+    f: &mut Option<impl FnOnce(RingDatagram<'_>) -> R>,
+) -> io::Result<R> {
+    let source = batch.source(0).ok_or_else(non_ip_source)?;
+    let f = f.take().expect("a ring receive polled after it completed");
+    Ok(f(RingDatagram {
+        payload: batch.payload(0),
+        source,
+        truncated: batch.truncated(0),
+        timestamp: batch.timestamp(0),
+    }))
+}
+
+#[cold]
+fn non_ip_source() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        "the kernel returned a non-IP source address",
+    )
 }
 
 /// The error of a receive whose driver was dropped; out of line, off the
@@ -225,84 +393,26 @@ fn copy_cut(datagram: &[u8], buf: &mut [u8]) -> usize {
     n
 }
 
-/// The future of [`UdpRingReceiver::recv_from_with`].
-struct RecvFromWith<'a, F> {
+/// The future of [`UdpRingReceiver::recv_with`].
+struct RecvWith<'a, F> {
     receiver: &'a UdpRingReceiver,
     f: Option<F>,
 }
 
 // `f` is never pinned (it is only taken out and called), so the future can
 // move whatever `F` is.
-impl<F> Unpin for RecvFromWith<'_, F> {}
+impl<F> Unpin for RecvWith<'_, F> {}
 
-impl<R, F> Future for RecvFromWith<'_, F>
+impl<R, F> Future for RecvWith<'_, F>
 where
-    F: FnOnce(&[u8], SocketAddr) -> R,
+    F: FnOnce(RingDatagram<'_>) -> R,
 {
     type Output = io::Result<R>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<R>> {
         let this = self.get_mut();
-        this.receiver.poll_recv_from_with(cx, &mut this.f)
+        this.receiver.poll_recv_with(cx, &mut this.f)
     }
-}
-
-/// One poll of a ring receiver: a unit of the task's budget, then the
-/// slot's next arrival handed to `f` (taken once) outside the ring's
-/// borrow, its buffer given back after.
-fn poll_ring<R>(
-    ring: &Rc<RefCell<RecvRing>>,
-    key: usize,
-    max: usize,
-    cx: &mut Context<'_>,
-    f: &mut Option<impl FnOnce(&[u8], SocketAddr) -> R>,
-) -> Poll<io::Result<R>> {
-    let progress = ready!(coop::poll_proceed(cx));
-    let polled = ring.borrow_mut().poll_arrival(key, cx);
-    let (arrival, group) = match ready!(polled) {
-        Taken::Arrival(arrival, group) => (arrival, group),
-        Taken::DriverGone => return Poll::Ready(Err(driver_gone())),
-        Taken::Direct => {
-            let received: io::Result<R> = with_thread_buf(|buf| {
-                let (n, from) = ring.borrow().recv_direct(key, &mut buf[..max])?;
-                let f = f.take().expect("a ring receive polled after it completed");
-                Ok(f(&buf[..n], from))
-            });
-            return match received {
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                    ring.borrow_mut().wait_starving(key, cx);
-                    Poll::Pending
-                }
-                received => {
-                    progress.made_progress();
-                    Poll::Ready(received)
-                }
-            };
-        }
-    };
-    progress.made_progress();
-    let (bid, used) = match arrival {
-        Arrival::Datagram { bid, used } => (bid, used),
-        Arrival::Error(errno) => return Poll::Ready(Err(io::Error::from_raw_os_error(errno))),
-    };
-    let result = group.read(bid, used as usize, |datagram| {
-        let datagram = datagram.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                "io_uring returned a receive without its header",
-            )
-        })?;
-        let from = datagram.source.ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                "the kernel returned a non-IP source address",
-            )
-        })?;
-        let payload = &datagram.payload[..datagram.payload.len().min(max)];
-        let f = f.take().expect("a ring receive polled after it completed");
-        Ok(f(payload, from))
-    });
-    Poll::Ready(result)
 }
 
 impl Drop for UdpRingReceiver {
@@ -328,6 +438,8 @@ mod tests {
                 inner: Inner::Poll(UdpSocket::from_std(socket)?),
                 max_datagram: 100,
                 local_addr,
+                layout: RecvLayout::Plain,
+                batch: Cell::new(None),
             };
             assert!(!receiver.is_on_ring());
             let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
@@ -338,6 +450,34 @@ mod tests {
             let mut small = [0u8; 10];
             let (n, _) = receiver.recv_from(&mut small).await?;
             assert_eq!((n, small), (10, [8; 10]));
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    /// The epoll fallback of a timestamped receiver hands over the
+    /// kernel's timestamps and marks a cut datagram, as the ring does.
+    #[test]
+    fn the_epoll_fallback_keeps_timestamps_and_truncation() {
+        crate::__doc_block_on(async {
+            let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            mmsg::enable_timestamps(socket.as_raw_fd())?;
+            let local_addr = socket.local_addr()?;
+            let receiver = UdpRingReceiver {
+                inner: Inner::Poll(UdpSocket::from_std(socket)?),
+                max_datagram: 100,
+                local_addr,
+                layout: RecvLayout::Timestamped,
+                batch: Cell::new(None),
+            };
+            let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            let sent_after = SystemTime::now();
+            sender.send_to(&[7; 300], local_addr)?;
+            let (len, truncated, stamp) = receiver
+                .recv_with(|d| (d.payload.len(), d.truncated, d.timestamp))
+                .await?;
+            assert_eq!((len, truncated), (100, true));
+            assert!(stamp.is_some_and(|stamp| stamp >= sent_after), "{stamp:?}");
             Ok(())
         })
         .unwrap();

@@ -259,10 +259,14 @@ impl RawAddr {
     }
 }
 
-/// Space a control buffer needs for one `SCM_TIMESTAMPNS` message.
-pub(crate) fn timestamp_control_len() -> usize {
-    // SAFETY: CMSG_SPACE only computes a size.
-    unsafe { libc::CMSG_SPACE(size_of::<libc::timespec>() as libc::c_uint) as usize }
+/// Space a control buffer needs for one `SCM_TIMESTAMPNS` message
+/// (`CMSG_SPACE` of a `timespec`).
+pub(crate) const TIMESTAMP_CONTROL_LEN: usize =
+    cmsg_align(size_of::<libc::cmsghdr>()) + cmsg_align(size_of::<libc::timespec>());
+
+/// `CMSG_ALIGN`: control messages start at multiples of a `size_t`.
+const fn cmsg_align(len: usize) -> usize {
+    (len + size_of::<libc::size_t>() - 1) & !(size_of::<libc::size_t>() - 1)
 }
 
 /// The scratch arrays of a large call (`mmsghdr` and `iovec` per
@@ -473,22 +477,47 @@ fn cvt(rc: libc::c_long) -> io::Result<usize> {
 
 /// The `SCM_TIMESTAMPNS` of a received message, if present.
 fn read_timestamp(msg: &libc::msghdr) -> Option<SystemTime> {
+    #[allow(clippy::unnecessary_cast)] // `socklen_t` on some libcs
+    let len = msg.msg_controllen as usize;
     // SAFETY: `msg` was filled by the kernel for a control buffer that is
-    // still borrowed; the CMSG macros walk within `msg_controllen`.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
-            {
-                let ts = libc::CMSG_DATA(cmsg)
-                    .cast::<libc::timespec>()
-                    .read_unaligned();
-                return Some(
-                    SystemTime::UNIX_EPOCH + Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
-                );
-            }
-            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
+    // still borrowed, of which it wrote the first `msg_controllen` bytes.
+    let control = unsafe { std::slice::from_raw_parts(msg.msg_control.cast::<u8>(), len) };
+    timestamp_in(control)
+}
+
+/// The `SCM_TIMESTAMPNS` among the control messages `control` holds, as
+/// the kernel wrote them (at any alignment: a multishot `recvmsg` puts
+/// them after the source address in its buffer). Malformed lengths end
+/// the walk.
+pub(crate) fn timestamp_in(control: &[u8]) -> Option<SystemTime> {
+    let header_len = cmsg_align(size_of::<libc::cmsghdr>());
+    let mut rest = control;
+    while rest.len() >= size_of::<libc::cmsghdr>() {
+        // SAFETY: `rest` holds a `cmsghdr`'s bytes, read unaligned; any
+        // bits are a valid `cmsghdr` (integers only).
+        let cmsg = unsafe { rest.as_ptr().cast::<libc::cmsghdr>().read_unaligned() };
+        #[allow(clippy::unnecessary_cast)] // `socklen_t` on some libcs
+        let len = cmsg.cmsg_len as usize;
+        if len < header_len || len > rest.len() {
+            return None;
         }
+        if cmsg.cmsg_level == libc::SOL_SOCKET
+            && cmsg.cmsg_type == libc::SCM_TIMESTAMPNS
+            && len >= header_len + size_of::<libc::timespec>()
+        {
+            // SAFETY: the message's data holds a `timespec`'s bytes (its
+            // length was checked), read unaligned; any bits are valid.
+            let ts = unsafe {
+                rest[header_len..]
+                    .as_ptr()
+                    .cast::<libc::timespec>()
+                    .read_unaligned()
+            };
+            return Some(
+                SystemTime::UNIX_EPOCH + Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32),
+            );
+        }
+        rest = rest.get(cmsg_align(len)..).unwrap_or_default();
     }
     None
 }
@@ -563,7 +592,7 @@ pub(crate) fn enable_timestamps(fd: RawFd) -> io::Result<()> {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -590,5 +619,80 @@ mod tests {
         assert_eq!(sin6.sin6_flowinfo, addr.flowinfo());
         assert_eq!(sin6.sin6_scope_id, addr.scope_id());
         assert_eq!(raw.inet_addr().unwrap(), SocketAddr::V6(addr));
+    }
+
+    /// A control message as the kernel writes it: `cmsghdr`, then its data
+    /// at `CMSG_ALIGN` of the header.
+    pub(crate) fn control_message(level: libc::c_int, kind: libc::c_int, data: &[u8]) -> Vec<u8> {
+        let header_len = cmsg_align(size_of::<libc::cmsghdr>());
+        // SAFETY: an all-zero `cmsghdr` is valid (integers only).
+        let mut cmsg: libc::cmsghdr = unsafe { std::mem::zeroed() };
+        cmsg.cmsg_len = (header_len + data.len()) as _;
+        cmsg.cmsg_level = level;
+        cmsg.cmsg_type = kind;
+        // SAFETY: `cmsg` is a live `cmsghdr`, viewed as its bytes.
+        let header = unsafe {
+            std::slice::from_raw_parts(
+                (&cmsg as *const libc::cmsghdr).cast::<u8>(),
+                size_of::<libc::cmsghdr>(),
+            )
+        };
+        let mut bytes = header.to_vec();
+        bytes.resize(header_len, 0);
+        bytes.extend_from_slice(data);
+        bytes.resize(cmsg_align(bytes.len()), 0);
+        bytes
+    }
+
+    /// A `timespec`'s bytes.
+    pub(crate) fn timespec_bytes(secs: i64, nanos: i64) -> Vec<u8> {
+        let mut bytes = secs.to_ne_bytes().to_vec();
+        bytes.extend_from_slice(&nanos.to_ne_bytes());
+        bytes.resize(size_of::<libc::timespec>(), 0);
+        bytes
+    }
+
+    #[test]
+    fn the_timestamp_control_space_is_cmsg_space_of_a_timespec() {
+        // SAFETY: CMSG_SPACE only computes a size.
+        let space = unsafe { libc::CMSG_SPACE(size_of::<libc::timespec>() as libc::c_uint) };
+        assert_eq!(TIMESTAMP_CONTROL_LEN, space as usize);
+    }
+
+    #[test]
+    fn a_timestamp_is_found_after_other_messages_and_at_any_alignment() {
+        let stamp = control_message(
+            libc::SOL_SOCKET,
+            libc::SCM_TIMESTAMPNS,
+            &timespec_bytes(7, 5),
+        );
+        assert_eq!(stamp.len(), TIMESTAMP_CONTROL_LEN);
+        let at = SystemTime::UNIX_EPOCH + Duration::new(7, 5);
+        assert_eq!(timestamp_in(&stamp), Some(at));
+        let mut both = control_message(libc::IPPROTO_IP, libc::IP_TTL, &64i32.to_ne_bytes());
+        both.extend_from_slice(&stamp);
+        assert_eq!(timestamp_in(&both), Some(at));
+        // After a 44-byte header and name area, as in a ring buffer.
+        let mut unaligned = vec![0u8; 44];
+        unaligned.extend_from_slice(&both);
+        assert_eq!(timestamp_in(&unaligned[44..]), Some(at));
+    }
+
+    #[test]
+    fn no_timestamp_or_a_malformed_length_gives_none() {
+        assert_eq!(timestamp_in(&[]), None);
+        let other = control_message(libc::IPPROTO_IP, libc::IP_TTL, &64i32.to_ne_bytes());
+        assert_eq!(timestamp_in(&other), None);
+        // Cut short: the message claims more than the buffer holds.
+        let stamp = control_message(
+            libc::SOL_SOCKET,
+            libc::SCM_TIMESTAMPNS,
+            &timespec_bytes(1, 0),
+        );
+        assert_eq!(timestamp_in(&stamp[..stamp.len() - 1]), None);
+        // A zero length would loop forever if it were followed.
+        let mut zero = stamp.clone();
+        zero[..size_of::<libc::size_t>()].fill(0);
+        assert_eq!(timestamp_in(&zero), None);
     }
 }

@@ -32,8 +32,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU16, AtomicU32, Ordering};
 use std::thread::{self, ThreadId};
+use std::time::SystemTime;
 
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6};
+
+use super::mmsg::{timestamp_in, TIMESTAMP_CONTROL_LEN};
 
 const IORING_SETUP_CQSIZE: u32 = 1 << 3;
 const IORING_SETUP_SINGLE_ISSUER: u32 = 1 << 12;
@@ -54,12 +57,35 @@ const IORING_CQE_BUFFER_SHIFT: u32 = 16;
 const IORING_REGISTER_EVENTFD: libc::c_long = 4;
 const IORING_REGISTER_PBUF_RING: libc::c_long = 22;
 
-/// Bytes a multishot `recvmsg` writes before the payload in its buffer:
-/// the `io_uring_recvmsg_out` header, then room for the source address
-/// (an IPv6 one at most).
-pub(crate) const RECV_HEADER_LEN: usize = OUT_LEN + NAME_LEN;
 const OUT_LEN: usize = 16;
 const NAME_LEN: usize = std::mem::size_of::<libc::sockaddr_in6>();
+
+/// What a multishot `recvmsg` writes before the payload in its buffer:
+/// the `io_uring_recvmsg_out` header and room for the source address (an
+/// IPv6 one at most), and room for control messages if asked for.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RecvLayout {
+    /// Header and source address.
+    #[default]
+    Plain,
+    /// Header, source address and the kernel's receive timestamp
+    /// (`SCM_TIMESTAMPNS`, sent when the socket has `SO_TIMESTAMPNS` on).
+    Timestamped,
+}
+
+impl RecvLayout {
+    const fn control_len(self) -> usize {
+        match self {
+            RecvLayout::Plain => 0,
+            RecvLayout::Timestamped => TIMESTAMP_CONTROL_LEN,
+        }
+    }
+
+    /// Bytes of a buffer before the payload.
+    pub const fn header_len(self) -> usize {
+        OUT_LEN + NAME_LEN + self.control_len()
+    }
+}
 
 #[repr(C)]
 #[derive(Default)]
@@ -271,8 +297,9 @@ pub struct Ring {
     sq_tail: u32,
     /// Submissions queued since the last `enter`.
     unsubmitted: u32,
-    /// The `msghdr` every multishot `recvmsg` reads its layout from.
-    msghdr: Box<libc::msghdr>,
+    /// The `msghdr`s multishot `recvmsg`s read their layout from, one per
+    /// [`RecvLayout`] at its index.
+    msghdrs: Box<[libc::msghdr; 2]>,
     /// Single issuer: the ring never leaves its thread.
     _not_send: PhantomData<*const ()>,
 }
@@ -321,8 +348,12 @@ impl Ring {
         )?;
         // SAFETY: a zeroed `msghdr` is valid (null pointers); the kernel
         // reads only `msg_namelen` and `msg_controllen` of a multishot one.
-        let mut msghdr: Box<libc::msghdr> = Box::new(unsafe { std::mem::zeroed() });
-        msghdr.msg_namelen = NAME_LEN as libc::socklen_t;
+        let mut msghdrs: Box<[libc::msghdr; 2]> = Box::new(unsafe { std::mem::zeroed() });
+        for layout in [RecvLayout::Plain, RecvLayout::Timestamped] {
+            let msghdr = &mut msghdrs[layout as usize];
+            msghdr.msg_namelen = NAME_LEN as libc::socklen_t;
+            msghdr.msg_controllen = layout.control_len() as _;
+        }
         Ok(Ring {
             fd,
             rings,
@@ -330,7 +361,7 @@ impl Ring {
             params,
             sq_tail: 0,
             unsubmitted: 0,
-            msghdr,
+            msghdrs,
             _not_send: PhantomData,
         })
     }
@@ -376,17 +407,17 @@ impl Ring {
         self.unsubmitted < self.params.sq_entries
     }
 
-    /// Queues a multishot `recvmsg` on `fd` drawing buffers from `group`,
-    /// its completions tagged `user_data`. The caller keeps `fd` open until
-    /// the receive's final completion. Panics without room (see
-    /// [`has_room`](Self::has_room)).
-    pub fn push_recv(&mut self, fd: RawFd, group: &BufGroup, user_data: u64) {
+    /// Queues a multishot `recvmsg` on `fd` drawing buffers from `group`
+    /// and laid out in them as `layout` says, its completions tagged
+    /// `user_data`. The caller keeps `fd` open until the receive's final
+    /// completion. Panics without room (see [`has_room`](Self::has_room)).
+    pub fn push_recv(&mut self, fd: RawFd, group: &BufGroup, layout: RecvLayout, user_data: u64) {
         self.push(Sqe {
             opcode: IORING_OP_RECVMSG,
             flags: IOSQE_BUFFER_SELECT,
             ioprio: IORING_RECV_MULTISHOT,
             fd,
-            addr: &*self.msghdr as *const libc::msghdr as u64,
+            addr: &self.msghdrs[layout as usize] as *const libc::msghdr as u64,
             len: 1,
             user_data,
             buf_group: group.bgid,
@@ -587,6 +618,11 @@ pub struct Datagram<'a> {
     /// The source address (`None`: not an IP one, never seen on a UDP
     /// socket).
     pub source: Option<SocketAddr>,
+    /// The datagram was longer than the buffer held.
+    pub truncated: bool,
+    /// The kernel's receive time, in a [`RecvLayout::Timestamped`] buffer
+    /// of a socket with `SO_TIMESTAMPNS` on.
+    pub timestamp: Option<SystemTime>,
 }
 
 /// A group of provided buffers (a buffer ring registered with the ring):
@@ -665,12 +701,18 @@ impl BufGroup {
         Ok(group)
     }
 
-    /// Reads the datagram a multishot `recvmsg` completion wrote into
+    /// Reads the datagram a multishot `recvmsg` of `layout` wrote into
     /// buffer `bid` (`used` bytes of it) with `f`, then gives the buffer
     /// back. `f` gets `None` for a buffer too short to hold the receive's
     /// header (never seen; the kernel's contract).
     #[inline]
-    pub fn read<R>(&self, bid: Bid, used: usize, f: impl FnOnce(Option<Datagram<'_>>) -> R) -> R {
+    pub fn read<R>(
+        &self,
+        bid: Bid,
+        used: usize,
+        layout: RecvLayout,
+        f: impl FnOnce(Option<Datagram<'_>>) -> R,
+    ) -> R {
         let offset = bid.0 as usize * self.buf_len;
         // SAFETY: buffer `bid` is user space's (its completion was reaped
         // and `bid` is consumed here, so it goes back once, below, after
@@ -681,7 +723,7 @@ impl BufGroup {
         };
         // Given back after `f`, also if `f` panics.
         let _give_back = GiveBack(self, Some(bid));
-        f(parse_recvmsg(buf))
+        f(parse_recvmsg(buf, layout))
     }
 
     /// Gives buffer `bid` back unread.
@@ -762,20 +804,30 @@ impl Drop for GiveBack<'_> {
     }
 }
 
-/// Splits a multishot `recvmsg`'s buffer: `io_uring_recvmsg_out`, the
-/// name area, the payload (no control messages are asked for).
-fn parse_recvmsg(buf: &[u8]) -> Option<Datagram<'_>> {
+/// Splits a multishot `recvmsg`'s buffer laid out as `layout`:
+/// `io_uring_recvmsg_out`, the name area, the control area, the payload.
+fn parse_recvmsg(buf: &[u8], layout: RecvLayout) -> Option<Datagram<'_>> {
     let word =
         |at: usize| u32::from_ne_bytes(buf[at..at + 4].try_into().expect("4 bytes")) as usize;
-    if buf.len() < RECV_HEADER_LEN {
+    let header_len = layout.header_len();
+    if buf.len() < header_len {
         return None;
     }
-    let (namelen, payloadlen) = (word(0), word(8));
-    let payload = &buf[RECV_HEADER_LEN..];
+    let (namelen, controllen, payloadlen, flags) = (word(0), word(4), word(8), word(12));
+    let payload = &buf[header_len..];
     let payload = &payload[..payloadlen.min(payload.len())];
+    let control_at = OUT_LEN + NAME_LEN;
+    let timestamp = match layout {
+        RecvLayout::Plain => None,
+        RecvLayout::Timestamped => {
+            timestamp_in(&buf[control_at..control_at + controllen.min(layout.control_len())])
+        }
+    };
     Some(Datagram {
         payload,
         source: inet_addr(&buf[OUT_LEN..OUT_LEN + namelen.min(NAME_LEN)]),
+        truncated: payloadlen > payload.len() || flags & libc::MSG_TRUNC as usize != 0,
+        timestamp,
     })
 }
 
@@ -805,18 +857,37 @@ mod tests {
     use super::*;
 
     /// A multishot `recvmsg` buffer as the kernel lays it out: header,
-    /// name area (`NAME_LEN` bytes, `namelen` of them used), payload.
-    fn recvmsg_buffer(name: &[u8], payload: &[u8], payloadlen: u32) -> Vec<u8> {
+    /// name area (`NAME_LEN` bytes, `namelen` of them used), the control
+    /// area of `layout` (`control` at its start), payload.
+    fn recvmsg_buffer(
+        name: &[u8],
+        layout: RecvLayout,
+        control: &[u8],
+        payload: &[u8],
+        payloadlen: u32,
+    ) -> Vec<u8> {
         let mut buf = Vec::new();
         buf.extend_from_slice(&(name.len() as u32).to_ne_bytes());
-        buf.extend_from_slice(&0u32.to_ne_bytes());
+        buf.extend_from_slice(&(control.len() as u32).to_ne_bytes());
         buf.extend_from_slice(&payloadlen.to_ne_bytes());
-        buf.extend_from_slice(&0u32.to_ne_bytes());
+        let flags = if payloadlen as usize > payload.len() {
+            libc::MSG_TRUNC
+        } else {
+            0
+        };
+        buf.extend_from_slice(&(flags as u32).to_ne_bytes());
         let mut area = [0u8; NAME_LEN];
         area[..name.len()].copy_from_slice(name);
         buf.extend_from_slice(&area);
+        let mut area = vec![0u8; layout.control_len()];
+        area[..control.len()].copy_from_slice(control);
+        buf.extend_from_slice(&area);
         buf.extend_from_slice(payload);
         buf
+    }
+
+    fn plain_buffer(name: &[u8], payload: &[u8], payloadlen: u32) -> Vec<u8> {
+        recvmsg_buffer(name, RecvLayout::Plain, &[], payload, payloadlen)
     }
 
     fn sockaddr_in(port: u16, ip: [u8; 4]) -> Vec<u8> {
@@ -829,10 +900,12 @@ mod tests {
 
     #[test]
     fn an_ipv4_datagram_is_split_into_source_and_payload() {
-        let buf = recvmsg_buffer(&sockaddr_in(4242, [127, 0, 0, 1]), b"hello", 5);
-        let datagram = parse_recvmsg(&buf).expect("a whole header");
+        let buf = plain_buffer(&sockaddr_in(4242, [127, 0, 0, 1]), b"hello", 5);
+        let datagram = parse_recvmsg(&buf, RecvLayout::Plain).expect("a whole header");
         assert_eq!(datagram.payload, b"hello");
         assert_eq!(datagram.source, Some("127.0.0.1:4242".parse().unwrap()));
+        assert!(!datagram.truncated);
+        assert_eq!(datagram.timestamp, None);
     }
 
     #[test]
@@ -842,8 +915,8 @@ mod tests {
         name.extend_from_slice(&7u32.to_ne_bytes());
         name.extend_from_slice(&Ipv6Addr::LOCALHOST.octets());
         name.extend_from_slice(&3u32.to_ne_bytes());
-        let buf = recvmsg_buffer(&name, b"", 0);
-        let source = parse_recvmsg(&buf).unwrap().source;
+        let buf = plain_buffer(&name, b"", 0);
+        let source = parse_recvmsg(&buf, RecvLayout::Plain).unwrap().source;
         assert_eq!(
             source,
             Some(SocketAddrV6::new(Ipv6Addr::LOCALHOST, 9, 7, 3).into())
@@ -853,13 +926,39 @@ mod tests {
     #[test]
     fn a_cut_datagram_keeps_what_the_buffer_held() {
         // The kernel reports the whole length; the buffer held 3 bytes.
-        let buf = recvmsg_buffer(&sockaddr_in(1, [10, 0, 0, 1]), b"abc", 300);
-        assert_eq!(parse_recvmsg(&buf).unwrap().payload, b"abc");
+        let buf = plain_buffer(&sockaddr_in(1, [10, 0, 0, 1]), b"abc", 300);
+        let datagram = parse_recvmsg(&buf, RecvLayout::Plain).unwrap();
+        assert_eq!(datagram.payload, b"abc");
+        assert!(datagram.truncated);
+    }
+
+    #[test]
+    fn a_timestamped_buffer_gives_the_timestamp_and_the_payload_after_it() {
+        use crate::sys::mmsg::tests::{control_message, timespec_bytes};
+        let stamp = control_message(
+            libc::SOL_SOCKET,
+            libc::SCM_TIMESTAMPNS,
+            &timespec_bytes(9, 8),
+        );
+        let name = sockaddr_in(5004, [127, 0, 0, 1]);
+        let buf = recvmsg_buffer(&name, RecvLayout::Timestamped, &stamp, b"rtp", 3);
+        let datagram = parse_recvmsg(&buf, RecvLayout::Timestamped).unwrap();
+        assert_eq!(datagram.payload, b"rtp");
+        assert_eq!(datagram.source, Some("127.0.0.1:5004".parse().unwrap()));
+        let at = SystemTime::UNIX_EPOCH + std::time::Duration::new(9, 8);
+        assert_eq!(datagram.timestamp, Some(at));
+        // No control message written (timestamps off): no timestamp, and
+        // the payload still after the control area.
+        let buf = recvmsg_buffer(&name, RecvLayout::Timestamped, &[], b"rtp", 3);
+        let datagram = parse_recvmsg(&buf, RecvLayout::Timestamped).unwrap();
+        assert_eq!((datagram.payload, datagram.timestamp), (&b"rtp"[..], None));
     }
 
     #[test]
     fn a_short_buffer_or_a_foreign_family_is_refused() {
-        assert!(parse_recvmsg(&[0; RECV_HEADER_LEN - 1]).is_none());
+        for layout in [RecvLayout::Plain, RecvLayout::Timestamped] {
+            assert!(parse_recvmsg(&vec![0; layout.header_len() - 1], layout).is_none());
+        }
         let unix = (libc::AF_UNIX as u16).to_ne_bytes();
         assert_eq!(inet_addr(&unix), None);
         assert_eq!(inet_addr(&[]), None);
