@@ -46,6 +46,29 @@ fn a_thousand_datagrams_arrive_once_each_in_order_with_arrival_timestamps() {
     p.set_state(gst::State::Null).unwrap();
 }
 
+/// A datagram longer than `mtu` arrives cut to `mtu` bytes (with a
+/// warning in the debug log); the next, shorter one whole.
+#[test]
+fn a_datagram_longer_than_mtu_is_cut_to_it() {
+    init();
+    let p = pipeline(
+        "tempoudpsrc name=src port=0 mtu=100 context=src-mtu context-wait=5 \
+         ! appsink name=sink sync=false",
+    );
+    p.set_state(gst::State::Playing).unwrap();
+    let to = src_addr(&p, "src");
+    let sink = appsink(&p, "sink");
+    let tx = sender();
+    tx.send_to(&[9; 300], to).unwrap();
+    tx.send_to(&[7; 50], to).unwrap();
+    for expected in [vec![9u8; 100], vec![7u8; 50]] {
+        let sample = pull(&sink);
+        let map = sample.buffer().unwrap().map_readable().unwrap();
+        assert_eq!(map.as_slice(), &expected[..]);
+    }
+    p.set_state(gst::State::Null).unwrap();
+}
+
 /// The source reuses the sender-address object of its last sender: with
 /// two senders taking turns, each buffer still names its own.
 #[test]

@@ -1,5 +1,6 @@
 //! The element (properties, pad, state changes, events) and its task
-//! (receive a batch, stamp each datagram with its arrival, push).
+//! (receive a datagram on the context's io_uring, stamp it with its
+//! arrival, push).
 //!
 //! States: NULL->READY binds the socket here (so that a bind error is an
 //! element error) and prepares the task on the context; READY->PAUSED
@@ -9,13 +10,10 @@
 //! it holds a `basesrc` streaming thread); PAUSED->READY stops and
 //! READY->NULL unprepares.
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
 use std::future::poll_fn;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
-use std::task::{ready, Poll};
 use std::time::{Duration, SystemTime};
 
 use gst::glib;
@@ -23,10 +21,11 @@ use gst::prelude::*;
 use gst::subclass::prelude::*;
 use gst_net::gio;
 use tempo::context::Context;
-use tempo::net::{RecvBatch, UdpSocket};
+use tempo::net::UdpRingReceiver;
 use tempo_media::{BoxError, FlowError, Task, TaskImpl, Trigger};
 
 use super::buffers::Buffers;
+use super::receivers::{self, ReceiverKey};
 use crate::common::{self, wait_ack};
 use crate::sys;
 
@@ -43,12 +42,8 @@ const DEFAULT_PORT: i32 = 5004;
 const DEFAULT_REUSE: bool = true;
 const DEFAULT_MTU: u32 = 1492;
 const DEFAULT_RETRIEVE_SENDER_ADDRESS: bool = true;
-/// Datagrams one `recvmmsg` takes at most on a context that wakes on
-/// every event: a burst is taken in a few calls. A throttled context takes
-/// one per readiness report (a stream gets one or two per tick, and a
-/// backlog is drained in the tick that finds it), which spares the empty
-/// second look a larger batch makes when one datagram waits.
-const BATCH_LEN: usize = 8;
+/// The longest UDP payload (over IPv4): a larger `mtu` receives this much.
+const MAX_UDP_PAYLOAD: usize = 65_507;
 
 #[derive(Debug, Clone)]
 struct Settings {
@@ -157,7 +152,7 @@ impl ObjectImpl for UdpSrc {
                     .build(),
                 glib::ParamSpecUInt::builder("mtu")
                     .nick("MTU")
-                    .blurb("Largest datagram in bytes; a longer one is cut to this size")
+                    .blurb("Largest datagram in bytes (at most 65,507 are received); a longer one is cut to this size")
                     .minimum(1)
                     .maximum(65535)
                     .default_value(DEFAULT_MTU)
@@ -400,28 +395,29 @@ impl UdpSrc {
     fn prepare(&self) -> Result<(), gst::ErrorMessage> {
         let s = self.settings.lock().unwrap().clone();
         let socket = self.bind(&s)?;
-        if let Err(err) = sys::enable_timestamps(&socket) {
-            gst::warning!(CAT, imp = self, "no kernel receive timestamps: {err}");
-        }
+        let timestamps = match sys::enable_timestamps(&socket) {
+            Ok(()) => true,
+            Err(err) => {
+                gst::warning!(CAT, imp = self, "no kernel receive timestamps: {err}");
+                false
+            }
+        };
         let local_addr = socket.local_addr().map_err(|err| {
             gst::error_msg!(gst::ResourceError::OpenRead, ("Socket error: {err}"))
         })?;
         let obj = self.obj();
         let context = common::acquire_context(obj.upcast_ref(), &s.context, s.context_wait)?;
-        let batch_len = if s.context_wait > 0 { 1 } else { BATCH_LEN };
         let imp = SrcTask {
             element: obj.downgrade(),
             pad: self.src_pad.clone(),
             flags: self.flags.clone(),
             caps: s.caps.clone(),
-            mtu: s.mtu as usize,
-            batch_len,
+            mtu: (s.mtu as usize).min(MAX_UDP_PAYLOAD),
             retrieve_sender: s.retrieve_sender_address,
             std_socket: Some(socket),
-            socket: None,
+            timestamps,
+            receiver: None,
             buffers: Buffers::new(s.mtu as usize),
-            // The first datagram of a receive bypasses the queue.
-            pending: VecDeque::with_capacity(batch_len - 1),
             clock: None,
             base_time: gst::ClockTime::ZERO,
             reading: None,
@@ -548,13 +544,6 @@ fn push_initial_events(pad: &gst::Pad, flags: &Flags, caps: Option<&gst::Caps>) 
     }
 }
 
-thread_local! {
-    /// One receive batch per context thread, lent to each source's receive
-    /// (the tasks of a thread never run at once): one warm batch instead
-    /// of a cold one per socket.
-    static BATCH: RefCell<Option<RecvBatch>> = const { RefCell::new(None) };
-}
-
 /// The source's side of its task.
 struct SrcTask {
     element: glib::WeakRef<super::TempoUdpSrc>,
@@ -562,15 +551,14 @@ struct SrcTask {
     flags: Arc<Flags>,
     caps: Option<gst::Caps>,
     mtu: usize,
-    /// Datagrams per receive: [`BATCH_LEN`], or 1 on a throttled context.
-    batch_len: usize,
     retrieve_sender: bool,
-    /// Bound by the element; registered on the context in `prepare`.
+    /// Bound by the element; a receiver on the context's ring in `prepare`.
     std_socket: Option<std::net::UdpSocket>,
-    socket: Option<UdpSocket>,
+    /// The socket gives kernel receive timestamps (else buffers are
+    /// stamped when read).
+    timestamps: bool,
+    receiver: Option<ReceiverKey>,
     buffers: Buffers,
-    /// Received and stamped, not pushed yet (the rest of a batch).
-    pending: VecDeque<gst::Buffer>,
     clock: Option<gst::Clock>,
     base_time: gst::ClockTime,
     /// The last reading of `clock`, while it covers the arrivals.
@@ -630,18 +618,13 @@ impl Stamp {
 }
 
 impl SrcTask {
-    /// Receives what the socket holds (one receive call, waiting for
-    /// readiness if there is none): returns the first datagram's buffer and
-    /// queues the rest of the batch in `pending`, so that the usual single
-    /// datagram never touches the queue's storage. Call with `pending`
-    /// empty.
-    async fn receive(&mut self) -> Result<Option<gst::Buffer>, FlowError> {
+    /// Receives the next datagram (waiting for one) into a buffer stamped
+    /// with its arrival.
+    async fn receive(&mut self) -> Result<gst::Buffer, FlowError> {
         let SrcTask {
-            socket,
-            pending,
+            receiver,
             buffers,
             mtu,
-            batch_len,
             retrieve_sender,
             clock,
             base_time,
@@ -650,69 +633,52 @@ impl SrcTask {
             sender,
             ..
         } = self;
-        let socket = socket.as_ref().ok_or(FlowError::Flushing)?;
-        let (mtu, batch_len) = (*mtu, *batch_len);
+        let key = receiver.as_ref().ok_or(FlowError::Flushing)?;
+        let mtu = *mtu;
         let received = poll_fn(|cx| {
-            BATCH.with_borrow_mut(|slot| {
-                let batch = match slot {
-                    Some(batch) if batch.buf_size() >= mtu && batch.capacity() == batch_len => {
-                        batch
-                    }
-                    _ => slot.insert(RecvBatch::new(batch_len, mtu)?.with_timestamps()),
-                };
-                let n = ready!(socket.poll_recv_many(cx, batch))?;
-                let mut first = None;
-                for i in 0..n {
-                    let payload = batch.payload(i);
-                    let len = payload.len().min(mtu);
-                    if batch.truncated(i) || payload.len() > mtu {
-                        if let Some(element) = element.upgrade() {
-                            gst::warning!(
-                                CAT,
-                                obj = element,
-                                "a datagram longer than mtu ({mtu} bytes) was cut: raise mtu"
-                            );
-                        }
-                    }
-                    let mut buffer = match buffers.get(len) {
-                        Ok(buffer) => buffer,
-                        Err(_) => gst::Buffer::with_size(len).map_err(std::io::Error::other)?,
-                    };
-                    {
-                        let b = buffer.get_mut().expect("a new buffer is writable");
-                        {
-                            let mut map = b.map_writable().map_err(std::io::Error::other)?;
-                            map.copy_from_slice(&payload[..len]);
-                        }
-                        // The read time where the kernel gave no timestamp.
-                        let arrived = batch.timestamp(i).unwrap_or_else(SystemTime::now);
-                        let stamp = match reading {
-                            Some(stamp) if stamp.covers(arrived) => *stamp,
-                            _ => *reading.insert(Stamp::read(clock.as_ref(), *base_time)),
-                        };
-                        let ts = stamp.running_time(arrived);
-                        b.set_pts(ts);
-                        b.set_dts(ts);
-                        if *retrieve_sender {
-                            if let Some(from) = batch.source(i) {
-                                let addr = match sender {
-                                    Some((last, addr)) if *last == from => addr,
-                                    _ => &sender.insert((from, from.into())).1,
-                                };
-                                gst_net::NetAddressMeta::add(b, addr);
-                            }
-                        }
-                    }
-                    match first {
-                        None => first = Some(buffer),
-                        Some(_) => pending.push_back(buffer),
+            receivers::poll_recv_with(key, cx, |datagram| {
+                if datagram.truncated {
+                    if let Some(element) = element.upgrade() {
+                        gst::warning!(
+                            CAT,
+                            obj = element,
+                            "a datagram longer than mtu ({mtu} bytes) was cut: raise mtu"
+                        );
                     }
                 }
-                Poll::Ready(Ok::<_, std::io::Error>(first))
+                let payload = datagram.payload;
+                let mut buffer = match buffers.get(payload.len()) {
+                    Ok(buffer) => buffer,
+                    Err(_) => {
+                        gst::Buffer::with_size(payload.len()).map_err(std::io::Error::other)?
+                    }
+                };
+                let b = buffer.get_mut().expect("a new buffer is writable");
+                b.map_writable()
+                    .map_err(std::io::Error::other)?
+                    .copy_from_slice(payload);
+                // The read time where the kernel gave no timestamp.
+                let arrived = datagram.timestamp.unwrap_or_else(SystemTime::now);
+                let stamp = match reading {
+                    Some(stamp) if stamp.covers(arrived) => *stamp,
+                    _ => *reading.insert(Stamp::read(clock.as_ref(), *base_time)),
+                };
+                let ts = stamp.running_time(arrived);
+                b.set_pts(ts);
+                b.set_dts(ts);
+                if *retrieve_sender {
+                    let from = datagram.source;
+                    let addr = match sender {
+                        Some((last, addr)) if *last == from => addr,
+                        _ => &sender.insert((from, from.into())).1,
+                    };
+                    gst_net::NetAddressMeta::add(b, addr);
+                }
+                Ok::<_, std::io::Error>(buffer)
             })
         })
         .await;
-        received.map_err(|err| {
+        received.and_then(|made| made).map_err(|err| {
             FlowError::Error(format!("receive failed: {err}. Check the network interface").into())
         })
     }
@@ -723,14 +689,28 @@ impl TaskImpl for SrcTask {
 
     async fn prepare(&mut self) -> Result<(), BoxError> {
         let std_socket = self.std_socket.take().ok_or("no socket to prepare")?;
-        self.socket = Some(UdpSocket::from_std(std_socket)?);
+        let receiver = if self.timestamps {
+            UdpRingReceiver::from_std_with_timestamps(std_socket, self.mtu)?
+        } else {
+            UdpRingReceiver::from_std(std_socket, self.mtu)?
+        };
+        if let Some(element) = self.element.upgrade() {
+            let on = if receiver.is_on_ring() {
+                "io_uring"
+            } else {
+                "epoll"
+            };
+            gst::debug!(CAT, obj = element, "receiving on {on}");
+        }
+        self.receiver = Some(receivers::keep(receiver));
         Ok(())
     }
 
     async fn unprepare(&mut self) {
-        self.socket = None;
+        if let Some(key) = self.receiver.take() {
+            receivers::close(key);
+        }
         self.peer = None;
-        self.pending.clear();
         self.buffers.reset();
     }
 
@@ -746,14 +726,7 @@ impl TaskImpl for SrcTask {
     }
 
     async fn try_next(&mut self) -> Result<gst::Buffer, FlowError> {
-        loop {
-            if let Some(buffer) = self.pending.pop_front() {
-                return Ok(buffer);
-            }
-            if let Some(buffer) = self.receive().await? {
-                return Ok(buffer);
-            }
-        }
+        self.receive().await
     }
 
     async fn handle_item(&mut self, buffer: gst::Buffer) -> Result<(), FlowError> {
@@ -763,16 +736,6 @@ impl TaskImpl for SrcTask {
             Err(gst::FlowError::Eos) => Err(FlowError::Eos),
             Err(err) => Err(FlowError::Error(format!("{err:?}").into())),
         }
-    }
-
-    async fn flush_start(&mut self) -> Result<(), BoxError> {
-        self.pending.clear();
-        Ok(())
-    }
-
-    async fn stop(&mut self) -> Result<(), BoxError> {
-        self.pending.clear();
-        Ok(())
     }
 
     async fn handle_loop_error(&mut self, error: FlowError) -> Trigger {

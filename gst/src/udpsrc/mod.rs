@@ -10,6 +10,7 @@ use gst::prelude::*;
 
 mod buffers;
 mod imp;
+mod receivers;
 
 glib::wrapper! {
     /// The `tempoudpsrc` element; see the [module docs](self).
