@@ -46,6 +46,27 @@ fn a_thousand_datagrams_arrive_once_each_in_order_with_arrival_timestamps() {
     p.set_state(gst::State::Null).unwrap();
 }
 
+/// Without throttling (`context-wait=0`) the context wakes for each
+/// arrival (the ring's eventfd wakes its driver): each datagram is pushed
+/// before the next is sent.
+#[test]
+fn an_unthrottled_context_pushes_each_datagram_as_it_arrives() {
+    init();
+    let p = pipeline(
+        "tempoudpsrc name=src port=0 context=src-unthrottled context-wait=0 \
+         ! appsink name=sink sync=false",
+    );
+    p.set_state(gst::State::Playing).unwrap();
+    let to = src_addr(&p, "src");
+    let sink = appsink(&p, "sink");
+    let tx = sender();
+    for seq in 0..100u32 {
+        tx.send_to(&datagram(seq), to).unwrap();
+        assert_eq!(seq_of(&pull(&sink)), seq);
+    }
+    p.set_state(gst::State::Null).unwrap();
+}
+
 /// A datagram longer than `mtu` arrives cut to `mtu` bytes (with a
 /// warning in the debug log); the next, shorter one whole.
 #[test]
