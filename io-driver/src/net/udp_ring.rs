@@ -427,20 +427,29 @@ impl Drop for UdpRingReceiver {
 mod tests {
     use super::*;
 
+    /// A receiver on the epoll fallback (as where io_uring is missing),
+    /// with timestamps turned on for a timestamped layout.
+    fn on_epoll(max_datagram: usize, layout: RecvLayout) -> io::Result<UdpRingReceiver> {
+        let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
+        if layout == RecvLayout::Timestamped {
+            mmsg::enable_timestamps(socket.as_raw_fd())?;
+        }
+        Ok(UdpRingReceiver {
+            local_addr: socket.local_addr()?,
+            inner: Inner::Poll(UdpSocket::from_std(socket)?),
+            max_datagram,
+            layout,
+            batch: Cell::new(None),
+        })
+    }
+
     /// The epoll fallback keeps the ring's rules: the payload cut to
     /// `max_datagram`, then to the caller's buffer.
     #[test]
     fn the_epoll_fallback_cuts_datagrams_as_the_ring_does() {
         crate::__doc_block_on(async {
-            let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-            let local_addr = socket.local_addr()?;
-            let receiver = UdpRingReceiver {
-                inner: Inner::Poll(UdpSocket::from_std(socket)?),
-                max_datagram: 100,
-                local_addr,
-                layout: RecvLayout::Plain,
-                batch: Cell::new(None),
-            };
+            let receiver = on_epoll(100, RecvLayout::Plain)?;
+            let local_addr = receiver.local_addr()?;
             assert!(!receiver.is_on_ring());
             let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
             sender.send_to(&[7; 300], local_addr)?;
@@ -460,16 +469,8 @@ mod tests {
     #[test]
     fn the_epoll_fallback_keeps_timestamps_and_truncation() {
         crate::__doc_block_on(async {
-            let socket = std::net::UdpSocket::bind("127.0.0.1:0")?;
-            mmsg::enable_timestamps(socket.as_raw_fd())?;
-            let local_addr = socket.local_addr()?;
-            let receiver = UdpRingReceiver {
-                inner: Inner::Poll(UdpSocket::from_std(socket)?),
-                max_datagram: 100,
-                local_addr,
-                layout: RecvLayout::Timestamped,
-                batch: Cell::new(None),
-            };
+            let receiver = on_epoll(100, RecvLayout::Timestamped)?;
+            let local_addr = receiver.local_addr()?;
             let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
             let sent_after = SystemTime::now();
             sender.send_to(&[7; 300], local_addr)?;
