@@ -272,7 +272,7 @@ impl UdpRingReceiver {
             Inner::Ring { ring, key } => self.poll_ring(ring, *key, cx, f),
             Inner::Poll(socket) => self.with_batch(|batch| {
                 ready!(socket.poll_recv_many(cx, batch))?;
-                Poll::Ready(hand_over(batch, f))
+                Poll::Ready(hand_over(batch, self.max_datagram, f))
             }),
         }
     }
@@ -295,7 +295,7 @@ impl UdpRingReceiver {
             Taken::Direct => {
                 let received = self.with_batch(|batch| {
                     ring.borrow().recv_direct(key, batch)?;
-                    hand_over(batch, f)
+                    hand_over(batch, self.max_datagram, f)
                 });
                 return match received {
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -355,17 +355,20 @@ impl UdpRingReceiver {
     }
 }
 
-/// Hands the datagram a one-slot batch holds to `f` (taken once).
+/// Hands the datagram a one-slot batch holds to `f` (taken once), cut
+/// to `max` bytes (the batch's buffer has at least one).
 fn hand_over<R>(
     batch: &RecvBatch,
+    max: usize,
     f: &mut Option<impl FnOnce(RingDatagram<'_>) -> R>,
 ) -> io::Result<R> {
     let source = batch.source(0).ok_or_else(non_ip_source)?;
+    let payload = batch.payload(0);
     let f = f.take().expect("a ring receive polled after it completed");
     Ok(f(RingDatagram {
-        payload: batch.payload(0),
+        payload: &payload[..payload.len().min(max)],
         source,
-        truncated: batch.truncated(0),
+        truncated: batch.truncated(0) || payload.len() > max,
         timestamp: batch.timestamp(0),
     }))
 }
@@ -459,6 +462,23 @@ mod tests {
             let mut small = [0u8; 10];
             let (n, _) = receiver.recv_from(&mut small).await?;
             assert_eq!((n, small), (10, [8; 10]));
+            Ok(())
+        })
+        .unwrap();
+    }
+
+    /// A receiver for datagrams of 0 bytes cuts every payload to nothing
+    /// on the fallback too (its batch's buffer has one byte).
+    #[test]
+    fn the_epoll_fallback_cuts_to_a_max_datagram_of_zero() {
+        crate::__doc_block_on(async {
+            let receiver = on_epoll(0, RecvLayout::Plain)?;
+            let sender = std::net::UdpSocket::bind("127.0.0.1:0")?;
+            sender.send_to(&[5; 10], receiver.local_addr()?)?;
+            let got = receiver
+                .recv_with(|d| (d.payload.len(), d.truncated))
+                .await?;
+            assert_eq!(got, (0, true));
             Ok(())
         })
         .unwrap();
