@@ -67,12 +67,15 @@ fn a_warm_stream_allocates_nothing_per_datagram_on_the_rust_side() {
         sent += burst;
         seen.wait_for(sent);
     }
+    // In bursts of 25: a ring receiver holds up to 32 datagrams its task
+    // has not taken without allocating, however the bursts fall into
+    // ticks; a deeper backlog than any before may grow its queue once.
     let before = allocations();
-    for chunk in 1..=10 {
-        for _ in 0..100 {
+    for burst in 1..=40 {
+        for _ in 0..25 {
             tx.send_to(&payload, to).unwrap();
         }
-        seen.wait_for(sent + chunk * 100);
+        seen.wait_for(sent + burst * 25);
     }
     let allocated = allocations() - before;
     p.set_state(gst::State::Null).unwrap();

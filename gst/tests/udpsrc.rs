@@ -121,7 +121,7 @@ fn buffers_from_two_senders_taking_turns_each_carry_their_sender() {
 }
 
 #[test]
-fn in_paused_nothing_is_pushed_and_datagrams_wait_in_the_kernel() {
+fn in_paused_nothing_is_pushed_and_datagrams_wait_unread() {
     init();
     let p = pipeline(
         "tempoudpsrc name=src port=0 retrieve-sender-address=false \

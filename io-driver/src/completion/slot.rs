@@ -49,7 +49,9 @@ pub(crate) struct Slot {
     /// The oldest arrival not taken (the usual one), inline ...
     pub(crate) first: Option<Arrival>,
     /// ... and the later ones, in order, out of line: made with the slot
-    /// so that no datagram allocates, boxed so that a slot (40 bytes)
+    /// with room for [`MAX_HELD`] in all, so that no datagram allocates
+    /// (only the arrivals of one turn past the hold, before its receive is
+    /// cancelled, can grow it, once), boxed so that a slot (40 bytes)
     /// rarely straddles two cache lines.
     #[allow(clippy::box_collection)]
     pub(crate) more: Box<VecDeque<Arrival>>,
@@ -76,7 +78,7 @@ impl Slot {
         Slot {
             waker: None,
             first: None,
-            more: Box::new(VecDeque::with_capacity(4)),
+            more: Box::new(VecDeque::with_capacity(MAX_HELD - 1)),
             socket,
             group,
             layout,
