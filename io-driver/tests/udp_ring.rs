@@ -260,6 +260,38 @@ fn dropping_a_receiver_frees_its_port_after_the_cancel() {
     drop(keep);
 }
 
+/// `close` resolves once the socket is closed: while the armed receive is
+/// being cancelled it is pending and the port taken, then the port is
+/// free as soon as it resolves.
+#[test]
+fn close_resolves_once_the_port_is_free() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let keep = receiver(1500); // the ring has a receiver left
+    let rx = receiver(1500);
+    let addr = rx.local_addr().unwrap();
+    let on_ring = rx.is_on_ring();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    {
+        let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
+        assert!(recv.as_mut().poll(&mut cx).is_pending());
+    }
+    driver.park_timeout(Duration::ZERO).unwrap(); // armed
+    let mut closed = pin!(rx.close());
+    if on_ring {
+        assert!(
+            closed.as_mut().poll(&mut cx).is_pending(),
+            "the cancel is due"
+        );
+        assert!(std::net::UdpSocket::bind(addr).is_err());
+        turn_until_woken(&mut driver, &woken);
+    }
+    assert!(closed.as_mut().poll(&mut cx).is_ready());
+    std::net::UdpSocket::bind(addr).expect("the port is free once closed");
+    drop(keep);
+}
+
 /// A receiver that is not read stops receiving once it holds a few dozen
 /// datagrams (past the turn that found them); later ones stay in its
 /// socket's kernel buffer, and every one arrives, in order, once the task

@@ -708,7 +708,7 @@ impl TaskImpl for SrcTask {
 
     async fn unprepare(&mut self) {
         if let Some(key) = self.receiver.take() {
-            receivers::close(key);
+            receivers::close(key).await;
         }
         self.peer = None;
         self.buffers.reset();

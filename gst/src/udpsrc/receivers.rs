@@ -7,12 +7,14 @@
 //! thread whose driver owns the ring, so it is `!Send`; a task's state must
 //! be `Send`. So the thread keeps the receivers, and a task holds a
 //! [`ReceiverKey`] that it uses on that thread only: a key used elsewhere
-//! gets an error, never another thread's receiver.
+//! gets an error, never another thread's receiver. Closing waits for the
+//! socket to close (the ring confirms the cancellation of its receive), so
+//! that a source back in NULL has freed its port.
 
 use std::cell::RefCell;
-use std::future::Future;
+use std::future::{poll_fn, Future};
 use std::io;
-use std::pin::pin;
+use std::pin::{pin, Pin};
 use std::task::{Context, Poll};
 use std::thread::{self, ThreadId};
 
@@ -21,8 +23,14 @@ use tempo::net::{RingDatagram, UdpRingReceiver};
 
 /// A thread's receivers, and the thread (read once, not per receive).
 struct Receivers {
-    kept: Slab<UdpRingReceiver>,
+    kept: Slab<Kept>,
     thread: ThreadId,
+}
+
+enum Kept {
+    Receiving(UdpRingReceiver),
+    /// [`UdpRingReceiver::close`], until its socket is closed.
+    Closing(Pin<Box<dyn Future<Output = ()>>>),
 }
 
 thread_local! {
@@ -42,23 +50,48 @@ pub(super) struct ReceiverKey {
 /// Keeps `receiver` on the calling thread: the key to reach it.
 pub(super) fn keep(receiver: UdpRingReceiver) -> ReceiverKey {
     RECEIVERS.with_borrow_mut(|receivers| ReceiverKey {
-        key: receivers.kept.insert(receiver),
+        key: receivers.kept.insert(Kept::Receiving(receiver)),
         thread: receivers.thread,
     })
 }
 
-/// Closes the receiver of `key`, on its thread; elsewhere (a task torn
-/// down off its context), or while the thread ends, it is left to close
-/// with its thread.
-pub(super) fn close(key: ReceiverKey) {
-    let receiver = RECEIVERS.try_with(|receivers| {
+/// Closes the receiver of `key` and waits until its socket is closed, on
+/// its thread; elsewhere (a task torn down off its context), or while the
+/// thread ends, it is left to close with its thread.
+pub(super) async fn close(key: ReceiverKey) {
+    let started = RECEIVERS.try_with(|receivers| {
         let mut receivers = receivers.borrow_mut();
-        (receivers.thread == key.thread)
-            .then(|| receivers.kept.try_remove(key.key))
-            .flatten()
+        if receivers.thread != key.thread {
+            return false;
+        }
+        match receivers.kept.get_mut(key.key) {
+            Some(kept) => {
+                // A zero-sized stand-in while the receiver moves out.
+                let stand_in = Kept::Closing(Box::pin(std::future::ready(())));
+                if let Kept::Receiving(receiver) = std::mem::replace(kept, stand_in) {
+                    *kept = Kept::Closing(Box::pin(receiver.close()));
+                }
+                true
+            }
+            None => false,
+        }
     });
-    // Out of the borrow: a receiver's drop may wake a task.
-    drop(receiver.ok().flatten());
+    if started != Ok(true) {
+        return;
+    }
+    poll_fn(|cx| {
+        RECEIVERS.with_borrow_mut(|receivers| {
+            let Some(Kept::Closing(closing)) = receivers.kept.get_mut(key.key) else {
+                return Poll::Ready(());
+            };
+            let closed = closing.as_mut().poll(cx);
+            if closed.is_ready() {
+                receivers.kept.remove(key.key);
+            }
+            closed
+        })
+    })
+    .await;
 }
 
 /// Polls a receive of one datagram on the receiver of `key`, handed to
@@ -75,10 +108,9 @@ pub(super) fn poll_recv_with<R>(
                 "a source's receive ran off its context thread",
             )));
         }
-        let receiver = receivers
-            .kept
-            .get(key.key)
-            .expect("a kept receiver until closed");
+        let Some(Kept::Receiving(receiver)) = receivers.kept.get(key.key) else {
+            return Poll::Ready(Err(io::Error::other("a source's receiver was closed")));
+        };
         pin!(receiver.recv_with(f)).poll(cx)
     })
 }
@@ -93,22 +125,13 @@ mod tests {
         (socket, addr)
     }
 
-    /// Whether `addr`'s port is free again within 100 turns of the
-    /// runtime (a ring receiver's socket closes at its cancel's
-    /// completion).
-    async fn freed(addr: std::net::SocketAddr) -> bool {
-        for _ in 0..100 {
-            if std::net::UdpSocket::bind(addr).is_ok() {
-                return true;
-            }
-            tempo::task::yield_now().await;
-        }
-        false
+    fn is_free(addr: std::net::SocketAddr) -> bool {
+        std::net::UdpSocket::bind(addr).is_ok()
     }
 
     /// A key reaches its receiver on its thread and only there; a close
-    /// off the thread leaves the receiver to its thread, a close on it
-    /// frees the port.
+    /// off the thread returns at once and leaves the receiver to its
+    /// thread, a close on it returns once the port is free.
     #[test]
     fn a_key_reaches_its_receiver_on_its_thread_only() {
         let rt = tempo::runtime::Builder::new_current_thread()
@@ -120,7 +143,7 @@ mod tests {
             let key = keep(UdpRingReceiver::from_std_with_timestamps(socket, 1500).unwrap());
             let sender = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
             sender.send_to(b"here", addr).unwrap();
-            let got = std::future::poll_fn(|cx| {
+            let got = poll_fn(|cx| {
                 poll_recv_with(&key, cx, |d| (d.payload.to_vec(), d.timestamp.is_some()))
             })
             .await
@@ -133,14 +156,15 @@ mod tests {
                 let mut cx = Context::from_waker(std::task::Waker::noop());
                 let polled = poll_recv_with(&key, &mut cx, |_| ());
                 assert!(matches!(polled, Poll::Ready(Err(_))), "{polled:?}");
-                close(other);
+                assert!(pin!(close(other)).poll(&mut cx).is_ready());
                 key
             })
             .join()
             .unwrap();
-            assert!(!freed(other_addr).await, "closed off its thread");
-            close(key);
-            assert!(freed(addr).await, "closed on its thread");
+            tempo::task::yield_now().await;
+            assert!(!is_free(other_addr), "closed off its thread");
+            close(key).await;
+            assert!(is_free(addr), "closed on its thread");
         });
     }
 }

@@ -35,6 +35,7 @@
 //! makes a turn due: an idle driver with armed receivers blocks, and a
 //! starved receive is retried when a buffer comes back, not in a loop.
 
+use std::cell::Cell;
 use std::io;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::rc::Rc;
@@ -69,6 +70,16 @@ const MAX_CLASS_GROUPS: usize = 8;
 const CANCEL_TAG: u64 = u64::MAX;
 /// How often a starving task's socket is looked at (see `wait_starving`).
 const STARVING_LOOK: Duration = Duration::from_millis(1);
+
+/// What [`RecvRing::close`] did with a slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Closing {
+    /// Removed, its socket closed.
+    Closed,
+    /// Its receive is being cancelled; the slot goes at the final
+    /// completion (see [`RecvRing::poll_removed`]).
+    Cancelling,
+}
 
 /// What [`RecvRing::poll_arrival`] found.
 pub(crate) enum Taken {
@@ -113,6 +124,9 @@ pub(crate) struct RecvRing {
     starving: usize,
     /// The driver was dropped: nothing turns the ring any more.
     driver_gone: bool,
+    /// Closed slots whose receiver waits for their socket to close: the
+    /// flag is set and the waker woken when the slot goes.
+    closing: Vec<(usize, Rc<Cell<bool>>, Option<Waker>)>,
     /// The eventfd the kernel signals, and its registration with the
     /// driver it wakes.
     eventfd: OwnedFd,
@@ -173,6 +187,7 @@ impl RecvRing {
             handed: 0,
             starving: 0,
             driver_gone: false,
+            closing: Vec::new(),
             eventfd,
             registration,
         })
@@ -322,7 +337,7 @@ impl RecvRing {
 
     /// The receiver of slot `key` is gone: gives its buffers back and
     /// removes the slot, at once or at its receive's final completion.
-    pub(crate) fn close(&mut self, key: usize) {
+    pub(crate) fn close(&mut self, key: usize) -> Closing {
         let slot = &mut self.slots[key];
         slot.closed = true;
         slot.waker = None;
@@ -343,8 +358,43 @@ impl RecvRing {
             SlotState::Cancelling => {}
             SlotState::Queued | SlotState::Paused | SlotState::Starved => {
                 self.slots.remove(key);
+                return Closing::Closed;
             }
         }
+        Closing::Cancelling
+    }
+
+    /// Closes slot `key` as [`close`](Self::close) does; while its
+    /// receive is being cancelled, `done` is set when the slot goes (see
+    /// [`poll_removed`](Self::poll_removed)).
+    pub(crate) fn close_watched(&mut self, key: usize, done: &Rc<Cell<bool>>) {
+        match self.close(key) {
+            Closing::Closed => done.set(true),
+            Closing::Cancelling => self.closing.push((key, done.clone(), None)),
+        }
+    }
+
+    /// Polls until the slot watched by `done` (see
+    /// [`close_watched`](Self::close_watched)) is gone with its socket.
+    /// Ready at once if the driver is gone: the socket then closes with
+    /// the ring.
+    pub(crate) fn poll_removed(&mut self, done: &Rc<Cell<bool>>, cx: &Context<'_>) -> Poll<()> {
+        if done.get() || self.driver_gone {
+            return Poll::Ready(());
+        }
+        match self
+            .closing
+            .iter_mut()
+            .find(|(_, d, _)| Rc::ptr_eq(d, done))
+        {
+            Some((_, _, waker)) => match waker {
+                Some(waker) if waker.will_wake(cx.waker()) => {}
+                _ => *waker = Some(cx.waker().clone()),
+            },
+            None => return Poll::Ready(()),
+        }
+        self.due = true;
+        Poll::Pending
     }
 
     /// The ring's driver is gone: every waiting task is woken, and a
@@ -483,6 +533,7 @@ impl RecvRing {
             due,
             panic,
             handed,
+            closing,
             ..
         } = self;
         ring.reap(|completion| {
@@ -544,6 +595,13 @@ impl RecvRing {
             let kicked = std::mem::take(&mut slot.kicked);
             if slot.closed {
                 slots.remove(key);
+                if let Some(at) = closing.iter().position(|(k, _, _)| *k == key) {
+                    let (_, done, waker) = closing.swap_remove(at);
+                    done.set(true);
+                    if let Some(waker) = waker {
+                        wake_catching(&waker, panic);
+                    }
+                }
             } else if slot.held() >= MAX_HELD {
                 slot.state = SlotState::Paused;
             } else if res == -libc::ENOBUFS {

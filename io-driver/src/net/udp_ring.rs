@@ -77,7 +77,9 @@ pub struct UdpRingReceiver {
     layout: RecvLayout,
     /// A one-slot batch for receives off the ring (the epoll fallback, a
     /// direct receive), made at the first; out of its cell while in use.
-    batch: Cell<Option<RecvBatch>>,
+    batch: Cell<Option<Box<RecvBatch>>>,
+    /// [`close`](Self::close) closed the slot already: the drop does not.
+    slot_closed: bool,
 }
 
 /// A datagram a [`UdpRingReceiver`] received, lent in place to the
@@ -191,7 +193,31 @@ impl UdpRingReceiver {
             local_addr,
             layout,
             batch: Cell::new(None),
+            slot_closed: false,
         })
+    }
+
+    /// Closes the receiver; the future resolves once its socket is closed
+    /// and its port free: on the ring, when the kernel has confirmed the
+    /// cancellation of its receive (a turn or two of the driver); on the
+    /// epoll fallback, at once. Dropping a receiver closes it as well, but
+    /// its socket may outlive the drop until that confirmation.
+    pub fn close(mut self) -> impl Future<Output = ()> {
+        let watched = match &self.inner {
+            Inner::Ring { ring, key } => {
+                let done = Rc::new(Cell::new(false));
+                ring.borrow_mut().close_watched(*key, &done);
+                self.slot_closed = true;
+                Some((ring.clone(), done))
+            }
+            Inner::Poll(_) => None,
+        };
+        drop(self);
+        async move {
+            if let Some((ring, done)) = watched {
+                std::future::poll_fn(|cx| ring.borrow_mut().poll_removed(&done, cx)).await;
+            }
+        }
     }
 
     /// Whether the receiver is on io_uring (`false`: on the epoll driver,
@@ -343,10 +369,10 @@ impl UdpRingReceiver {
             None => {
                 let batch = RecvBatch::new(1, self.max_datagram.max(1))
                     .expect("a one-slot batch of at most 65,507 bytes");
-                match self.layout {
+                Box::new(match self.layout {
                     RecvLayout::Plain => batch,
                     RecvLayout::Timestamped => batch.with_timestamps(),
-                }
+                })
             }
         };
         let result = f(&mut batch);
@@ -421,7 +447,9 @@ where
 impl Drop for UdpRingReceiver {
     fn drop(&mut self) {
         if let Inner::Ring { ring, key } = &self.inner {
-            ring.borrow_mut().close(*key);
+            if !self.slot_closed {
+                ring.borrow_mut().close(*key);
+            }
         }
     }
 }
@@ -443,6 +471,7 @@ mod tests {
             max_datagram,
             layout,
             batch: Cell::new(None),
+            slot_closed: false,
         })
     }
 
