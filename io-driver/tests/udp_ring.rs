@@ -240,16 +240,9 @@ fn an_arrival_wakes_a_blocked_driver() {
 fn dropping_a_receiver_frees_its_port_after_the_cancel() {
     let mut driver = Driver::new().unwrap();
     let _enter = driver.handle().enter();
-    let keep = receiver(1500); // the ring has a receiver left
-    let rx = receiver(1500);
-    let addr = rx.local_addr().unwrap();
     let (_, waker) = counting();
-    let mut cx = Context::from_waker(&waker);
-    {
-        let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
-        assert!(recv.as_mut().poll(&mut cx).is_pending());
-    }
-    driver.park_timeout(Duration::ZERO).unwrap(); // armed
+    let (keep, rx) = armed_receiver(&mut driver, &mut Context::from_waker(&waker));
+    let addr = rx.local_addr().unwrap();
     drop(rx);
     let mut turns = 0;
     while std::net::UdpSocket::bind(addr).is_err() {
@@ -260,36 +253,44 @@ fn dropping_a_receiver_frees_its_port_after_the_cancel() {
     drop(keep);
 }
 
-/// `close` resolves once the socket is closed: while the armed receive is
-/// being cancelled it is pending and the port taken, then the port is
-/// free as soon as it resolves.
-#[test]
-fn close_resolves_once_the_port_is_free() {
-    let mut driver = Driver::new().unwrap();
-    let _enter = driver.handle().enter();
-    let keep = receiver(1500); // the ring has a receiver left
+/// A receiver whose receive is armed (polled once, then the driver
+/// turned), and another one that keeps the ring in use.
+fn armed_receiver(driver: &mut Driver, cx: &mut Context<'_>) -> (UdpRingReceiver, UdpRingReceiver) {
+    let keep = receiver(1500);
     let rx = receiver(1500);
-    let addr = rx.local_addr().unwrap();
-    let on_ring = rx.is_on_ring();
-    let (woken, waker) = counting();
-    let mut cx = Context::from_waker(&waker);
     {
         let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
-        assert!(recv.as_mut().poll(&mut cx).is_pending());
+        assert!(recv.as_mut().poll(cx).is_pending());
     }
-    driver.park_timeout(Duration::ZERO).unwrap(); // armed
-    let mut closed = pin!(rx.close());
-    if on_ring {
-        assert!(
-            closed.as_mut().poll(&mut cx).is_pending(),
-            "the cancel is due"
-        );
+    driver.park_timeout(Duration::ZERO).unwrap();
+    (keep, rx)
+}
+
+/// `poll_close` is ready once the socket is closed: while the armed
+/// receive is being cancelled it is pending, the port taken and a receive
+/// refused; the port is free as soon as it is ready.
+#[test]
+fn close_is_ready_once_the_port_is_free() {
+    let mut driver = Driver::new().unwrap();
+    let _enter = driver.handle().enter();
+    let (woken, waker) = counting();
+    let mut cx = Context::from_waker(&waker);
+    let (keep, mut rx) = armed_receiver(&mut driver, &mut cx);
+    let addr = rx.local_addr().unwrap();
+    if rx.is_on_ring() {
+        assert!(rx.poll_close(&mut cx).is_pending(), "the cancel is due");
         assert!(std::net::UdpSocket::bind(addr).is_err());
+        let mut recv = pin!(rx.recv_from_with(|d, _| d.len()));
+        let refused = recv.as_mut().poll(&mut cx);
+        assert!(
+            matches!(&refused, Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::NotConnected),
+            "{refused:?}"
+        );
         turn_until_woken(&mut driver, &woken);
     }
-    assert!(closed.as_mut().poll(&mut cx).is_ready());
+    assert!(rx.poll_close(&mut cx).is_ready());
     std::net::UdpSocket::bind(addr).expect("the port is free once closed");
-    drop(keep);
+    drop((rx, keep));
 }
 
 /// A receiver that is not read stops receiving once it holds a few dozen

@@ -407,17 +407,18 @@ impl UdpSrc {
         })?;
         let obj = self.obj();
         let context = common::acquire_context(obj.upcast_ref(), &s.context, s.context_wait)?;
+        let mtu = (s.mtu as usize).min(MAX_UDP_PAYLOAD);
         let imp = SrcTask {
             element: obj.downgrade(),
             pad: self.src_pad.clone(),
             flags: self.flags.clone(),
             caps: s.caps.clone(),
-            mtu: (s.mtu as usize).min(MAX_UDP_PAYLOAD),
+            mtu,
             retrieve_sender: s.retrieve_sender_address,
             std_socket: Some(socket),
             timestamps,
             receiver: None,
-            buffers: Buffers::new(s.mtu as usize),
+            buffers: Buffers::new(mtu),
             clock: None,
             base_time: gst::ClockTime::ZERO,
             reading: None,

@@ -14,7 +14,7 @@
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
 use std::io;
-use std::pin::{pin, Pin};
+use std::pin::pin;
 use std::task::{Context, Poll};
 use std::thread::{self, ThreadId};
 
@@ -23,14 +23,8 @@ use tempo::net::{RingDatagram, UdpRingReceiver};
 
 /// A thread's receivers, and the thread (read once, not per receive).
 struct Receivers {
-    kept: Slab<Kept>,
+    kept: Slab<UdpRingReceiver>,
     thread: ThreadId,
-}
-
-enum Kept {
-    Receiving(UdpRingReceiver),
-    /// [`UdpRingReceiver::close`], until its socket is closed.
-    Closing(Pin<Box<dyn Future<Output = ()>>>),
 }
 
 thread_local! {
@@ -50,7 +44,7 @@ pub(super) struct ReceiverKey {
 /// Keeps `receiver` on the calling thread: the key to reach it.
 pub(super) fn keep(receiver: UdpRingReceiver) -> ReceiverKey {
     RECEIVERS.with_borrow_mut(|receivers| ReceiverKey {
-        key: receivers.kept.insert(Kept::Receiving(receiver)),
+        key: receivers.kept.insert(receiver),
         thread: receivers.thread,
     })
 }
@@ -59,37 +53,22 @@ pub(super) fn keep(receiver: UdpRingReceiver) -> ReceiverKey {
 /// its thread; elsewhere (a task torn down off its context), or while the
 /// thread ends, it is left to close with its thread.
 pub(super) async fn close(key: ReceiverKey) {
-    let started = RECEIVERS.try_with(|receivers| {
-        let mut receivers = receivers.borrow_mut();
-        if receivers.thread != key.thread {
-            return false;
-        }
-        match receivers.kept.get_mut(key.key) {
-            Some(kept) => {
-                // A zero-sized stand-in while the receiver moves out.
-                let stand_in = Kept::Closing(Box::pin(std::future::ready(())));
-                if let Kept::Receiving(receiver) = std::mem::replace(kept, stand_in) {
-                    *kept = Kept::Closing(Box::pin(receiver.close()));
-                }
-                true
-            }
-            None => false,
-        }
-    });
-    if started != Ok(true) {
-        return;
-    }
     poll_fn(|cx| {
-        RECEIVERS.with_borrow_mut(|receivers| {
-            let Some(Kept::Closing(closing)) = receivers.kept.get_mut(key.key) else {
+        let polled = RECEIVERS.try_with(|receivers| {
+            let mut receivers = receivers.borrow_mut();
+            if receivers.thread != key.thread {
+                return Poll::Ready(());
+            }
+            let Some(receiver) = receivers.kept.get_mut(key.key) else {
                 return Poll::Ready(());
             };
-            let closed = closing.as_mut().poll(cx);
+            let closed = receiver.poll_close(cx);
             if closed.is_ready() {
                 receivers.kept.remove(key.key);
             }
             closed
-        })
+        });
+        polled.unwrap_or(Poll::Ready(()))
     })
     .await;
 }
@@ -108,9 +87,10 @@ pub(super) fn poll_recv_with<R>(
                 "a source's receive ran off its context thread",
             )));
         }
-        let Some(Kept::Receiving(receiver)) = receivers.kept.get(key.key) else {
-            return Poll::Ready(Err(io::Error::other("a source's receiver was closed")));
-        };
+        let receiver = receivers
+            .kept
+            .get(key.key)
+            .expect("a kept receiver until closed");
         pin!(receiver.recv_with(f)).poll(cx)
     })
 }

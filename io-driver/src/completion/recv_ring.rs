@@ -393,7 +393,8 @@ impl RecvRing {
             },
             None => return Poll::Ready(()),
         }
-        self.due = true;
+        // The close made a turn due; the final completion then wakes the
+        // driver through the eventfd.
         Poll::Pending
     }
 

@@ -78,8 +78,6 @@ pub struct UdpRingReceiver {
     /// A one-slot batch for receives off the ring (the epoll fallback, a
     /// direct receive), made at the first; out of its cell while in use.
     batch: Cell<Option<Box<RecvBatch>>>,
-    /// [`close`](Self::close) closed the slot already: the drop does not.
-    slot_closed: bool,
 }
 
 /// A datagram a [`UdpRingReceiver`] received, lent in place to the
@@ -100,6 +98,25 @@ pub struct RingDatagram<'a> {
     pub timestamp: Option<SystemTime>,
 }
 
+impl<'a> RingDatagram<'a> {
+    /// The datagram received as `payload` (cut already if `truncated`),
+    /// cut to `max` bytes.
+    fn cut(
+        payload: &'a [u8],
+        source: SocketAddr,
+        truncated: bool,
+        timestamp: Option<SystemTime>,
+        max: usize,
+    ) -> Self {
+        RingDatagram {
+            payload: &payload[..payload.len().min(max)],
+            source,
+            truncated: truncated || payload.len() > max,
+            timestamp,
+        }
+    }
+}
+
 enum Inner {
     /// Slot `key` of the driver's ring.
     Ring {
@@ -108,6 +125,14 @@ enum Inner {
     },
     /// io_uring is not available: the epoll driver's socket.
     Poll(UdpSocket),
+    /// [`poll_close`](UdpRingReceiver::poll_close) closed slot `key`:
+    /// `done` is set once it is gone with its socket.
+    Closing {
+        ring: Rc<RefCell<RecvRing>>,
+        done: Rc<Cell<bool>>,
+    },
+    /// Closed, its socket too.
+    Closed,
 }
 
 impl fmt::Debug for UdpRingReceiver {
@@ -193,31 +218,36 @@ impl UdpRingReceiver {
             local_addr,
             layout,
             batch: Cell::new(None),
-            slot_closed: false,
         })
     }
 
-    /// Closes the receiver; the future resolves once its socket is closed
-    /// and its port free: on the ring, when the kernel has confirmed the
-    /// cancellation of its receive (a turn or two of the driver); on the
-    /// epoll fallback, at once. Dropping a receiver closes it as well, but
-    /// its socket may outlive the drop until that confirmation.
-    pub fn close(mut self) -> impl Future<Output = ()> {
-        let watched = match &self.inner {
+    /// Closes the receiver; ready once its socket is closed and its port
+    /// free: on the ring, when the kernel has confirmed the cancellation
+    /// of its receive (a turn or two of the driver); on the epoll
+    /// fallback, at once. A receive after the first call fails. Dropping a
+    /// receiver closes it as well, but its socket may outlive the drop
+    /// until that confirmation.
+    pub fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        match &self.inner {
             Inner::Ring { ring, key } => {
                 let done = Rc::new(Cell::new(false));
                 ring.borrow_mut().close_watched(*key, &done);
-                self.slot_closed = true;
-                Some((ring.clone(), done))
+                let ring = ring.clone();
+                self.inner = Inner::Closing { ring, done };
             }
-            Inner::Poll(_) => None,
-        };
-        drop(self);
-        async move {
-            if let Some((ring, done)) = watched {
-                std::future::poll_fn(|cx| ring.borrow_mut().poll_removed(&done, cx)).await;
-            }
+            Inner::Poll(_) => self.inner = Inner::Closed,
+            Inner::Closing { .. } | Inner::Closed => {}
         }
+        if let Inner::Closing { ring, done } = &self.inner {
+            ready!(ring.borrow_mut().poll_removed(done, cx));
+        }
+        self.inner = Inner::Closed;
+        Poll::Ready(())
+    }
+
+    /// [`poll_close`](Self::poll_close) as a future.
+    pub async fn close(mut self) {
+        std::future::poll_fn(|cx| self.poll_close(cx)).await;
     }
 
     /// Whether the receiver is on io_uring (`false`: on the epoll driver,
@@ -300,6 +330,10 @@ impl UdpRingReceiver {
                 ready!(socket.poll_recv_many(cx, batch))?;
                 Poll::Ready(hand_over(batch, self.max_datagram, f))
             }),
+            Inner::Closing { .. } | Inner::Closed => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::NotConnected,
+                "the ring receiver was closed",
+            ))),
         }
     }
 
@@ -349,14 +383,14 @@ impl UdpRingReceiver {
                 )
             })?;
             let source = datagram.source.ok_or_else(non_ip_source)?;
-            let payload = &datagram.payload[..datagram.payload.len().min(max)];
             let f = f.take().expect("a ring receive polled after it completed");
-            Ok(f(RingDatagram {
-                payload,
+            Ok(f(RingDatagram::cut(
+                datagram.payload,
                 source,
-                truncated: datagram.truncated || datagram.payload.len() > max,
-                timestamp: datagram.timestamp,
-            }))
+                datagram.truncated,
+                datagram.timestamp,
+                max,
+            )))
         });
         Poll::Ready(result)
     }
@@ -389,14 +423,14 @@ fn hand_over<R>(
     f: &mut Option<impl FnOnce(RingDatagram<'_>) -> R>,
 ) -> io::Result<R> {
     let source = batch.source(0).ok_or_else(non_ip_source)?;
-    let payload = batch.payload(0);
     let f = f.take().expect("a ring receive polled after it completed");
-    Ok(f(RingDatagram {
-        payload: &payload[..payload.len().min(max)],
+    Ok(f(RingDatagram::cut(
+        batch.payload(0),
         source,
-        truncated: batch.truncated(0) || payload.len() > max,
-        timestamp: batch.timestamp(0),
-    }))
+        batch.truncated(0),
+        batch.timestamp(0),
+        max,
+    )))
 }
 
 #[cold]
@@ -447,9 +481,7 @@ where
 impl Drop for UdpRingReceiver {
     fn drop(&mut self) {
         if let Inner::Ring { ring, key } = &self.inner {
-            if !self.slot_closed {
-                ring.borrow_mut().close(*key);
-            }
+            ring.borrow_mut().close(*key);
         }
     }
 }
@@ -471,7 +503,6 @@ mod tests {
             max_datagram,
             layout,
             batch: Cell::new(None),
-            slot_closed: false,
         })
     }
 
