@@ -158,6 +158,12 @@ impl IoDriver for Driver {
         let settings = self.handle.settings();
         settings.throttled.load(Ordering::Relaxed)
     }
+
+    /// After an io_uring turn that ran a full chunk of the kernel's queued
+    /// receives (`completion/recv_ring.rs`).
+    fn dispatch_continues(&self) -> bool {
+        self.handle.ring().continues()
+    }
 }
 
 /// The driver's pollable fd (its epoll instance): readable when a

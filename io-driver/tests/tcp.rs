@@ -9,9 +9,10 @@ use std::os::fd::AsRawFd;
 
 use futures::future::join_all;
 use futures::{SinkExt, StreamExt};
-use support::{block_on, raise_fd_limit, tcp_pair};
+use support::{block_on, tcp_pair};
 use tempo_io::net::{TcpListener, TcpStream};
 use tempo_io::Driver;
+use tempo_test_support::fd::raise_fd_limit;
 use tokio_util::codec::{Framed, LinesCodec};
 
 fn pattern(len: usize, seed: usize) -> Vec<u8> {

@@ -7,9 +7,10 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use support::{block_on, raise_fd_limit};
+use support::block_on;
 use tempo_io::net::{TcpListener, TcpSocket};
 use tempo_io::Driver;
+use tempo_test_support::fd::raise_fd_limit;
 
 fn localhost() -> SocketAddr {
     "127.0.0.1:0".parse().unwrap()

@@ -12,10 +12,11 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use futures::task::noop_waker;
-use support::{block_on, block_on_bounded, raise_fd_limit, WakeCount};
+use support::{block_on, block_on_bounded, WakeCount};
 use tempo_io::net::UdpSocket;
 use tempo_io::Driver;
 use tempo_park::{IoDriver, Park};
+use tempo_test_support::fd::raise_fd_limit;
 use tempo_test_support::net::{epoll_entry, sent_all_and_queued, sent_and_queued, EpollEntry};
 
 #[test]

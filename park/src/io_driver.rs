@@ -1,6 +1,7 @@
 //! [`IoDriver`]: what a runtime needs of its I/O backend besides parking on
-//! it: the events one dispatch takes at most, the tick's *second look*, and
-//! whether the scheduler throttles (`docs/schedulers-and-ticks.md`).
+//! it: the events one dispatch takes at most, whether a dispatch stopped
+//! part-way, the tick's *second look*, and whether the scheduler throttles
+//! (`docs/schedulers-and-ticks.md`).
 
 use std::time::Duration;
 
@@ -22,6 +23,16 @@ pub trait IoDriver: Park {
     /// dispatch that reported I/O, not only after a full one (default:
     /// `false`).
     fn looks_for_backlogs(&self) -> bool {
+        false
+    }
+
+    /// Whether the last dispatch stopped part-way, by the backend's own
+    /// bound, through what was ready when it began, so that the tasks of
+    /// the earliest events run before the rest is dispatched: a throttled
+    /// tick then looks again once those tasks ran, beyond its limit on
+    /// second looks, until a dispatch completes or the tick has worked a
+    /// period (default: `false`).
+    fn dispatch_continues(&self) -> bool {
         false
     }
 

@@ -15,14 +15,18 @@ use std::time::Duration;
 use tempo_park::{DriverStats, IoDriver, Park, ParkThread, Unpark};
 use tempo_time::Clock;
 
-/// [`Park`] without associated types, plus the one extra operation the
-/// throttling scheduler needs of the stack: a *look*.
+/// [`Park`] without associated types, plus what the throttling scheduler
+/// needs of the stack's base: a *look*, and whether its last dispatch
+/// continues.
 trait DynPark {
     /// `None` blocks until an event or unpark; `Some(ZERO)` polls once.
     fn park_timeout(&mut self, timeout: Option<Duration>) -> io::Result<()>;
     /// Polls the base of the stack once, without blocking or firing
     /// timers: a tick's second look at the reactor.
     fn look(&mut self) -> io::Result<()>;
+    /// [`IoDriver::dispatch_continues`] of the base; `false` for a base
+    /// that is not an I/O driver.
+    fn dispatch_continues(&mut self) -> bool;
     fn stats(&self) -> DriverStats;
 }
 
@@ -58,12 +62,56 @@ where
     IoDriver::look(io).map_err(to_io_error)
 }
 
+/// What the stack asks of its base `B` besides parking: how a look polls
+/// it, and whether its last dispatch continues.
+struct BaseOps<B> {
+    look: fn(&mut B) -> io::Result<()>,
+    continues: fn(&B) -> bool,
+}
+
+impl<B> Clone for BaseOps<B> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<B> Copy for BaseOps<B> {}
+
+impl<B> BaseOps<B>
+where
+    B: Park,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    /// A base that is not an I/O driver (a host's driver, [`ParkThread`]):
+    /// a look parks it with a zero timeout, a dispatch never continues.
+    fn polled() -> BaseOps<B> {
+        BaseOps {
+            look: poll_once,
+            continues: |_| false,
+        }
+    }
+}
+
+impl<B> BaseOps<B>
+where
+    B: IoDriver,
+    B::Error: std::error::Error + Send + Sync + 'static,
+{
+    /// An I/O backend, through its [`IoDriver`] contract.
+    fn io() -> BaseOps<B> {
+        BaseOps {
+            look: io_look::<B>,
+            continues: B::dispatch_continues,
+        }
+    }
+}
+
 /// A driver stack behind [`DynPark`]: its top `park`, how to reach its
-/// base `B`, and how a look polls that base.
+/// base `B`, and what is asked of that base.
 struct Erased<P, B> {
     park: P,
     base: fn(&mut P) -> &mut B,
-    look: fn(&mut B) -> io::Result<()>,
+    ops: BaseOps<B>,
 }
 
 impl<P, B> DynPark for Erased<P, B>
@@ -76,7 +124,11 @@ where
     }
 
     fn look(&mut self) -> io::Result<()> {
-        (self.look)((self.base)(&mut self.park))
+        (self.ops.look)((self.base)(&mut self.park))
+    }
+
+    fn dispatch_continues(&mut self) -> bool {
+        (self.ops.continues)((self.base)(&mut self.park))
     }
 
     fn stats(&self) -> DriverStats {
@@ -145,7 +197,7 @@ impl HostPark {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         HostPark::Replace(Box::new(move |config| {
-            Driver::with_base(park, config, poll_once)
+            Driver::with_base(park, config, BaseOps::polled())
         }))
     }
 
@@ -157,7 +209,7 @@ impl HostPark {
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         HostPark::WrapIo(Box::new(move |io, config| {
-            Driver::with_base(make(io), config, poll_once)
+            Driver::with_base(make(io), config, BaseOps::polled())
         }))
     }
 
@@ -249,7 +301,7 @@ impl Driver {
         let Some(backend) = backend else {
             return Ok(match host {
                 Some(HostPark::Replace(make)) => make(config),
-                _ => Driver::with_base(ParkThread::new(), config, poll_once),
+                _ => Driver::with_base(ParkThread::new(), config, BaseOps::polled()),
             });
         };
         let (io, io_handle) = backend.build(config)?;
@@ -277,20 +329,20 @@ impl Driver {
         };
         let mut driver = match wrap {
             Some(make) => make(io, config),
-            None => Driver::with_base(io, config, io_look::<B>),
+            None => Driver::with_base(io, config, BaseOps::io()),
         };
         driver.look_threshold = Some(look_threshold);
         driver
     }
 
-    /// The stack on top of `base`; `look` is how a second look polls it.
-    fn with_base<P>(base: P, config: &DriverConfig, look: fn(&mut P) -> io::Result<()>) -> Driver
+    /// The stack on top of `base`, which `ops` looks at.
+    fn with_base<P>(base: P, config: &DriverConfig, ops: BaseOps<P>) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         if !config.enable_time {
-            return Driver::new(base, look);
+            return Driver::new(base, ops);
         }
         let clock = if config.start_paused {
             Clock::paused()
@@ -302,7 +354,7 @@ impl Driver {
         time.set_never_early(config.never_early);
         let time_handle = time.handle();
         time_handle.set_pass_period(config.pass_period);
-        let mut driver = Driver::timed(time, look);
+        let mut driver = Driver::timed(time, ops);
         driver.handles.time = Some(time_handle);
         driver
     }
@@ -310,23 +362,22 @@ impl Driver {
     /// A driver with no events: [`ParkThread`].
     #[cfg(all(test, not(loom)))]
     pub(crate) fn park_thread() -> Driver {
-        Driver::new(ParkThread::new(), poll_once)
+        Driver::new(ParkThread::new(), BaseOps::polled())
     }
 
-    /// Wraps any [`Park`] driver as it is; a look polls it with `look`.
-    fn new<P>(park: P, look: fn(&mut P) -> io::Result<()>) -> Driver
+    /// Wraps any [`Park`] driver as it is, which `ops` looks at.
+    fn new<P>(park: P, ops: BaseOps<P>) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
     {
         let unpark: Arc<dyn Unpark> = Arc::new(park.unpark());
         let base: fn(&mut P) -> &mut P = |park| park;
-        Driver::from_parts(Box::new(Erased { park, base, look }), unpark)
+        Driver::from_parts(Box::new(Erased { park, base, ops }), unpark)
     }
 
-    /// The timer driver `time` over its base; a look polls the base with
-    /// `look`.
-    fn timed<P>(time: tempo_time::Driver<P>, look: fn(&mut P) -> io::Result<()>) -> Driver
+    /// The timer driver `time` over its base, which `ops` looks at.
+    fn timed<P>(time: tempo_time::Driver<P>, ops: BaseOps<P>) -> Driver
     where
         P: Park + 'static,
         P::Error: std::error::Error + Send + Sync + 'static,
@@ -338,7 +389,7 @@ impl Driver {
             Box::new(Erased {
                 park: time,
                 base,
-                look,
+                ops,
             }),
             unpark,
         )
@@ -372,6 +423,12 @@ impl Driver {
     /// A second look: polls the base once, no timers.
     pub(crate) fn look(&mut self) -> io::Result<()> {
         self.park.look()
+    }
+
+    /// Whether the base's last dispatch continues
+    /// ([`IoDriver::dispatch_continues`]).
+    pub(crate) fn dispatch_continues(&mut self) -> bool {
+        self.park.dispatch_continues()
     }
 
     /// See the `look_threshold` field.
@@ -423,7 +480,7 @@ mod tests {
 
     #[test]
     fn errors_become_io_errors() {
-        let mut d = Driver::new(Failing, poll_once);
+        let mut d = Driver::new(Failing, BaseOps::polled());
         let e = d.park_timeout(Some(Duration::ZERO)).unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::Other);
         assert_eq!(e.to_string(), "boom");

@@ -69,7 +69,7 @@ pub fn run(
         // enter once: submit, and run the receives arrivals queued.
         for stream in rearm.drain(..) {
             if !ring.has_room() {
-                ring.enter()?;
+                ring.enter(u32::MAX)?;
             }
             ring.push_recv(
                 streams[stream].0.as_raw_fd(),
@@ -78,7 +78,7 @@ pub fn run(
                 stream as u64,
             );
         }
-        ring.enter()?;
+        ring.enter(u32::MAX)?;
         ring.reap(|completion| {
             let stream = completion.user_data as usize;
             if !completion.more {

@@ -128,6 +128,14 @@ impl RingHome {
         handed
     }
 
+    /// Whether the ring's last turn stopped at its chunk with receives
+    /// possibly left (see `recv_ring.rs`).
+    #[inline]
+    pub(crate) fn continues(&self) -> bool {
+        self.with_ring(|ring| ring.try_borrow().is_ok_and(|ring| ring.continues()))
+            .unwrap_or(false)
+    }
+
     /// The driver is gone: its ring's waiting receivers are woken to an
     /// error, and the ring closes when the last of them goes (at once if
     /// none is left). Only on the ring's thread; elsewhere the ring stays

@@ -460,12 +460,11 @@ impl Ring {
     /// submits them and runs the receives that arrivals queued for this
     /// thread (`GETEVENTS`), never blocking.
     ///
-    /// It asks for as many completions as the ring holds, with a zero
-    /// timeout: the kernel runs only about `max(20, min_complete)` of the
-    /// queued receives per call (seen on 6.18: recent kernels bound a
-    /// call's deferred work), so a call asking for none would leave most
-    /// of a tick's datagrams to later calls.
-    pub fn enter(&mut self) -> io::Result<()> {
+    /// The kernel runs queued receives, oldest first, until about
+    /// `max(20, min_complete)` completions are posted (with a zero
+    /// timeout; seen on 6.18: recent kernels bound a call's deferred
+    /// work) and leaves the rest queued for later calls.
+    pub fn enter(&mut self, min_complete: u32) -> io::Result<()> {
         let tail: *mut AtomicU32 = self.rings.at(self.params.sq_off.tail as usize);
         // SAFETY: the ring's aligned u32 tail, shared with the kernel.
         unsafe { (*tail).store(self.sq_tail, Ordering::Release) };
@@ -489,7 +488,7 @@ impl Ring {
                     libc::SYS_io_uring_enter,
                     self.fd.as_raw_fd(),
                     to_submit,
-                    self.params.cq_entries,
+                    min_complete.min(self.params.cq_entries),
                     IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
                     &arg as *const GeteventsArg,
                     std::mem::size_of::<GeteventsArg>(),

@@ -9,7 +9,10 @@
 //!    deferred tasks get an I/O poll and run on unless the period is spent;
 //!    a dispatch that filled the events buffer earns up to
 //!    [`MAX_SECOND_LOOKS`] more I/O polls (any dispatch, when the driver
-//!    [looks for backlogs](tempo_park::IoDriver::looks_for_backlogs)); then
+//!    [looks for backlogs](tempo_park::IoDriver::looks_for_backlogs)), and
+//!    a dispatch the driver stopped part-way one more, whatever the count
+//!    ([`dispatch_continues`](tempo_park::IoDriver::dispatch_continues)),
+//!    while the tick has not worked a period; then
 //!    an end-of-tick pass fires timers registered during the tick with a
 //!    *given* deadline inside its window (`sleep(d)` waits for the next);
 //! 3. if it ran past `start + T` or left work, the next starts at once (an
@@ -155,8 +158,10 @@ impl TickWork {
 const MAX_SECOND_LOOKS: u32 = 4;
 
 /// A tick's second looks: I/O polls (no timers) after its tasks ran, while
-/// the last dispatch reached the threshold, the tick is not cut, and fewer
-/// than [`MAX_SECOND_LOOKS`] were taken.
+/// the tick is not cut and either the last dispatch reached the threshold
+/// with fewer than [`MAX_SECOND_LOOKS`] taken, or the driver stopped it
+/// part-way and the tick has not worked a period. Looks that continue a
+/// dispatch are not counted.
 struct SecondLooks {
     /// `None`: no I/O driver, no looks.
     threshold: Option<u64>,
@@ -182,11 +187,19 @@ impl SecondLooks {
         let Some(threshold) = self.threshold else {
             return false;
         };
-        if tick.cut || self.last_dispatch < threshold || self.taken >= MAX_SECOND_LOOKS {
+        if tick.cut {
+            return false;
+        }
+        let continues = steps::dispatch_continues(core);
+        if continues {
+            if core.clock_now() >= tick.clock_period_end {
+                return false;
+            }
+        } else if self.last_dispatch < threshold || self.taken >= MAX_SECOND_LOOKS {
             return false;
         }
         let look = steps::look(core);
-        self.taken += 1;
+        self.taken += u32::from(!continues);
         self.last_dispatch = look.io_events;
         self.found = self.found.then(look);
         true

@@ -1,5 +1,6 @@
 //! The driver steps only a throttled tick takes, besides the core's park:
-//! a second look at the reactor (I/O only, no timers) and the end-of-tick
+//! a second look at the reactor (I/O only, no timers), whether the last
+//! dispatch continues, and the end-of-tick
 //! timer pass (the timers registered during the tick for its end, without
 //! polling the driver). Each returns what it did as a [`Turn`] with no
 //! task polls, and counts it in the core's metrics.
@@ -37,6 +38,12 @@ pub(super) fn end_of_tick_timers(core: &SchedulerCore) -> Turn {
         timers_fired: fired,
         ..Turn::default()
     }
+}
+
+/// Whether the driver's last I/O dispatch stopped part-way
+/// ([`IoDriver::dispatch_continues`](tempo_park::IoDriver::dispatch_continues)).
+pub(super) fn dispatch_continues(core: &SchedulerCore) -> bool {
+    core.driver.borrow_mut().dispatch_continues()
 }
 
 /// The I/O events a dispatch must reach for the tick to take a second look
