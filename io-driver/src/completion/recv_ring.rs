@@ -32,9 +32,8 @@
 //! not all: a tick's receives can take the kernel milliseconds (3.6 ms
 //! at 2,000 streams on a 2-vCPU EPYC VM), and run all at once they would
 //! delay the tasks of the oldest arrivals, which have waited longest, by
-//! all of it. A turn that
-//! reaps a full chunk *continues*: a turn is due, and a throttled tick
-//! turns again once the chunk's tasks ran
+//! all of it. A turn that reaps a full chunk *continues*: a turn is due,
+//! and a throttled tick turns again once the chunk's tasks ran
 //! ([`IoDriver::dispatch_continues`](tempo_park::IoDriver::dispatch_continues)).
 //!
 //! # When a turn is due
@@ -42,10 +41,11 @@
 //! The driver turns the ring after each poll, and polls without blocking
 //! while a turn is *due*: a queued slot has a task waiting, a
 //! cancellation or completions wait, the last turn continues, or buffers
-//! came back to an exhausted group. Arrivals while the driver blocks wake it through the ring's
-//! eventfd, in that driver's poller for the ring's life. Nothing else
-//! makes a turn due: an idle driver with armed receivers blocks, and a
-//! starved receive is retried when a buffer comes back, not in a loop.
+//! came back to an exhausted group. Arrivals while the driver blocks wake
+//! it through the ring's eventfd, in that driver's poller for the ring's
+//! life. Nothing else makes a turn due: an idle driver with armed
+//! receivers blocks, and a starved receive is retried when a buffer comes
+//! back, not in a loop.
 
 use std::cell::Cell;
 use std::io;
@@ -70,8 +70,8 @@ const SQ_ENTRIES: u32 = 1024;
 /// Completion entries: more than a 20 ms tick's datagrams at 8,000 streams.
 const CQ_ENTRIES: u32 = 16_384;
 /// The completions one turn asks the kernel for (see the module docs):
-/// about 0.5 ms of its receives, for one more `io_uring_enter` per 256
-/// datagrams.
+/// about 0.5 ms of its receives, for one more driver poll (an
+/// `epoll_wait` and an `io_uring_enter`) per 256 datagrams.
 const TURN_CHUNK: u32 = 256;
 /// The smallest buffer: a 212-byte datagram with its header and address.
 const MIN_BUF_LEN: usize = 256;
@@ -456,8 +456,9 @@ impl RecvRing {
     }
 
     /// How long the driver may block before the ring's next turn: not at
-    /// all while a turn is due (or the last one continues), a millisecond while a task starves (its
-    /// socket is looked at every turn), else as long as it likes (`None`).
+    /// all while a turn is due (the last one continuing included), a
+    /// millisecond while a task starves (its socket is looked at every
+    /// turn), else as long as it likes (`None`).
     pub(super) fn wait_limit(&self) -> Option<Duration> {
         if self.due
             || self.continues
@@ -474,10 +475,10 @@ impl RecvRing {
 
     /// Submits the queued arms and cancellations, enters the kernel (which
     /// runs a chunk of the receives that arrivals queued), hands every
-    /// completion to its slot, and wakes the slot's task (with the ring borrowed: a
-    /// waker that polls a ring receiver in place panics; a waker's panic
-    /// is caught and kept in `panic`, the turn goes on). Without slots or
-    /// completions there is nothing to enter for.
+    /// completion to its slot, and wakes the slot's task (with the ring
+    /// borrowed: a waker that polls a ring receiver in place panics; a
+    /// waker's panic is caught and kept in `panic`, the turn goes on).
+    /// Without slots or completions there is nothing to enter for.
     pub(super) fn turn(&mut self) -> io::Result<()> {
         self.handed = 0;
         self.continues = false;

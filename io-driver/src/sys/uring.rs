@@ -457,13 +457,14 @@ impl Ring {
     }
 
     /// Publishes the queued submissions and enters the kernel once: it
-    /// submits them and runs the receives that arrivals queued for this
+    /// submits them and runs receives that arrivals queued for this
     /// thread (`GETEVENTS`), never blocking.
     ///
-    /// The kernel runs queued receives, oldest first, until about
-    /// `max(20, min_complete)` completions are posted (with a zero
-    /// timeout; seen on 6.18: recent kernels bound a call's deferred
-    /// work) and leaves the rest queued for later calls.
+    /// The kernel runs the queued receives, oldest first, until about
+    /// `min_complete` completions are posted (at least 20, up to about
+    /// twice as many; `min_complete` is capped at the completion queue's
+    /// size), and leaves the rest queued for later calls: seen on 6.18,
+    /// whose calls bound their deferred work.
     pub fn enter(&mut self, min_complete: u32) -> io::Result<()> {
         let tail: *mut AtomicU32 = self.rings.at(self.params.sq_off.tail as usize);
         // SAFETY: the ring's aligned u32 tail, shared with the kernel.
