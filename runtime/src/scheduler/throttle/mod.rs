@@ -191,15 +191,18 @@ impl SecondLooks {
             return false;
         }
         let continues = steps::dispatch_continues(core);
-        if continues {
-            if core.clock_now() >= tick.clock_period_end {
-                return false;
-            }
-        } else if self.last_dispatch < threshold || self.taken >= MAX_SECOND_LOOKS {
+        let due = if continues {
+            core.clock_now() < tick.clock_period_end
+        } else {
+            self.last_dispatch >= threshold && self.taken < MAX_SECOND_LOOKS
+        };
+        if !due {
             return false;
         }
         let look = steps::look(core);
-        self.taken += u32::from(!continues);
+        if !continues {
+            self.taken += 1;
+        }
         self.last_dispatch = look.io_events;
         self.found = self.found.then(look);
         true
