@@ -29,10 +29,9 @@
 //!
 //! The kernel runs the receives that arrivals queued, oldest first, only
 //! when the ring's thread enters it. One turn runs [`TURN_CHUNK`] of them,
-//! not all: a tick's receives can take the kernel milliseconds (3.6 ms
-//! at 2,000 streams on a 2-vCPU EPYC VM), and run all at once they would
-//! delay the tasks of the oldest arrivals, which have waited longest, by
-//! all of it. A turn that reaps a full chunk *continues*: a turn is due,
+//! not all: a tick's receives can take the kernel milliseconds
+//! (`docs/gstreamer.md`), and run all at once they would delay the tasks
+//! of the oldest arrivals, which have waited longest, by all of it. A turn that reaps a full chunk *continues*: a turn is due,
 //! and a throttled tick turns again once the chunk's tasks ran
 //! ([`IoDriver::dispatch_continues`](tempo_park::IoDriver::dispatch_continues)).
 //!
@@ -456,12 +455,10 @@ impl RecvRing {
     }
 
     /// How long the driver may block before the ring's next turn: not at
-    /// all while a turn is due (the last one continuing included), a
-    /// millisecond while a task starves (its socket is looked at every
-    /// turn), else as long as it likes (`None`).
+    /// all while a turn is due, a millisecond while a task starves (its
+    /// socket is looked at every turn), else as long as it likes (`None`).
     pub(super) fn wait_limit(&self) -> Option<Duration> {
         if self.due
-            || self.continues
             || self.ring.has_completions()
             || self.groups.iter().any(|group| group.buffers.is_refilled())
         {
@@ -509,8 +506,9 @@ impl RecvRing {
         self.to_arm = to_arm;
         self.ring.enter(self.chunk)?;
         // A full chunk (or a full completion queue, which is larger) may
-        // have left receives queued in the kernel: the next turn goes on.
+        // have left receives queued in the kernel: the next turn is due.
         self.continues = self.reap() >= self.chunk as usize;
+        self.due |= self.continues;
         self.look_at_starving();
         Ok(())
     }
